@@ -1,0 +1,46 @@
+namespace KvEngine.Iterators;
+
+/// <summary>
+/// A cursor over internal keys (user key + fixed64 trailer) in <see cref="Format.InternalKeyComparer"/>
+/// order: memtables, blocks, tables, merges of these.
+/// <para>
+/// Contract: after construction the iterator is not <see cref="Valid"/> until positioned.
+/// <see cref="Key"/> and <see cref="Value"/> may be read only while Valid, and the spans they return
+/// stay good only until the next move or Dispose. Next/Prev require Valid. Corrupt data raises
+/// <see cref="KvCorruptionException"/> from the move that met it. Not thread-safe: one user at a
+/// time; Dispose releases whatever the iterator pins (blocks, memtables, files).
+/// </para>
+/// </summary>
+internal abstract class InternalIterator : IDisposable
+{
+    public abstract bool Valid { get; }
+
+    public abstract void SeekToFirst();
+
+    public abstract void SeekToLast();
+
+    /// <summary>Positions at the first entry whose key is &gt;= <paramref name="target"/> (an internal key).</summary>
+    public abstract void Seek(ReadOnlySpan<byte> target);
+
+    /// <summary>Positions at the last entry whose key is &lt;= <paramref name="target"/> (an internal key).</summary>
+    public abstract void SeekForPrev(ReadOnlySpan<byte> target);
+
+    public abstract void Next();
+
+    public abstract void Prev();
+
+    /// <summary>The current internal key.</summary>
+    public abstract ReadOnlySpan<byte> Key { get; }
+
+    public abstract ReadOnlySpan<byte> Value { get; }
+
+    public void Dispose()
+    {
+        Dispose(true);
+        GC.SuppressFinalize(this);
+    }
+
+    protected virtual void Dispose(bool disposing)
+    {
+    }
+}

@@ -1,0 +1,45 @@
+namespace KvEngine.Storage;
+
+/// <summary>
+/// Every file operation the engine performs. <see cref="LocalFileSystem"/> is the real one;
+/// <c>FaultInjectionFileSystem</c> keeps files in memory, can "crash" (dropping whatever was
+/// not synced) and can inject I/O errors, which makes durability testable (after Pebble's vfs.FS).
+/// Paths are full paths. Implementations are thread-safe; the file objects they return are used by
+/// one thread at a time unless they say otherwise. I/O failures surface as <see cref="IOException"/>.
+/// </summary>
+internal interface IFileSystem
+{
+    /// <summary>Creates (or truncates) a file for appending.</summary>
+    IWritableFile CreateWritable(string path);
+
+    /// <summary>Opens an existing file for positional reads; thread-safe reads.</summary>
+    IRandomAccessFile OpenRandomAccess(string path);
+
+    /// <summary>Opens an existing file for reading front to back.</summary>
+    ISequentialFile OpenSequential(string path);
+
+    bool FileExists(string path);
+
+    long GetFileSize(string path);
+
+    void DeleteFile(string path);
+
+    /// <summary>Renames, replacing <paramref name="to"/> atomically if it exists.</summary>
+    void RenameFile(string from, string to);
+
+    void CreateDirectory(string path);
+
+    bool DirectoryExists(string path);
+
+    /// <summary>Names (not paths) of the entries directly inside <paramref name="directory"/>.</summary>
+    IReadOnlyList<string> GetChildren(string directory);
+
+    /// <summary>Makes creations, deletions and renames inside <paramref name="directory"/> durable.</summary>
+    void SyncDirectory(string directory);
+
+    /// <summary>
+    /// Takes an exclusive lock on <paramref name="path"/> (creating it), held until the returned
+    /// object is disposed. Throws <see cref="IOException"/> when another holder has it.
+    /// </summary>
+    IDisposable LockFile(string path);
+}

@@ -1,0 +1,93 @@
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+
+namespace KvEngine.Storage;
+
+/// <summary>
+/// The operating system's file system: positional I/O on <see cref="SafeFileHandle"/>, fsync via
+/// <see cref="RandomAccess.FlushToDisk"/>, directory fsync through libc on Unix. Thread-safe.
+/// </summary>
+internal sealed class LocalFileSystem : IFileSystem
+{
+    public static readonly LocalFileSystem Instance = new();
+
+    public IWritableFile CreateWritable(string path) => new LocalWritableFile(path);
+
+    public IRandomAccessFile OpenRandomAccess(string path) => new LocalRandomAccessFile(path);
+
+    public ISequentialFile OpenSequential(string path) => new LocalSequentialFile(path);
+
+    public bool FileExists(string path) => File.Exists(path);
+
+    public long GetFileSize(string path) => new FileInfo(path).Length;
+
+    public void DeleteFile(string path) => File.Delete(path);
+
+    public void RenameFile(string from, string to) => File.Move(from, to, overwrite: true);
+
+    public void CreateDirectory(string path) => Directory.CreateDirectory(path);
+
+    public bool DirectoryExists(string path) => Directory.Exists(path);
+
+    public IReadOnlyList<string> GetChildren(string directory)
+    {
+        var names = new List<string>();
+        foreach (string p in Directory.EnumerateFileSystemEntries(directory))
+        {
+            names.Add(Path.GetFileName(p));
+        }
+        return names;
+    }
+
+    public void SyncDirectory(string directory)
+    {
+        if (OperatingSystem.IsWindows())
+        {
+            return; // NTFS metadata is journaled; directories cannot be opened for flushing.
+        }
+        int fd = NativeMethods.Open(directory, NativeMethods.ORdOnly | NativeMethods.ODirectory);
+        if (fd < 0)
+        {
+            throw new IOException($"Cannot open directory '{directory}' to sync it (errno {Marshal.GetLastPInvokeError()}).");
+        }
+        try
+        {
+            if (NativeMethods.Fsync(fd) != 0)
+            {
+                throw new IOException($"fsync of directory '{directory}' failed (errno {Marshal.GetLastPInvokeError()}).");
+            }
+        }
+        finally
+        {
+            _ = NativeMethods.Close(fd);
+        }
+    }
+
+    public IDisposable LockFile(string path)
+    {
+        try
+        {
+            // On Unix .NET implements FileShare.None with an advisory flock(LOCK_EX | LOCK_NB).
+            return new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
+        }
+        catch (IOException e)
+        {
+            throw new IOException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
+        }
+    }
+
+    private static class NativeMethods
+    {
+        public const int ORdOnly = 0;
+        public const int ODirectory = 0x10000; // Linux x86-64/arm64 O_DIRECTORY
+
+        [DllImport("libc", EntryPoint = "open", SetLastError = true)]
+        public static extern int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags);
+
+        [DllImport("libc", EntryPoint = "fsync", SetLastError = true)]
+        public static extern int Fsync(int fd);
+
+        [DllImport("libc", EntryPoint = "close", SetLastError = true)]
+        public static extern int Close(int fd);
+    }
+}

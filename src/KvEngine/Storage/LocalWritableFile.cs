@@ -1,0 +1,77 @@
+using Microsoft.Win32.SafeHandles;
+
+namespace KvEngine.Storage;
+
+/// <summary>
+/// Append-only file with a 64 KiB in-process buffer. Owner: the single writer that created it.
+/// Invariant: bytes [0, _flushed) are in the OS; _buffer[0.._buffered) follow them.
+/// </summary>
+internal sealed class LocalWritableFile : IWritableFile
+{
+    private const int BufferSize = 64 * 1024;
+    private readonly SafeFileHandle _handle;
+    private readonly byte[] _buffer = new byte[BufferSize];
+    private int _buffered;
+    private long _flushed;
+
+    public LocalWritableFile(string path)
+    {
+        _handle = File.OpenHandle(path, FileMode.Create, FileAccess.Write, FileShare.Read);
+    }
+
+    public long Size => _flushed + _buffered;
+
+    public void Append(ReadOnlySpan<byte> data)
+    {
+        ObjectDisposedException.ThrowIf(_handle.IsClosed, this);
+        if (data.Length <= BufferSize - _buffered)
+        {
+            data.CopyTo(_buffer.AsSpan(_buffered));
+            _buffered += data.Length;
+            return;
+        }
+        Flush();
+        if (data.Length >= BufferSize)
+        {
+            RandomAccess.Write(_handle, data, _flushed);
+            _flushed += data.Length;
+            return;
+        }
+        data.CopyTo(_buffer);
+        _buffered = data.Length;
+    }
+
+    public void Flush()
+    {
+        ObjectDisposedException.ThrowIf(_handle.IsClosed, this);
+        if (_buffered == 0)
+        {
+            return;
+        }
+        RandomAccess.Write(_handle, _buffer.AsSpan(0, _buffered), _flushed);
+        _flushed += _buffered;
+        _buffered = 0;
+    }
+
+    public void Sync()
+    {
+        Flush();
+        RandomAccess.FlushToDisk(_handle);
+    }
+
+    public void Dispose()
+    {
+        if (_handle.IsClosed)
+        {
+            return;
+        }
+        try
+        {
+            Flush();
+        }
+        finally
+        {
+            _handle.Dispose();
+        }
+    }
+}
