@@ -2,7 +2,7 @@ namespace KvEngine.Storage;
 
 /// <summary>
 /// Every file operation the engine performs. <see cref="LocalFileSystem"/> is the real one;
-/// <c>FaultInjectionFileSystem</c> keeps files in memory, can "crash" (dropping whatever was
+/// <see cref="FaultInjectionFileSystem"/> keeps files in memory, can "crash" (dropping whatever was
 /// not synced) and can inject I/O errors, which makes durability testable (after Pebble's vfs.FS).
 /// Paths are full paths. Implementations are thread-safe; the file objects they return are used by
 /// one thread at a time unless they say otherwise. I/O failures surface as <see cref="IOException"/>.

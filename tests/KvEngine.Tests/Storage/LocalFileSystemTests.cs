@@ -1,0 +1,48 @@
+using KvEngine.Storage;
+
+namespace KvEngine.Tests.Storage;
+
+public sealed class LocalFileSystemTests : IDisposable
+{
+    private readonly DirectoryInfo _dir = Directory.CreateTempSubdirectory("kvengine-fs-");
+
+    public void Dispose() => _dir.Delete(recursive: true);
+
+    [Fact]
+    public void WriteSyncReadBack()
+    {
+        IFileSystem fs = LocalFileSystem.Instance;
+        string path = Path.Combine(_dir.FullName, "f");
+        var big = new byte[200_000];
+        new Random(1).NextBytes(big);
+        using (IWritableFile w = fs.CreateWritable(path))
+        {
+            w.Append(new byte[] { 1, 2, 3 });
+            w.Append(big);
+            w.Append(new byte[] { 4 });
+            Assert.Equal(big.Length + 4, w.Size);
+            w.Sync();
+        }
+        fs.SyncDirectory(_dir.FullName);
+        Assert.Equal(big.Length + 4, fs.GetFileSize(path));
+        using IRandomAccessFile r = fs.OpenRandomAccess(path);
+        var buf = new byte[10];
+        Assert.Equal(10, r.Read(3, buf));
+        Assert.Equal(big.AsSpan(0, 10).ToArray(), buf);
+        Assert.Equal(1, r.Read(big.Length + 3, buf));
+        Assert.Equal(0, r.Read(big.Length + 4, buf));
+        using ISequentialFile s = fs.OpenSequential(path);
+        s.Skip(big.Length + 3);
+        Assert.Equal(1, s.Read(buf));
+        Assert.Equal(4, buf[0]);
+        Assert.Contains("f", fs.GetChildren(_dir.FullName));
+    }
+
+    [Fact]
+    public void SecondLockFails()
+    {
+        string path = Path.Combine(_dir.FullName, "LOCK");
+        using IDisposable l = LocalFileSystem.Instance.LockFile(path);
+        Assert.Throws<IOException>(() => LocalFileSystem.Instance.LockFile(path));
+    }
+}
