@@ -1,0 +1,13 @@
+namespace KvEngine.Db;
+
+/// <summary>Kinds of files in a database directory.</summary>
+internal enum DbFileType
+{
+    Current,
+    Lock,
+    Identity,
+    Manifest,
+    Log,
+    Table,
+    Temp,
+}

@@ -1,0 +1,264 @@
+using KvEngine.Format;
+using KvEngine.Iterators;
+using KvEngine.Manifest;
+using KvEngine.Memtable;
+using KvEngine.Storage;
+using KvEngine.Table;
+
+namespace KvEngine.Db;
+
+/// <summary>Flushing memtables into level-0 tables and deleting obsolete files.</summary>
+internal sealed partial class DbImpl
+{
+    /// <summary>Switches the memtable (serialized with writes) and, when asked, waits for its flush.</summary>
+    public void FlushCore(bool wait)
+    {
+        var request = new WriteRequest(null, sync: false, disableWal: false, forceMemTableSwitch: true, isAsync: false);
+        lock (_mutex)
+        {
+            _writers.AddLast(request);
+            while (!request.Done && _writers.First!.Value != request)
+            {
+                Monitor.Wait(_mutex);
+            }
+        }
+        if (!request.Done)
+        {
+            LeadGroups(request);
+        }
+        if (request.Error != null)
+        {
+            throw Wrap(request.Error);
+        }
+        Task pending = PendingFlushes();
+        if (wait)
+        {
+            pending.GetAwaiter().GetResult();
+        }
+    }
+
+    public async ValueTask FlushAsync(CancellationToken cancellationToken)
+    {
+        ThrowIfDisposed();
+        cancellationToken.ThrowIfCancellationRequested();
+        FlushCore(wait: false);
+        await PendingFlushes().WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private Task PendingFlushes()
+    {
+        lock (_mutex)
+        {
+            if (_immutable.Count == 0)
+            {
+                return _backgroundError != null ? Task.FromException(Wrap(_backgroundError)) : Task.CompletedTask;
+            }
+            var tasks = new Task[_immutable.Count];
+            for (int i = 0; i < tasks.Length; i++)
+            {
+                tasks[i] = _immutable[i].Flushed.Task;
+            }
+            return Task.WhenAll(tasks);
+        }
+    }
+
+    private void BackgroundLoop()
+    {
+        while (true)
+        {
+            ImmutableMemTable job;
+            lock (_mutex)
+            {
+                while (!_closing && (_immutable.Count == 0 || _backgroundError != null))
+                {
+                    Monitor.Wait(_mutex);
+                }
+                if (_closing)
+                {
+                    return;
+                }
+                job = _immutable[0];
+            }
+            try
+            {
+                FlushImmutable(job);
+            }
+            catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
+            {
+                lock (_mutex)
+                {
+                    _backgroundError ??= e;
+                    foreach (ImmutableMemTable imm in _immutable)
+                    {
+                        imm.Flushed.TrySetException(Wrap(e));
+                    }
+                    Monitor.PulseAll(_mutex);
+                }
+            }
+        }
+    }
+
+    private void FlushImmutable(ImmutableMemTable job)
+    {
+        var edit = new VersionEdit();
+        FileMetaData? meta = BuildTable(job.Mem);
+        try
+        {
+            if (meta != null)
+            {
+                edit.AddFile(0, meta);
+            }
+            edit.LogNumber = job.NextLogNumber;
+            _versions.LogAndApply(edit);
+        }
+        finally
+        {
+            if (meta != null)
+            {
+                lock (_mutex)
+                {
+                    _pendingOutputs.Remove(meta.Number);
+                }
+            }
+        }
+        lock (_mutex)
+        {
+            _immutable.RemoveAt(0);
+            InstallReadState();
+            if (_immutable.Count == 0)
+            {
+                _hasUnpersistedWrites = false;
+            }
+            Monitor.PulseAll(_mutex);
+        }
+        job.Mem.Unref();
+        job.Flushed.TrySetResult();
+        DeleteObsoleteFiles(atOpen: false);
+    }
+
+    /// <summary>
+    /// Writes every entry of <paramref name="mem"/> to a new table, synced with its directory entry.
+    /// Returns its metadata, or null for an empty memtable. The file number stays in the pending
+    /// outputs (protected from deletion) until the caller removes it.
+    /// </summary>
+    private FileMetaData? BuildTable(MemTable mem)
+    {
+        if (mem.IsEmpty)
+        {
+            return null;
+        }
+        ulong number = _versions.NewFileNumber();
+        lock (_mutex)
+        {
+            _pendingOutputs.Add(number);
+        }
+        string path = FileNames.TableFile(_dir, number);
+        bool ok = false;
+        try
+        {
+            byte[]? smallest = null;
+            byte[]? largest = null;
+            ulong smallestSeq = ulong.MaxValue;
+            ulong largestSeq = 0;
+            long fileSize;
+            using (IWritableFile file = _fs.CreateWritable(path))
+            {
+                using (var builder = new TableBuilder(_tableOptions, file))
+                using (InternalIterator it = mem.NewIterator())
+                {
+                    for (it.SeekToFirst(); it.Valid; it.Next())
+                    {
+                        ReadOnlySpan<byte> key = it.Key;
+                        smallest ??= key.ToArray();
+                        ulong seq = InternalKeys.Sequence(key);
+                        smallestSeq = Math.Min(smallestSeq, seq);
+                        largestSeq = Math.Max(largestSeq, seq);
+                        builder.Add(key, it.Value);
+                    }
+                    it.SeekToLast();
+                    largest = it.Key.ToArray();
+                    builder.Finish();
+                    fileSize = builder.FileSize;
+                }
+                file.Sync();
+            }
+            _fs.SyncDirectory(_dir);
+            ok = true;
+            long now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+            return new FileMetaData
+            {
+                Number = number,
+                FileSize = (ulong)fileSize,
+                Smallest = smallest!,
+                Largest = largest,
+                SmallestSeqno = smallestSeq,
+                LargestSeqno = largestSeq,
+                OldestAncesterTime = (ulong)now,
+                FileCreationTime = (ulong)now,
+            };
+        }
+        finally
+        {
+            if (!ok)
+            {
+                lock (_mutex)
+                {
+                    _pendingOutputs.Remove(number);
+                }
+                try
+                {
+                    _fs.DeleteFile(path);
+                }
+                catch (IOException)
+                {
+                    // Swept as an obsolete file at the next open.
+                }
+            }
+        }
+    }
+
+    /// <summary>Deletes tables, logs, MANIFESTs and temp files that nothing references.</summary>
+    private void DeleteObsoleteFiles(bool atOpen)
+    {
+        HashSet<ulong> live = _versions.LiveTableNumbers();
+        ulong minLog;
+        lock (_mutex)
+        {
+            live.UnionWith(_pendingOutputs);
+            minLog = Math.Min(_versions.LogNumber, _logNumber);
+        }
+        ulong prevLog = _versions.PrevLogNumber;
+        ulong manifest = _versions.ManifestFileNumber;
+        foreach (string name in _fs.GetChildren(_dir))
+        {
+            if (!FileNames.TryParse(name, out DbFileType type, out ulong number))
+            {
+                continue;
+            }
+            bool keep = type switch
+            {
+                DbFileType.Log => number >= minLog || number == prevLog,
+                DbFileType.Manifest => number >= manifest,
+                DbFileType.Table => live.Contains(number),
+                DbFileType.Temp => !atOpen,
+                _ => true,
+            };
+            if (keep)
+            {
+                continue;
+            }
+            if (type == DbFileType.Table)
+            {
+                _tables.Evict(number);
+            }
+            try
+            {
+                _fs.DeleteFile(Path.Combine(_dir, name));
+            }
+            catch (IOException)
+            {
+                // Retried at the next sweep.
+            }
+        }
+    }
+}

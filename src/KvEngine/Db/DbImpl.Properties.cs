@@ -1,0 +1,88 @@
+using System.Globalization;
+using System.Text;
+
+namespace KvEngine.Db;
+
+/// <summary>GetProperty: RocksDB's property names where one exists.</summary>
+internal sealed partial class DbImpl
+{
+    private const string NumFilesAtLevelPrefix = "rocksdb.num-files-at-level";
+
+    public string? GetProperty(string name)
+    {
+        ThrowIfDisposed();
+        ArgumentNullException.ThrowIfNull(name);
+        CultureInfo c = CultureInfo.InvariantCulture;
+        if (name.StartsWith(NumFilesAtLevelPrefix, StringComparison.Ordinal))
+        {
+            if (int.TryParse(name.AsSpan(NumFilesAtLevelPrefix.Length), NumberStyles.None, c, out int level) &&
+                level < Version.NumLevels)
+            {
+                return _versions.Current.NumFiles(level).ToString(c);
+            }
+            return null;
+        }
+        ReadState state = AcquireReadState();
+        try
+        {
+            switch (name)
+            {
+                case "rocksdb.num-immutable-mem-table":
+                    return state.Immutable.Length.ToString(c);
+                case "rocksdb.cur-size-active-mem-table":
+                    return state.Mem.ApproximateMemoryUsage.ToString(c);
+                case "rocksdb.cur-size-all-mem-tables":
+                case "rocksdb.size-all-mem-tables":
+                    {
+                        long sum = state.Mem.ApproximateMemoryUsage;
+                        foreach (Memtable.MemTable m in state.Immutable)
+                        {
+                            sum += m.ApproximateMemoryUsage;
+                        }
+                        return sum.ToString(c);
+                    }
+                case "rocksdb.num-entries-active-mem-table":
+                    return state.Mem.NumEntries.ToString(c);
+                case "rocksdb.num-deletes-active-mem-table":
+                    return state.Mem.NumDeletes.ToString(c);
+                case "rocksdb.num-snapshots":
+                    return _snapshots.Count.ToString(c);
+                case "rocksdb.total-sst-files-size":
+                case "rocksdb.live-sst-files-size":
+                    {
+                        long sum = 0;
+                        for (int level = 0; level < Version.NumLevels; level++)
+                        {
+                            sum += state.Version.LevelBytes(level);
+                        }
+                        return sum.ToString(c);
+                    }
+                case "rocksdb.levelstats":
+                    return LevelStats(state.Version);
+                case "rocksdb.background-errors":
+                    return (_backgroundError == null ? 0 : 1).ToString(c);
+                case "kvengine.latest-sequence-number":
+                    return _versions.LastSequence.ToString(c);
+                case "kvengine.next-file-number":
+                    return _versions.NextFileNumberPeek.ToString(c);
+                default:
+                    return null;
+            }
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+
+    private static string LevelStats(Version v)
+    {
+        var sb = new StringBuilder();
+        sb.Append("Level Files Size(MB)\n--------------------\n");
+        for (int level = 0; level < Version.NumLevels; level++)
+        {
+            sb.Append(CultureInfo.InvariantCulture, $"{level,5} {v.NumFiles(level),5} {v.LevelBytes(level) / 1048576.0,8:F0}\n");
+        }
+        return sb.ToString();
+    }
+}

@@ -1,0 +1,123 @@
+using System.Buffers;
+using KvEngine.Format;
+using KvEngine.Iterators;
+using KvEngine.Memtable;
+
+namespace KvEngine.Db;
+
+/// <summary>The read path: point lookups and iterators, lock-free over a pinned read state.</summary>
+internal sealed partial class DbImpl
+{
+    public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions options)
+    {
+        ThrowIfDisposed();
+        // The sequence first, then the state: anything at or below it is in this state or a later one.
+        ulong sequence = ReadSequence(options);
+        ReadState state = AcquireReadState();
+        try
+        {
+            if (TryGetFromMemTable(state.Mem, key, sequence, value, out bool found))
+            {
+                return found;
+            }
+            foreach (MemTable imm in state.Immutable)
+            {
+                if (TryGetFromMemTable(imm, key, sequence, value, out found))
+                {
+                    return found;
+                }
+            }
+            if (state.Version.TryGet(_tables, key, sequence, value, options.VerifyChecksums, out ValueType type))
+            {
+                return CheckType(type);
+            }
+            return false;
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+
+    public DbIterator NewIterator(ReadOptions options, out ReadState pinned)
+    {
+        ThrowIfDisposed();
+        ulong sequence = ReadSequence(options);
+        ReadState state = AcquireReadState();
+        try
+        {
+            Version v = state.Version;
+            var children = new List<InternalIterator>(2 + state.Immutable.Length + v.NumFiles(0) + Version.NumLevels);
+            children.Add(state.Mem.NewIterator());
+            foreach (MemTable imm in state.Immutable)
+            {
+                children.Add(imm.NewIterator());
+            }
+            foreach (Manifest.FileMetaData f in v.Files(0))
+            {
+                children.Add(_tables.Get(f).NewIterator(options.VerifyChecksums));
+            }
+            for (int level = 1; level < Version.NumLevels; level++)
+            {
+                if (v.NumFiles(level) > 0)
+                {
+                    children.Add(new LevelIterator(new LevelFiles(_tables, v.Files(level), options.VerifyChecksums)));
+                }
+            }
+            var merged = new MergingIterator(children.ToArray());
+            pinned = state;
+            return new DbIterator(merged, sequence, options.IterateLowerBound, options.IterateUpperBound);
+        }
+        catch
+        {
+            state.Unref();
+            throw;
+        }
+    }
+
+    public void ReleaseReadState(ReadState state) => state.Unref();
+
+    public Snapshot GetSnapshot()
+    {
+        ThrowIfDisposed();
+        return _snapshots.Create(_versions.LastSequence);
+    }
+
+    private ulong ReadSequence(ReadOptions options)
+    {
+        Snapshot? s = options.Snapshot;
+        if (s == null)
+        {
+            return _versions.LastSequence;
+        }
+        if (!s.BelongsTo(_snapshots))
+        {
+            throw new ArgumentException("The snapshot belongs to another database.", nameof(options));
+        }
+        ObjectDisposedException.ThrowIf(s.IsReleased, s);
+        return s.Sequence;
+    }
+
+    private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, out bool found)
+    {
+        if (!mem.TryGet(key, sequence, out ValueType type, out ReadOnlySpan<byte> v))
+        {
+            found = false;
+            return false;
+        }
+        found = CheckType(type);
+        if (found)
+        {
+            value.Write(v);
+        }
+        return true;
+    }
+
+    private static bool CheckType(ValueType type) => type switch
+    {
+        ValueType.Value => true,
+        ValueType.Deletion or ValueType.SingleDeletion => false,
+        ValueType.Merge => throw new KvException("The key holds merge operands; KvEngine has no merge operator."),
+        _ => throw new KvCorruptionException($"Unexpected entry type {(int)type}."),
+    };
+}

@@ -1,0 +1,179 @@
+using KvEngine.Filters;
+using KvEngine.Memtable;
+using KvEngine.Storage;
+using KvEngine.Table;
+using KvEngine.Wal;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// The engine behind <see cref="KvDb"/>.
+/// <para>
+/// Write path (<c>DbImpl.Write.cs</c>): writers queue on <see cref="_mutex"/>; the writer at the
+/// front leads a group: it makes room (switching memtables, waiting when too many are unflushed),
+/// merges the queued batches, appends one WAL record, flushes it to the OS (and fsyncs once if
+/// any member asked for Sync), inserts into the mutable memtable, then publishes the last
+/// sequence number. Only the leader touches the WAL and the mutable memtable, so the memtable has
+/// one writer; readers never lock and see only entries up to the published sequence.
+/// </para>
+/// <para>
+/// Read path (<c>DbImpl.Read.cs</c>): take the sequence (or the snapshot's), pin the current
+/// <see cref="ReadState"/>, look in the mutable memtable, the immutable ones newest first, then the
+/// tables of the pinned version.
+/// </para>
+/// <para>
+/// Background (<c>DbImpl.Flush.cs</c>): one thread flushes the oldest immutable memtable into a
+/// level-0 table, records it with the new oldest-needed WAL number in the MANIFEST, installs a new
+/// read state and deletes files nothing uses any more. A background failure makes the database
+/// refuse further writes (<see cref="_backgroundError"/>), as RocksDB does; reads go on.
+/// </para>
+/// Lock order: <see cref="_mutex"/> before the version set's lock; no I/O under the mutex except
+/// creating a new WAL at a memtable switch.
+/// </summary>
+internal sealed partial class DbImpl : IDisposable
+{
+    private readonly string _dir;
+    private readonly KvOptions _options;
+    private readonly IFileSystem _fs;
+    private readonly TableOptions _tableOptions;
+    private readonly VersionSet _versions;
+    private readonly TableCache _tables;
+    private readonly SnapshotList _snapshots = new();
+    private readonly object _mutex = new();
+    private readonly LinkedList<WriteRequest> _writers = new();
+    private readonly List<ImmutableMemTable> _immutable = new();
+    private readonly HashSet<ulong> _pendingOutputs = new();
+    private readonly IDisposable _dbLock;
+    private readonly WriteBatch _groupBatch = new();
+    private MemTable _mem;
+    private ReadState _readState;
+    private IWritableFile? _logFile;
+    private LogWriter? _log;
+    private ulong _logNumber;
+    private bool _hasUnpersistedWrites;
+    private Exception? _backgroundError;
+    private Thread? _background;
+    private bool _closing;
+    private int _disposed;
+
+    private DbImpl(string dir, KvOptions options, IDisposable dbLock)
+    {
+        _dir = dir;
+        _options = options;
+        _fs = options.FileSystem;
+        _dbLock = dbLock;
+        _tableOptions = new TableOptions
+        {
+            BlockSize = options.BlockSize,
+            BlockRestartInterval = options.BlockRestartInterval,
+            Compression = (Compression.CompressionType)(byte)options.Compression,
+            ChecksumType = (ChecksumType)(byte)options.Checksum,
+            FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
+        };
+        _versions = new VersionSet(dir, _fs);
+        _tables = new TableCache(dir, _fs, _tableOptions);
+        _mem = NewMemTable();
+        _readState = new ReadState(_mem, Array.Empty<MemTable>(), _versions.Current);
+    }
+
+    internal string Directory => _dir;
+
+    internal VersionSet Versions => _versions;
+
+    internal SnapshotList Snapshots => _snapshots;
+
+    private bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+        Exception? firstError = null;
+        try
+        {
+            // Data written with DisableWal exists only in memtables: persist it, as RocksDB does
+            // at close unless avoid_flush_during_shutdown is set.
+            if (_hasUnpersistedWrites && _backgroundError == null)
+            {
+                FlushCore(wait: true);
+            }
+        }
+        catch (Exception e) when (e is IOException or KvException)
+        {
+            firstError = e;
+        }
+        lock (_mutex)
+        {
+            _closing = true;
+            Monitor.PulseAll(_mutex);
+        }
+        _background?.Join();
+        lock (_mutex)
+        {
+            foreach (WriteRequest w in _writers)
+            {
+                Complete(w, new ObjectDisposedException(nameof(KvDb)));
+            }
+            _writers.Clear();
+        }
+        try
+        {
+            _logFile?.Dispose();
+        }
+        catch (IOException e)
+        {
+            firstError ??= e;
+        }
+        _readState.Unref();
+        _mem.Unref();
+        foreach (ImmutableMemTable imm in _immutable)
+        {
+            imm.Mem.Unref();
+        }
+        _immutable.Clear();
+        _tables.Dispose();
+        _versions.Dispose();
+        _groupBatch.Dispose();
+        _dbLock.Dispose();
+        if (firstError != null)
+        {
+            throw new KvException("Closing the database failed: " + firstError.Message, firstError);
+        }
+    }
+
+    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
+
+    private MemTable NewMemTable() => new(ArenaBlockSize(_options.WriteBufferSize));
+
+    /// <summary>RocksDB's default arena block: an eighth of the write buffer, 4 KiB..1 MiB here.</summary>
+    private static int ArenaBlockSize(long writeBufferSize) =>
+        (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20);
+
+    /// <summary>Publishes a new read state from the current memtables and version. Holds _mutex.</summary>
+    private void InstallReadState()
+    {
+        var imm = new MemTable[_immutable.Count];
+        for (int i = 0; i < imm.Length; i++)
+        {
+            imm[i] = _immutable[_immutable.Count - 1 - i].Mem;
+        }
+        var next = new ReadState(_mem, imm, _versions.Current);
+        ReadState old = Interlocked.Exchange(ref _readState, next);
+        old.Unref();
+    }
+
+    /// <summary>Pins the current read state; lock-free (retries if it is retired meanwhile).</summary>
+    private ReadState AcquireReadState()
+    {
+        while (true)
+        {
+            ReadState s = Volatile.Read(ref _readState);
+            if (s.TryRef())
+            {
+                return s;
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+using KvEngine.Memtable;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// A memtable waiting to be flushed, with the number of the WAL started when it was switched
+/// out: once it is in a table, logs numbered below <see cref="NextLogNumber"/> hold nothing
+/// unflushed (it is always the oldest memtable that is flushed). <see cref="Flushed"/> completes
+/// when its table is recorded in the MANIFEST (or faults with the flush's error).
+/// </summary>
+internal sealed class ImmutableMemTable
+{
+    public ImmutableMemTable(MemTable mem, ulong nextLogNumber)
+    {
+        Mem = mem;
+        NextLogNumber = nextLogNumber;
+    }
+
+    public MemTable Mem { get; }
+
+    public ulong NextLogNumber { get; }
+
+    public TaskCompletionSource Flushed { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+}

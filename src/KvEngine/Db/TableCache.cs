@@ -1,0 +1,83 @@
+using System.Collections.Concurrent;
+using KvEngine.Manifest;
+using KvEngine.Storage;
+using KvEngine.Table;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// Open table readers by file number. A reader is opened on first use and kept until its file
+/// becomes obsolete (<see cref="Evict"/>), which happens only once no version references the file,
+/// so no reader in use is ever closed. Lookups on a hit are lock-free; opening takes a lock so a
+/// file is opened once. (A bounded cache, max_open_files, comes with the block cache.)
+/// </summary>
+internal sealed class TableCache : IDisposable
+{
+    private readonly string _dir;
+    private readonly IFileSystem _fs;
+    private readonly TableOptions _options;
+    private readonly ConcurrentDictionary<ulong, TableReader> _readers = new();
+    private readonly object _openGate = new();
+
+    public TableCache(string dir, IFileSystem fs, TableOptions options)
+    {
+        _dir = dir;
+        _fs = fs;
+        _options = options;
+    }
+
+    public int Count => _readers.Count;
+
+    public TableReader Get(FileMetaData file)
+    {
+        if (_readers.TryGetValue(file.Number, out TableReader? reader))
+        {
+            return reader;
+        }
+        lock (_openGate)
+        {
+            if (_readers.TryGetValue(file.Number, out reader))
+            {
+                return reader;
+            }
+            string path = FileNames.TableFile(_dir, file.Number);
+            IRandomAccessFile f;
+            try
+            {
+                f = _fs.OpenRandomAccess(path);
+            }
+            catch (FileNotFoundException e)
+            {
+                throw new KvCorruptionException($"Table file {path} named by the MANIFEST is missing.", e);
+            }
+            try
+            {
+                reader = TableReader.Open(f, (long)file.FileSize, _options, path);
+            }
+            catch
+            {
+                f.Dispose();
+                throw;
+            }
+            _readers[file.Number] = reader;
+            return reader;
+        }
+    }
+
+    public void Evict(ulong fileNumber)
+    {
+        if (_readers.TryRemove(fileNumber, out TableReader? reader))
+        {
+            reader.Dispose();
+        }
+    }
+
+    public void Dispose()
+    {
+        foreach (KeyValuePair<ulong, TableReader> e in _readers)
+        {
+            e.Value.Dispose();
+        }
+        _readers.Clear();
+    }
+}

@@ -1,0 +1,129 @@
+using KvEngine.Format;
+using KvEngine.Manifest;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// One immutable state of the LSM tree: the table files of each level. Level 0 files may overlap
+/// and are kept newest first (largest sequence number, then file number, descending); files of
+/// each deeper level are sorted by smallest key and do not overlap.
+/// <para>
+/// Thread-safety: immutable after construction. The reference count is atomic; when it reaches
+/// zero the version leaves <see cref="VersionSet"/>'s live set, which lets its files be deleted.
+/// </para>
+/// </summary>
+internal sealed class Version
+{
+    public const int NumLevels = 7;
+
+    private readonly FileMetaData[][] _levels;
+    private readonly VersionSet? _owner;
+    private int _refs;
+
+    public Version(VersionSet? owner, FileMetaData[][] levels)
+    {
+        if (levels.Length != NumLevels)
+        {
+            throw new ArgumentException($"A version has {NumLevels} levels.", nameof(levels));
+        }
+        _owner = owner;
+        _levels = levels;
+    }
+
+    public static Version Empty(VersionSet? owner)
+    {
+        var levels = new FileMetaData[NumLevels][];
+        for (int i = 0; i < NumLevels; i++)
+        {
+            levels[i] = Array.Empty<FileMetaData>();
+        }
+        return new Version(owner, levels);
+    }
+
+    public IReadOnlyList<FileMetaData> Files(int level) => _levels[level];
+
+    public int NumFiles(int level) => _levels[level].Length;
+
+    public long LevelBytes(int level)
+    {
+        long sum = 0;
+        foreach (FileMetaData f in _levels[level])
+        {
+            sum += (long)f.FileSize;
+        }
+        return sum;
+    }
+
+    public void Ref() => Interlocked.Increment(ref _refs);
+
+    public void Unref()
+    {
+        int r = Interlocked.Decrement(ref _refs);
+        if (r == 0)
+        {
+            _owner?.OnVersionReleased(this);
+        }
+        else if (r < 0)
+        {
+            throw new InvalidOperationException("Version released more often than referenced.");
+        }
+    }
+
+    /// <summary>
+    /// Looks <paramref name="userKey"/> up as of <paramref name="sequence"/> in the tables, newest
+    /// data first. Returns true when an entry was found; <paramref name="type"/> tells whether it
+    /// is a value (appended to <paramref name="value"/>) or a deletion.
+    /// </summary>
+    public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
+        bool verifyChecksums, out ValueType type)
+    {
+        foreach (FileMetaData f in _levels[0])
+        {
+            if (InRange(f, userKey) &&
+                tables.Get(f).TryGet(userKey, sequence, value, out type, verifyChecksums))
+            {
+                return true;
+            }
+        }
+        for (int level = 1; level < NumLevels; level++)
+        {
+            FileMetaData[] files = _levels[level];
+            if (files.Length == 0)
+            {
+                continue;
+            }
+            int i = FindFile(files, userKey);
+            if (i < files.Length && InRange(files[i], userKey) &&
+                tables.Get(files[i]).TryGet(userKey, sequence, value, out type, verifyChecksums))
+            {
+                return true;
+            }
+        }
+        type = default;
+        return false;
+    }
+
+    /// <summary>Index of the first file whose largest user key is &gt;= <paramref name="userKey"/>.</summary>
+    public static int FindFile(FileMetaData[] files, ReadOnlySpan<byte> userKey)
+    {
+        int lo = 0;
+        int hi = files.Length;
+        while (lo < hi)
+        {
+            int mid = (lo + hi) >>> 1;
+            if (InternalKeys.UserKey(files[mid].Largest).SequenceCompareTo(userKey) < 0)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    private static bool InRange(FileMetaData f, ReadOnlySpan<byte> userKey) =>
+        InternalKeys.UserKey(f.Smallest).SequenceCompareTo(userKey) <= 0 &&
+        InternalKeys.UserKey(f.Largest).SequenceCompareTo(userKey) >= 0;
+}

@@ -1,0 +1,219 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using KvEngine.Db;
+using KvEngine.Iterators;
+
+namespace KvEngine;
+
+/// <summary>
+/// An open KvEngine database: a persistent, ordered map from byte keys to byte values, stored as an
+/// LSM tree in RocksDB's file formats.
+/// <para>
+/// Thread-safety: every member may be called from any number of threads at once. Writes are
+/// atomic per call (a <see cref="WriteBatch"/> applies entirely or not at all) and ordered; reads
+/// take no lock. After <see cref="Dispose"/> every call throws <see cref="ObjectDisposedException"/>.
+/// </para>
+/// </summary>
+public sealed class KvDb : IDisposable, IAsyncDisposable
+{
+    [ThreadStatic]
+    private static WriteBatch? t_batch;
+
+    [ThreadStatic]
+    private static ArrayBufferWriter<byte>? t_value;
+
+    private readonly DbImpl _impl;
+
+    private KvDb(DbImpl impl)
+    {
+        _impl = impl;
+    }
+
+    /// <summary>The database directory (full path).</summary>
+    public string Path => _impl.Directory;
+
+    /// <summary>Sequence number of the last acknowledged write.</summary>
+    public ulong LatestSequenceNumber => _impl.Versions.LastSequence;
+
+    /// <summary>Opens (or, with <see cref="KvOptions.CreateIfMissing"/>, creates) the database at <paramref name="path"/>.</summary>
+    /// <exception cref="KvCorruptionException">Its files are damaged beyond what the recovery mode tolerates.</exception>
+    /// <exception cref="KvException">Another instance holds it, or it is missing or exists against the options.</exception>
+    public static KvDb Open(string path, KvOptions? options = null) => new(DbImpl.Open(path, options ?? new KvOptions()));
+
+    /// <summary>Opens the database on a thread-pool thread (recovery reads and writes files).</summary>
+    public static async ValueTask<KvDb> OpenAsync(string path, KvOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        return await Task.Run(() => Open(path, options), cancellationToken).ConfigureAwait(false);
+    }
+
+    public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, WriteOptions? options = null)
+    {
+        WriteBatch b = ThreadBatch();
+        b.Put(key, value);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    public void Delete(ReadOnlySpan<byte> key, WriteOptions? options = null)
+    {
+        WriteBatch b = ThreadBatch();
+        b.Delete(key);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>Applies every record of <paramref name="batch"/> atomically.</summary>
+    public void Write(WriteBatch batch, WriteOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        _impl.Write(batch, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>
+    /// Puts a value; completes when the write is as durable as <paramref name="options"/> asks.
+    /// Completes synchronously when no other write is in progress. Cancellation is observed only
+    /// before the write is queued: once queued it is committed.
+    /// </summary>
+    public ValueTask PutAsync(ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, WriteOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        var b = new WriteBatch();
+        b.Put(key.Span, value.Span);
+        return WriteOwnedAsync(b, options, cancellationToken);
+    }
+
+    public ValueTask DeleteAsync(ReadOnlyMemory<byte> key, WriteOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        var b = new WriteBatch();
+        b.Delete(key.Span);
+        return WriteOwnedAsync(b, options, cancellationToken);
+    }
+
+    /// <summary>Applies <paramref name="batch"/> atomically; do not modify it until the task completes.</summary>
+    public ValueTask WriteAsync(WriteBatch batch, WriteOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        return _impl.WriteAsync(batch, options ?? WriteOptions.Default, cancellationToken);
+    }
+
+    /// <summary>
+    /// Looks <paramref name="key"/> up; when found, appends its value to <paramref name="value"/>
+    /// and returns true. Allocates nothing.
+    /// </summary>
+    public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        return _impl.TryGet(key, value, options ?? ReadOptions.Default);
+    }
+
+    /// <summary>The value of <paramref name="key"/>, or null when absent.</summary>
+    public byte[]? Get(ReadOnlySpan<byte> key, ReadOptions? options = null)
+    {
+        ArrayBufferWriter<byte> w = t_value ??= new ArrayBufferWriter<byte>(256);
+        w.ResetWrittenCount();
+        return _impl.TryGet(key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
+    }
+
+    /// <summary>
+    /// The value of <paramref name="key"/>, or null. Table reads are positional reads of the page
+    /// cache or disk done inline, so this completes synchronously.
+    /// </summary>
+    public ValueTask<byte[]?> GetAsync(ReadOnlyMemory<byte> key, ReadOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<byte[]?>(cancellationToken);
+        }
+        try
+        {
+            return new ValueTask<byte[]?>(Get(key.Span, options));
+        }
+        catch (Exception e) when (e is KvException or IOException)
+        {
+            return ValueTask.FromException<byte[]?>(e);
+        }
+    }
+
+    /// <summary>A snapshot of the current state; dispose it when done.</summary>
+    public Snapshot GetSnapshot() => _impl.GetSnapshot();
+
+    /// <summary>A new iterator over the database; dispose it when done.</summary>
+    public KvIterator NewIterator(ReadOptions? options = null)
+    {
+        DbIterator inner = _impl.NewIterator(options ?? ReadOptions.Default, out ReadState pinned);
+        return new KvIterator(_impl, inner, pinned);
+    }
+
+    /// <summary>
+    /// Every key in [<paramref name="from"/>, <paramref name="to"/>) in order, with its value, as of
+    /// the moment the scan starts (or the options' snapshot). An empty <paramref name="to"/> means
+    /// no upper bound. Keys and values are copied, since they outlive the iterator position.
+    /// </summary>
+    public async IAsyncEnumerable<KeyValuePair<byte[], byte[]>> ScanAsync(ReadOnlyMemory<byte> from, ReadOnlyMemory<byte> to,
+        ReadOptions? options = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        var ro = new ReadOptions
+        {
+            Snapshot = options?.Snapshot,
+            VerifyChecksums = options?.VerifyChecksums ?? true,
+            IterateLowerBound = from.ToArray(),
+            IterateUpperBound = to.IsEmpty ? null : to.ToArray(),
+        };
+        using KvIterator it = NewIterator(ro);
+        it.Seek(from.Span);
+        int sinceYield = 0;
+        while (it.Valid)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            var pair = new KeyValuePair<byte[], byte[]>(it.Key.ToArray(), it.Value.ToArray());
+            it.Next();
+            if (++sinceYield == 1024)
+            {
+                sinceYield = 0;
+                await Task.Yield();
+            }
+            yield return pair;
+        }
+    }
+
+    /// <summary>Writes the memtable to a table file and waits until it is recorded.</summary>
+    public void Flush()
+    {
+        _impl.FlushCore(wait: true);
+    }
+
+    public ValueTask FlushAsync(CancellationToken cancellationToken = default) => _impl.FlushAsync(cancellationToken);
+
+    /// <summary>
+    /// A statistic by RocksDB's property name (e.g. "rocksdb.num-files-at-level0",
+    /// "rocksdb.cur-size-active-mem-table", "rocksdb.levelstats"), or null for an unknown name.
+    /// "kvengine.latest-sequence-number" gives the last sequence number.
+    /// </summary>
+    public string? GetProperty(string name) => _impl.GetProperty(name);
+
+    public void Dispose() => _impl.Dispose();
+
+    public ValueTask DisposeAsync()
+    {
+        Dispose();
+        return ValueTask.CompletedTask;
+    }
+
+    private static WriteBatch ThreadBatch()
+    {
+        WriteBatch b = t_batch ??= new WriteBatch();
+        b.Clear();
+        return b;
+    }
+
+    private async ValueTask WriteOwnedAsync(WriteBatch batch, WriteOptions? options, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await _impl.WriteAsync(batch, options ?? WriteOptions.Default, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            batch.Dispose();
+        }
+    }
+}

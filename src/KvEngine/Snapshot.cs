@@ -1,0 +1,36 @@
+namespace KvEngine;
+
+/// <summary>
+/// A consistent read point: reads through it see the database as it was when it was taken.
+/// Dispose it when done, so that compaction may drop versions it kept. Thread-safe.
+/// </summary>
+public sealed class Snapshot : IDisposable
+{
+    private readonly Db.SnapshotList _owner;
+    private int _released;
+
+    internal Snapshot(Db.SnapshotList owner, ulong sequence)
+    {
+        _owner = owner;
+        Sequence = sequence;
+    }
+
+    /// <summary>The sequence number this snapshot reads at.</summary>
+    public ulong Sequence { get; }
+
+    internal Snapshot? Previous { get; set; }
+
+    internal Snapshot? Next { get; set; }
+
+    internal bool IsReleased => Volatile.Read(ref _released) != 0;
+
+    internal bool BelongsTo(Db.SnapshotList list) => ReferenceEquals(_owner, list);
+
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _released, 1) == 0)
+        {
+            _owner.Remove(this);
+        }
+    }
+}

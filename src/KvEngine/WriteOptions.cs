@@ -1,0 +1,16 @@
+namespace KvEngine;
+
+/// <summary>Durability of one write (RocksDB's WriteOptions).</summary>
+public sealed class WriteOptions
+{
+    internal static readonly WriteOptions Default = new();
+
+    /// <summary>
+    /// fdatasync the log before acknowledging: the write survives power loss. Without it a write is
+    /// in the operating system before it is acknowledged, so it survives a process crash.
+    /// </summary>
+    public bool Sync { get; set; }
+
+    /// <summary>Skip the write-ahead log: the write is lost on a crash until a flush persists it.</summary>
+    public bool DisableWal { get; set; }
+}
