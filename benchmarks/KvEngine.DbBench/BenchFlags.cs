@@ -1,0 +1,135 @@
+using System.Globalization;
+
+namespace KvEngine.DbBench;
+
+/// <summary>
+/// db_bench's flags with db_bench's spelling, meaning and defaults (RocksDB 7.8). Where KvEngine
+/// differs it says so: the default compression is LZ4 (db_bench's default, Snappy, is not built).
+/// Flags of features not built yet are rejected with a message, as db_bench rejects unknown ones.
+/// </summary>
+internal sealed class BenchFlags
+{
+    public string Db { get; private set; } = Path.Combine(Path.GetTempPath(), "kvbench");
+    public string Benchmarks { get; private set; } = "fillseq,fillrandom,overwrite,readrandom,readseq";
+    public long Num { get; private set; } = 1_000_000;
+    public long Reads { get; private set; } = -1;
+    public int Duration { get; private set; }
+    public int Threads { get; private set; } = 1;
+    public int KeySize { get; private set; } = 16;
+    public int ValueSize { get; private set; } = 100;
+    public double CompressionRatio { get; private set; } = 0.5;
+    public KvCompressionType CompressionType { get; private set; } = KvCompressionType.Lz4;
+    public KvChecksumType ChecksumType { get; private set; } = KvChecksumType.XxHash3;
+    public double BloomBits { get; private set; } = -1;
+    public int BlockSize { get; private set; } = 4096;
+    public long WriteBufferSize { get; private set; } = 64L << 20;
+    public int MaxWriteBufferNumber { get; private set; } = 2;
+    public bool UseExistingDb { get; private set; }
+    public bool DisableWal { get; private set; }
+    public bool Sync { get; private set; }
+    public long Seed { get; private set; }
+    public bool Histogram { get; private set; }
+    public bool VerifyChecksum { get; private set; } = true;
+    public int ReportIntervalSeconds { get; private set; }
+
+    public long ReadCount => Reads < 0 ? Num : Reads;
+
+    public static BenchFlags Parse(string[] args)
+    {
+        var f = new BenchFlags();
+        foreach (string raw in args)
+        {
+            string a = raw.StartsWith("--", StringComparison.Ordinal) ? raw[2..] : raw.StartsWith('-') ? raw[1..] : throw Bad(raw, "flags look like -name=value");
+            int eq = a.IndexOf('=', StringComparison.Ordinal);
+            string name = eq < 0 ? a : a[..eq];
+            string value = eq < 0 ? "true" : a[(eq + 1)..];
+            f.Set(name, value, raw);
+        }
+        if (f.KeySize < 8)
+        {
+            throw Bad("-key_size", "KvEngine's kvbench needs key_size >= 8 (the key number is 8 bytes, as in db_bench)");
+        }
+        return f;
+    }
+
+    private void Set(string name, string v, string raw)
+    {
+        switch (name)
+        {
+            case "db": Db = v; break;
+            case "benchmarks": Benchmarks = v; break;
+            case "num": Num = Long(v, raw, 1); break;
+            case "reads": Reads = Long(v, raw, -1); break;
+            case "duration": Duration = (int)Long(v, raw, 0); break;
+            case "threads": Threads = (int)Long(v, raw, 1); break;
+            case "key_size": KeySize = (int)Long(v, raw, 1); break;
+            case "value_size": ValueSize = (int)Long(v, raw, 0); break;
+            case "compression_ratio": CompressionRatio = Double(v, raw); break;
+            case "compression_type": CompressionType = Compression(v, raw); break;
+            case "checksum_type": ChecksumType = Checksum(v, raw); break;
+            case "bloom_bits": BloomBits = Double(v, raw); break;
+            case "block_size": BlockSize = (int)Long(v, raw, 256); break;
+            case "write_buffer_size": WriteBufferSize = Long(v, raw, 4096); break;
+            case "max_write_buffer_number": MaxWriteBufferNumber = (int)Long(v, raw, 2); break;
+            case "use_existing_db": UseExistingDb = Bool(v, raw); break;
+            case "disable_wal": DisableWal = Bool(v, raw); break;
+            case "sync": Sync = Bool(v, raw); break;
+            case "seed": Seed = Long(v, raw, 0); break;
+            case "statistics":
+                throw Bad(raw, "the statistics object is not built yet in KvEngine (use the stats benchmark)");
+            case "histogram": Histogram = Bool(v, raw); break;
+            case "verify_checksum": VerifyChecksum = Bool(v, raw); break;
+            case "report_interval_seconds": ReportIntervalSeconds = (int)Long(v, raw, 0); break;
+            case "cache_size":
+            case "cache_numshardbits":
+            case "cache_index_and_filter_blocks":
+            case "compressed_secondary_cache_size":
+                throw Bad(raw, "the block cache is not built yet in KvEngine");
+            case "target_file_size_base":
+            case "max_bytes_for_level_base":
+            case "level0_file_num_compaction_trigger":
+            case "compaction_style":
+            case "max_background_jobs":
+                throw Bad(raw, "compaction is not built yet in KvEngine");
+            default:
+                throw Bad(raw, "unknown flag");
+        }
+    }
+
+    private static long Long(string v, string raw, long min)
+    {
+        if (!long.TryParse(v, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long x) || x < min)
+        {
+            throw Bad(raw, $"expected an integer >= {min}");
+        }
+        return x;
+    }
+
+    private static double Double(string v, string raw) =>
+        double.TryParse(v, NumberStyles.Float, CultureInfo.InvariantCulture, out double x) && !double.IsNaN(x) ? x : throw Bad(raw, "expected a number");
+
+    private static bool Bool(string v, string raw) => v switch
+    {
+        "1" or "true" => true,
+        "0" or "false" => false,
+        _ => throw Bad(raw, "expected true/false or 1/0"),
+    };
+
+    private static KvCompressionType Compression(string v, string raw) => v.ToLowerInvariant() switch
+    {
+        "none" => KvCompressionType.None,
+        "lz4" => KvCompressionType.Lz4,
+        "zstd" => KvCompressionType.Zstd,
+        "snappy" or "zlib" or "bzip2" or "lz4hc" or "xpress" => throw Bad(raw, "KvEngine writes none, lz4 or zstd"),
+        _ => throw Bad(raw, "unknown compression type"),
+    };
+
+    private static KvChecksumType Checksum(string v, string raw) => v.ToLowerInvariant() switch
+    {
+        "kcrc32c" or "crc32c" => KvChecksumType.Crc32C,
+        "kxxh3" or "xxh3" => KvChecksumType.XxHash3,
+        _ => throw Bad(raw, "KvEngine writes kCRC32c or kXXH3"),
+    };
+
+    private static ArgumentException Bad(string raw, string why) => new($"Invalid flag '{raw}': {why}");
+}

@@ -1,0 +1,308 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.Globalization;
+
+namespace KvEngine.DbBench;
+
+/// <summary>
+/// Runs db_bench's benchmarks by name against KvEngine and prints db_bench's report lines.
+/// Each thread runs the full operation count (as db_bench does); ops/sec is the total over the
+/// wall time of the slowest thread.
+/// </summary>
+internal sealed class BenchRunner
+{
+    private static readonly CultureInfo s_c = CultureInfo.InvariantCulture;
+    private readonly BenchFlags _f;
+    private KvDb? _db;
+
+    public BenchRunner(BenchFlags flags)
+    {
+        _f = flags;
+    }
+
+    public int Run()
+    {
+        PrintHeader();
+        if (!_f.UseExistingDb && Directory.Exists(_f.Db))
+        {
+            Directory.Delete(_f.Db, recursive: true);
+        }
+        _db = Open();
+        try
+        {
+            foreach (string name in _f.Benchmarks.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            {
+                RunOne(name);
+            }
+        }
+        finally
+        {
+            _db.Dispose();
+        }
+        return 0;
+    }
+
+    private KvDb Open() => KvDb.Open(_f.Db, new KvOptions
+    {
+        CreateIfMissing = true,
+        WriteBufferSize = _f.WriteBufferSize,
+        MaxWriteBufferNumber = _f.MaxWriteBufferNumber,
+        Compression = _f.CompressionType,
+        Checksum = _f.ChecksumType,
+        BloomBitsPerKey = _f.BloomBits < 0 ? 0 : _f.BloomBits,
+        BlockSize = _f.BlockSize,
+    });
+
+    private void RunOne(string name)
+    {
+        Action<ThreadState>? method = name switch
+        {
+            "fillseq" => WriteSeq,
+            "fillrandom" or "overwrite" => WriteRandom,
+            "fillsync" => WriteRandom,
+            "readrandom" => ReadRandom,
+            "readseq" => ReadSeq,
+            "readreverse" => ReadReverse,
+            "seekrandom" => SeekRandom,
+            "deleterandom" => DeleteRandom,
+            "readwhilewriting" => ReadRandom,
+            "stats" => null,
+            _ => throw new ArgumentException($"unknown benchmark '{name}'"),
+        };
+        if (method == null)
+        {
+            Console.WriteLine(_db!.GetProperty("rocksdb.levelstats"));
+            return;
+        }
+        bool fresh = name is "fillseq" or "fillrandom" or "fillsync";
+        if (fresh)
+        {
+            if (_f.UseExistingDb)
+            {
+                Console.WriteLine($"{name,-12} : skipped (--use_existing_db is true)");
+                return;
+            }
+            _db!.Dispose();
+            Directory.Delete(_f.Db, recursive: true);
+            _db = Open();
+        }
+        _syncWrites = name == "fillsync" || _f.Sync;
+        _opsPerThread = name switch
+        {
+            "fillsync" => Math.Max(1, _f.Num / 1000),
+            "readrandom" or "readseq" or "readreverse" or "seekrandom" or "readwhilewriting" => _f.ReadCount,
+            _ => _f.Num,
+        };
+        ThreadState[] states = RunThreads(method, name == "readwhilewriting");
+        Report(name, states);
+    }
+
+    private long _opsPerThread;
+    private bool _syncWrites;
+    private volatile bool _readersDone;
+
+    private ThreadState[] RunThreads(Action<ThreadState> method, bool withWriter)
+    {
+        var states = new ThreadState[_f.Threads];
+        for (int i = 0; i < states.Length; i++)
+        {
+            states[i] = new ThreadState(i, _f);
+        }
+        _readersDone = false;
+        Thread? writer = null;
+        if (withWriter)
+        {
+            var ws = new ThreadState(_f.Threads, _f);
+            writer = new Thread(() => BackgroundWriter(ws)) { IsBackground = true };
+            writer.Start();
+        }
+        using var start = new Barrier(states.Length);
+        var threads = new Thread[states.Length];
+        for (int i = 0; i < threads.Length; i++)
+        {
+            ThreadState s = states[i];
+            threads[i] = new Thread(() =>
+            {
+                start.SignalAndWait();
+                long t0 = Stopwatch.GetTimestamp();
+                method(s);
+                s.Seconds = Stopwatch.GetElapsedTime(t0).TotalSeconds;
+            });
+            threads[i].Start();
+        }
+        foreach (Thread t in threads)
+        {
+            t.Join();
+        }
+        _readersDone = true;
+        writer?.Join();
+        return states;
+    }
+
+    private void BackgroundWriter(ThreadState s)
+    {
+        var wo = new WriteOptions { Sync = _f.Sync, DisableWal = _f.DisableWal };
+        while (!_readersDone)
+        {
+            KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
+            _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+        }
+    }
+
+    private void WriteSeq(ThreadState s) => Write(s, sequential: true);
+
+    private void WriteRandom(ThreadState s) => Write(s, sequential: false);
+
+    private void Write(ThreadState s, bool sequential)
+    {
+        var wo = new WriteOptions { Sync = _syncWrites, DisableWal = _f.DisableWal };
+        Histogram? h = s.Histogram;
+        for (long i = 0; i < _opsPerThread; i++)
+        {
+            long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
+            KeyGenerator.Fill(s.Key, sequential ? i : s.Random.NextInt64(_f.Num));
+            _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+            s.Bytes += _f.KeySize + _f.ValueSize;
+            h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+            Progress(s, i);
+        }
+        s.Done = _opsPerThread;
+    }
+
+    private void DeleteRandom(ThreadState s)
+    {
+        var wo = new WriteOptions { Sync = _f.Sync, DisableWal = _f.DisableWal };
+        for (long i = 0; i < _opsPerThread; i++)
+        {
+            KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
+            _db!.Delete(s.Key, wo);
+            Progress(s, i);
+        }
+        s.Done = _opsPerThread;
+    }
+
+    private void ReadRandom(ThreadState s)
+    {
+        var value = new ArrayBufferWriter<byte>(Math.Max(16, _f.ValueSize));
+        var ro = new ReadOptions { VerifyChecksums = _f.VerifyChecksum };
+        Histogram? h = s.Histogram;
+        for (long i = 0; i < _opsPerThread; i++)
+        {
+            long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
+            KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
+            value.ResetWrittenCount();
+            if (_db!.TryGet(s.Key, value, ro))
+            {
+                s.Found++;
+                s.Bytes += _f.KeySize + value.WrittenCount;
+            }
+            h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+            Progress(s, i);
+        }
+        s.Done = _opsPerThread;
+        s.Message = string.Create(s_c, $"({s.Found} of {_opsPerThread} found)");
+    }
+
+    private void SeekRandom(ThreadState s)
+    {
+        var ro = new ReadOptions { VerifyChecksums = _f.VerifyChecksum };
+        using KvIterator it = _db!.NewIterator(ro);
+        for (long i = 0; i < _opsPerThread; i++)
+        {
+            KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
+            it.Seek(s.Key);
+            if (it.Valid && it.Key.SequenceEqual(s.Key))
+            {
+                s.Found++;
+            }
+            Progress(s, i);
+        }
+        s.Done = _opsPerThread;
+        s.Message = string.Create(s_c, $"({s.Found} of {_opsPerThread} found)");
+    }
+
+    private void ReadSeq(ThreadState s) => Scan(s, forward: true);
+
+    private void ReadReverse(ThreadState s) => Scan(s, forward: false);
+
+    private void Scan(ThreadState s, bool forward)
+    {
+        var ro = new ReadOptions { VerifyChecksums = _f.VerifyChecksum };
+        using KvIterator it = _db!.NewIterator(ro);
+        long n = 0;
+        if (forward)
+        {
+            it.SeekToFirst();
+        }
+        else
+        {
+            it.SeekToLast();
+        }
+        while (it.Valid && n < _opsPerThread)
+        {
+            s.Bytes += it.Key.Length + it.Value.Length;
+            n++;
+            if (forward)
+            {
+                it.Next();
+            }
+            else
+            {
+                it.Prev();
+            }
+        }
+        s.Done = n;
+    }
+
+    private static void Progress(ThreadState s, long i)
+    {
+        if (s.Id == 0 && i > 0 && i % 200_000 == 0)
+        {
+            Console.Error.Write(string.Create(s_c, $"... finished {i} ops{"",30}\r"));
+        }
+    }
+
+    private void Report(string name, ThreadState[] states)
+    {
+        long done = 0;
+        long bytes = 0;
+        double threadSeconds = 0;
+        double wall = 0;
+        Histogram? merged = _f.Histogram ? new Histogram() : null;
+        foreach (ThreadState s in states)
+        {
+            done += s.Done;
+            bytes += s.Bytes;
+            threadSeconds += s.Seconds;
+            wall = Math.Max(wall, s.Seconds);
+            if (s.Histogram != null)
+            {
+                merged!.Merge(s.Histogram);
+            }
+        }
+        done = Math.Max(done, 1);
+        string extra = bytes > 0 ? string.Create(s_c, $"{bytes / 1048576.0 / wall,6:F1} MB/s") : string.Empty;
+        if (states[0].Message != null)
+        {
+            extra = extra.Length == 0 ? states[0].Message! : extra + " " + states[0].Message;
+        }
+        Console.WriteLine(string.Create(s_c,
+            $"{name,-12} : {threadSeconds * 1e6 / done,11:F3} micros/op {(long)(done / wall)} ops/sec {wall:F3} seconds {done} operations;{(extra.Length == 0 ? "" : " ")}{extra}"));
+        if (merged != null)
+        {
+            Console.WriteLine(string.Create(s_c, $"Microseconds per {(name.StartsWith("read", StringComparison.Ordinal) || name.StartsWith("seek", StringComparison.Ordinal) ? "read" : "write")}:"));
+            Console.Write(merged.Format());
+        }
+    }
+
+    private void PrintHeader()
+    {
+        Console.WriteLine("KvEngine kvbench (db_bench-compatible)");
+        Console.WriteLine(string.Create(s_c, $"Keys:       {_f.KeySize} bytes each"));
+        Console.WriteLine(string.Create(s_c, $"Values:     {_f.ValueSize} bytes each ({(int)(_f.ValueSize * _f.CompressionRatio)} bytes after compression)"));
+        Console.WriteLine(string.Create(s_c, $"Entries:    {_f.Num}"));
+        Console.WriteLine(string.Create(s_c, $"Compression: {_f.CompressionType}"));
+        Console.WriteLine(string.Create(s_c, $"Threads:    {_f.Threads}"));
+        Console.WriteLine("------------------------------------------------");
+    }
+}
