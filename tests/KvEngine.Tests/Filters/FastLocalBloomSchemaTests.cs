@@ -1,4 +1,5 @@
 using KvEngine.Filters;
+using KvEngine.Util;
 using static KvEngine.Tests.Filters.FilterTestKeys;
 
 namespace KvEngine.Tests.Filters;
@@ -44,6 +45,43 @@ public class FastLocalBloomSchemaTests
         // ceil(2087 * 10000 / 8000) = 2609 -> 41 lines = 2624 bytes, plus the trailer.
         Assert.Equal(2624 + 5, filter.Length);
         Assert.Equal(new byte[] { 0xFF, 0x00, 6, 0, 0 }, filter[^5..]);
+    }
+
+    [Fact]
+    public void LongKeysGiveTheFilterRocksDb78Wrote()
+    {
+        // Oracle: these 310 keys (241..10240 bytes, so XXPH3's multi-block long path with
+        // scrambling, exact multiples of 64 and 1024 included) were written with RocksDB 7.8.3's
+        // `ldb --bloom_bits=10 batchput` then `ldb compact`; the SST's
+        // fullfilter.rocksdb.BuiltinBloomFilter block was 453 bytes with this BloomHash.
+        int[] explicitLengths = [1024, 2048, 3072, 4096, 1088, 1025, 1023, 1280, 5120, 10240];
+        var policy = new FastLocalBloomPolicy(10);
+        using FastLocalBloomBitsBuilder builder = policy.CreateBuilder();
+        var keys = new List<byte[]>();
+        for (int i = 0; i < 310; i++)
+        {
+            int length = i < explicitLengths.Length ? explicitLengths[i] : 241 + (i * 173 % 5000);
+            byte[] key = new byte[length];
+            for (int j = 0; j < length; j++)
+            {
+                key[j] = (byte)((i * 131) + (j * 29) + (j >> 6));
+            }
+            keys.Add(key);
+        }
+        keys.Sort((a, b) => a.AsSpan().SequenceCompareTo(b));
+        foreach (byte[] key in keys)
+        {
+            builder.AddKey(key);
+        }
+        using var output = new ByteBuffer();
+        builder.Finish(output);
+        Assert.Equal(453, output.Length);
+        Assert.Equal(48100484U, LegacyBloomHash.BloomHash(output.WrittenSpan));
+        IFilterBitsReader reader = policy.CreateReader(output.WrittenMemory);
+        foreach (byte[] key in keys)
+        {
+            Assert.True(reader.MayMatch(key));
+        }
     }
 
     [Fact]
