@@ -1,19 +1,30 @@
 namespace KvEngine;
 
 /// <summary>
-/// How recovery treats a damaged write-ahead log (RocksDB's WALRecoveryMode, same values).
+/// How write-ahead-log replay treats damaged records when a database opens. The values are
+/// RocksDB's <c>WALRecoveryMode</c> (include/rocksdb/options.h) and are stored in RocksDB's OPTIONS
+/// files: never renumber. See docs/formats/log.md for the exact per-case behaviour.
 /// </summary>
 public enum WalRecoveryMode
 {
-    /// <summary>Tolerate an incomplete record at the end of a log; fail on any other damage.</summary>
+    /// <summary>
+    /// An incomplete record at the end of the log (a write cut short by a crash) is ignored; any
+    /// other damage (checksum mismatch, bad length, broken fragment chain) fails the open.
+    /// </summary>
     TolerateCorruptedTailRecords = 0,
 
-    /// <summary>Fail on any damage, even an incomplete last record.</summary>
+    /// <summary>Any damage, including an incomplete last record, fails the open.</summary>
     AbsoluteConsistency = 1,
 
-    /// <summary>Recover up to the first damaged record and discard what follows (the default).</summary>
+    /// <summary>
+    /// Replay stops at the first damaged or incomplete record and the database opens with
+    /// everything before it: a consistent point in time. The default.
+    /// </summary>
     PointInTimeRecovery = 2,
 
-    /// <summary>Skip damaged records and recover everything else.</summary>
+    /// <summary>
+    /// Damaged records are skipped and replay continues after them (salvage mode: the result may
+    /// miss writes from the middle of the log).
+    /// </summary>
     SkipAnyCorruptedRecords = 3,
 }

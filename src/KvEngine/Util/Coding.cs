@@ -119,7 +119,7 @@ internal static class Coding
     /// Reads a varint32 length prefix and that many bytes, advancing <paramref name="src"/> past both.
     /// False when either is truncated.
     /// </summary>
-    public static bool TryGetLengthPrefixed(ref ReadOnlySpan<byte> src, out ReadOnlySpan<byte> slice)
+    public static bool TryGetLengthPrefixed(scoped ref ReadOnlySpan<byte> src, out ReadOnlySpan<byte> slice)
     {
         if (!TryDecodeVarint32(src, out uint len, out int n) || (ulong)src.Length - (ulong)n < len)
         {
@@ -132,7 +132,7 @@ internal static class Coding
     }
 
     /// <summary>Reads a varint32 and advances <paramref name="src"/> past it.</summary>
-    public static bool TryGetVarint32(ref ReadOnlySpan<byte> src, out uint value)
+    public static bool TryGetVarint32(scoped ref ReadOnlySpan<byte> src, out uint value)
     {
         if (!TryDecodeVarint32(src, out value, out int n))
         {
@@ -143,7 +143,7 @@ internal static class Coding
     }
 
     /// <summary>Reads a varint64 and advances <paramref name="src"/> past it.</summary>
-    public static bool TryGetVarint64(ref ReadOnlySpan<byte> src, out ulong value)
+    public static bool TryGetVarint64(scoped ref ReadOnlySpan<byte> src, out ulong value)
     {
         if (!TryDecodeVarint64(src, out value, out int n))
         {

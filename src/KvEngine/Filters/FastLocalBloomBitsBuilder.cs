@@ -1,0 +1,139 @@
+using System.Buffers;
+
+namespace KvEngine.Filters;
+
+// FastLocalBloom filter block (RocksDB format_version 5 full filter):
+//   filter   := lines: line[numLines] trailer
+//   line     := 64 bytes (512 bits; a key's probes all land in one line)
+//   trailer  := 0xFF (new-Bloom marker) 0x00 (FastLocalBloom) probes: byte (low 5 bits; top 3 bits
+//               0 = 64-byte lines) 0x00 0x00 (reserved)
+// A filter of zero keys is the trailer alone (5 bytes).
+
+/// <summary>
+/// Collects the XXPH3 hashes of a filter's keys and writes a FastLocalBloom filter block
+/// bit-identical to RocksDB 7.8's FastLocalBloomBitsBuilder. A key whose hash equals the previous
+/// key's is counted once. Hashes live in a pooled, growable ulong buffer reused across
+/// <see cref="Finish(IBufferWriter{byte})"/> calls, so adding keys does not allocate per key.
+/// Not thread-safe; one builder per filter being written. <see cref="Dispose"/> returns the buffer.
+/// </summary>
+internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
+{
+    private const int InitialCapacity = 256;
+
+    private readonly int _millibitsPerKey;
+    private ulong[] _hashes;
+    private int _count;
+
+    /// <param name="millibitsPerKey">Target density in thousandths of a bit per key (at least 1000).</param>
+    public FastLocalBloomBitsBuilder(int millibitsPerKey)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(millibitsPerKey, 1000);
+        _millibitsPerKey = millibitsPerKey;
+        _hashes = ArrayPool<ulong>.Shared.Rent(InitialCapacity);
+    }
+
+    public int MillibitsPerKey => _millibitsPerKey;
+
+    public int KeyCount => _count;
+
+    /// <summary>The hashes added since the last finish, in order (valid until the next add or finish).</summary>
+    public ReadOnlySpan<ulong> Hashes => _hashes.AsSpan(0, _count);
+
+    public void AddKey(ReadOnlySpan<byte> key) => AddHash(XxPh3.Hash64(key));
+
+    /// <summary>Adds a key by its <see cref="XxPh3.Hash64(ReadOnlySpan{byte})"/> hash.</summary>
+    public void AddHash(ulong hash)
+    {
+        ObjectDisposedException.ThrowIf(_hashes.Length == 0, this);
+        if (_count > 0 && _hashes[_count - 1] == hash)
+        {
+            return;
+        }
+        if (_count == _hashes.Length)
+        {
+            Grow();
+        }
+        _hashes[_count++] = hash;
+    }
+
+    /// <summary>The length, trailer included, that <see cref="Finish(IBufferWriter{byte})"/> would write now.</summary>
+    public long CalculateSpace() => FastLocalBloomMath.CalculateSpace(_count, _millibitsPerKey);
+
+    /// <summary>Probe count RocksDB writes for the configured density.</summary>
+    public int NumProbes => FastLocalBloomMath.ChooseNumProbes(_millibitsPerKey);
+
+    /// <summary>Writes the filter at RocksDB's default size (<see cref="CalculateSpace"/>) and resets.</summary>
+    public void Finish(IBufferWriter<byte> output) => Finish(output, CalculateSpace(), probesFromActualSize: false);
+
+    /// <summary>
+    /// Writes the filter at a caller-chosen size and resets. <paramref name="lenWithMetadata"/> must be
+    /// whole 64-byte lines plus the 5-byte trailer (see <see cref="FastLocalBloomMath.RoundDownUsableSpace"/>).
+    /// With <paramref name="probesFromActualSize"/> the probe count follows the bits per key the final
+    /// size gives (RocksDB's optimize_filters_for_memory); otherwise the configured density's.
+    /// </summary>
+    public void Finish(IBufferWriter<byte> output, long lenWithMetadata, bool probesFromActualSize)
+    {
+        ArgumentNullException.ThrowIfNull(output);
+        ObjectDisposedException.ThrowIf(_hashes.Length == 0, this);
+        ArgumentOutOfRangeException.ThrowIfLessThan(lenWithMetadata, FastLocalBloomMath.MetadataLength);
+        long bitsLength = lenWithMetadata - FastLocalBloomMath.MetadataLength;
+        if (bitsLength % FastLocalBloomMath.CacheLineBytes != 0)
+        {
+            throw new ArgumentException(
+                $"Filter length {lenWithMetadata} is not whole 64-byte lines plus the 5-byte trailer.",
+                nameof(lenWithMetadata));
+        }
+        if (lenWithMetadata > Array.MaxLength)
+        {
+            throw new ArgumentOutOfRangeException(nameof(lenWithMetadata), lenWithMetadata,
+                "Filter is larger than one buffer can hold; use partitioned filters.");
+        }
+
+        int numProbes = probesFromActualSize
+            ? FastLocalBloomMath.NumProbesForSize(_count, lenWithMetadata)
+            : FastLocalBloomMath.ChooseNumProbes(_millibitsPerKey);
+        int length = (int)lenWithMetadata;
+        int len = (int)bitsLength;
+        Span<byte> block = output.GetSpan(length).Slice(0, length);
+        block.Clear();
+        if (len > 0)
+        {
+            Span<byte> bits = block.Slice(0, len);
+            uint numLines = (uint)(len / FastLocalBloomMath.CacheLineBytes);
+            ReadOnlySpan<ulong> hashes = _hashes.AsSpan(0, _count);
+            for (int i = 0; i < hashes.Length; i++)
+            {
+                FastLocalBloomImpl.AddHash(hashes[i], numLines, numProbes, bits);
+            }
+        }
+        block[len] = FilterTrailer.NewBloomMarker;
+        block[len + 1] = FilterTrailer.FastLocalBloomSubImpl;
+        block[len + 2] = (byte)numProbes;
+        output.Advance(length);
+        _count = 0;
+    }
+
+    private void Grow()
+    {
+        if (_hashes.Length >= Array.MaxLength)
+        {
+            throw new InvalidOperationException("Too many keys for one filter.");
+        }
+        int want = (int)Math.Min((long)_hashes.Length * 2, Array.MaxLength);
+        ulong[] bigger = ArrayPool<ulong>.Shared.Rent(want);
+        _hashes.AsSpan(0, _count).CopyTo(bigger);
+        ArrayPool<ulong>.Shared.Return(_hashes);
+        _hashes = bigger;
+    }
+
+    public void Dispose()
+    {
+        ulong[] hashes = _hashes;
+        _hashes = [];
+        _count = 0;
+        if (hashes.Length > 0)
+        {
+            ArrayPool<ulong>.Shared.Return(hashes);
+        }
+    }
+}

@@ -1,0 +1,265 @@
+using System.Buffers.Binary;
+
+namespace KvEngine.Filters;
+
+/// <summary>
+/// RocksDB's <c>Hash64</c> / <c>GetSliceHash64</c>: XXPH3, the xxHash 0.7.2 "preview" of XXH3
+/// (RocksDB util/xxph3.h) with RocksDB's change for the empty input. It is part of the on-disk
+/// format of the FastLocalBloom and Ribbon filters, and it is not the released XXH3 (xxHash 0.8):
+/// inputs longer than 240 bytes accumulate differently (no lane swap, different block and last-stripe
+/// rules) and the empty input hashes the seed instead of returning 0.
+/// Stateless, allocation-free and thread-safe. All reads are little-endian, so results are the same
+/// on every platform.
+/// </summary>
+internal static class XxPh3
+{
+    private const ulong Prime32_1 = 0x9E3779B1UL;
+    private const ulong Prime32_2 = 0x85EBCA77UL;
+    private const ulong Prime32_3 = 0xC2B2AE3DUL;
+    private const ulong Prime64_1 = 0x9E3779B185EBCA87UL;
+    private const ulong Prime64_2 = 0xC2B2AE3D27D4EB4FUL;
+    private const ulong Prime64_3 = 0x165667B19E3779F9UL;
+    private const ulong Prime64_4 = 0x85EBCA77C2B2AE63UL;
+    private const ulong Prime64_5 = 0x27D4EB2F165667C5UL;
+
+    private const int StripeLength = 64;
+    private const int SecretConsumeRate = 8;
+    private const int SecretSize = 192;
+    private const int SecretSizeMin = 136;
+    private const int MidSizeMax = 240;
+    private const int MidSizeStartOffset = 3;
+    private const int MidSizeLastOffset = 17;
+    private const int SecretLastAccStart = 7;
+    private const int SecretMergeAccsStart = 11;
+
+    /// <summary>The 192-byte default secret (kSecret) of XXH3/XXPH3.</summary>
+    private static ReadOnlySpan<byte> DefaultSecret =>
+    [
+        0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
+        0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f,
+        0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a, 0xd0, 0x7d, 0xcc, 0xff, 0x72, 0x21,
+        0xb8, 0x08, 0x46, 0x74, 0xf7, 0x43, 0x24, 0x8e, 0xe0, 0x35, 0x90, 0xe6, 0x81, 0x3a, 0x26, 0x4c,
+        0x3c, 0x28, 0x52, 0xbb, 0x91, 0xc3, 0x00, 0xcb, 0x88, 0xd0, 0x65, 0x8b, 0x1b, 0x53, 0x2e, 0xa3,
+        0x71, 0x64, 0x48, 0x97, 0xa2, 0x0d, 0xf9, 0x4e, 0x38, 0x19, 0xef, 0x46, 0xa9, 0xde, 0xac, 0xd8,
+        0xa8, 0xfa, 0x76, 0x3f, 0xe3, 0x9c, 0x34, 0x3f, 0xf9, 0xdc, 0xbb, 0xc7, 0xc7, 0x0b, 0x4f, 0x1d,
+        0x8a, 0x51, 0xe0, 0x4b, 0xcd, 0xb4, 0x59, 0x31, 0xc8, 0x9f, 0x7e, 0xc9, 0xd9, 0x78, 0x73, 0x64,
+        0xea, 0xc5, 0xac, 0x83, 0x34, 0xd3, 0xeb, 0xc3, 0xc5, 0x81, 0xa0, 0xff, 0xfa, 0x13, 0x63, 0xeb,
+        0x17, 0x0d, 0xdd, 0x51, 0xb7, 0xf0, 0xda, 0x49, 0xd3, 0x16, 0x55, 0x26, 0x29, 0xd4, 0x68, 0x9e,
+        0x2b, 0x16, 0xbe, 0x58, 0x7d, 0x47, 0xa1, 0xfc, 0x8f, 0xf8, 0xb8, 0xd1, 0x7a, 0xd0, 0x31, 0xce,
+        0x45, 0xcb, 0x3a, 0x8f, 0x95, 0x16, 0x04, 0x28, 0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
+    ];
+
+    /// <summary>RocksDB's <c>GetSliceHash64(data)</c> = <c>Hash64(data, n, seed 0)</c>.</summary>
+    public static ulong Hash64(ReadOnlySpan<byte> data) => Hash64(data, 0);
+
+    /// <summary>RocksDB's <c>Hash64(data, n, seed)</c> (XXPH3_64bits_withSeed).</summary>
+    public static ulong Hash64(ReadOnlySpan<byte> data, ulong seed)
+    {
+        ReadOnlySpan<byte> secret = DefaultSecret;
+        int length = data.Length;
+        if (length <= 16)
+        {
+            return Length0To16(data, secret, seed);
+        }
+        if (length <= 128)
+        {
+            return Length17To128(data, secret, seed);
+        }
+        if (length <= MidSizeMax)
+        {
+            return Length129To240(data, secret, seed);
+        }
+        if (seed == 0)
+        {
+            return HashLong(data, secret);
+        }
+        Span<byte> custom = stackalloc byte[SecretSize];
+        InitCustomSecret(custom, seed);
+        return HashLong(data, custom);
+    }
+
+    private static ulong Length0To16(ReadOnlySpan<byte> input, ReadOnlySpan<byte> secret, ulong seed)
+    {
+        int length = input.Length;
+        if (length > 8)
+        {
+            ulong lo = ReadLE64(input, 0) ^ (ReadLE64(secret, 0) + seed);
+            ulong hi = ReadLE64(input, length - 8) ^ (ReadLE64(secret, 8) - seed);
+            ulong acc = (ulong)length + (lo + hi) + Mul128Fold64(lo, hi);
+            return Avalanche(acc);
+        }
+        if (length >= 4)
+        {
+            ulong inputLo = BinaryPrimitives.ReadUInt32LittleEndian(input);
+            ulong inputHi = BinaryPrimitives.ReadUInt32LittleEndian(input.Slice(length - 4));
+            ulong input64 = inputLo | (inputHi << 32);
+            ulong keyed = input64 ^ (ReadLE64(secret, 0) + seed);
+            ulong mix64 = (ulong)length + ((keyed ^ (keyed >> 51)) * Prime32_1);
+            return Avalanche((mix64 ^ (mix64 >> 47)) * Prime64_2);
+        }
+        if (length > 0)
+        {
+            uint c1 = input[0];
+            uint c2 = input[length >> 1];
+            uint c3 = input[length - 1];
+            uint combined = c1 | (c2 << 8) | (c3 << 16) | ((uint)length << 24);
+            ulong keyed = combined ^ (BinaryPrimitives.ReadUInt32LittleEndian(secret) + seed);
+            return Avalanche(keyed * Prime64_1);
+        }
+        // RocksDB's change to the preview: the empty input hashes the seed rather than giving 0.
+        return Mul128Fold64(seed + ReadLE64(secret, 0), Prime64_2);
+    }
+
+    private static ulong Length17To128(ReadOnlySpan<byte> input, ReadOnlySpan<byte> secret, ulong seed)
+    {
+        int length = input.Length;
+        ulong acc = (ulong)length * Prime64_1;
+        if (length > 32)
+        {
+            if (length > 64)
+            {
+                if (length > 96)
+                {
+                    acc += Mix16(input, 48, secret, 96, seed);
+                    acc += Mix16(input, length - 64, secret, 112, seed);
+                }
+                acc += Mix16(input, 32, secret, 64, seed);
+                acc += Mix16(input, length - 48, secret, 80, seed);
+            }
+            acc += Mix16(input, 16, secret, 32, seed);
+            acc += Mix16(input, length - 32, secret, 48, seed);
+        }
+        acc += Mix16(input, 0, secret, 0, seed);
+        acc += Mix16(input, length - 16, secret, 16, seed);
+        return Avalanche(acc);
+    }
+
+    private static ulong Length129To240(ReadOnlySpan<byte> input, ReadOnlySpan<byte> secret, ulong seed)
+    {
+        int length = input.Length;
+        ulong acc = (ulong)length * Prime64_1;
+        int rounds = length / 16;
+        for (int i = 0; i < 8; i++)
+        {
+            acc += Mix16(input, 16 * i, secret, 16 * i, seed);
+        }
+        acc = Avalanche(acc);
+        for (int i = 8; i < rounds; i++)
+        {
+            acc += Mix16(input, 16 * i, secret, (16 * (i - 8)) + MidSizeStartOffset, seed);
+        }
+        acc += Mix16(input, length - 16, secret, SecretSizeMin - MidSizeLastOffset, seed);
+        return Avalanche(acc);
+    }
+
+    private static ulong HashLong(ReadOnlySpan<byte> input, ReadOnlySpan<byte> secret)
+    {
+        Span<ulong> acc = stackalloc ulong[8];
+        acc[0] = Prime32_3;
+        acc[1] = Prime64_1;
+        acc[2] = Prime64_2;
+        acc[3] = Prime64_3;
+        acc[4] = Prime64_4;
+        acc[5] = Prime32_2;
+        acc[6] = Prime64_5;
+        acc[7] = Prime32_1;
+
+        int length = input.Length;
+        int stripesPerBlock = (secret.Length - StripeLength) / SecretConsumeRate;
+        int blockLength = StripeLength * stripesPerBlock;
+        int blocks = length / blockLength;
+        ReadOnlySpan<byte> scrambleSecret = secret.Slice(secret.Length - StripeLength);
+        for (int n = 0; n < blocks; n++)
+        {
+            Accumulate(acc, input.Slice(n * blockLength), secret, stripesPerBlock);
+            ScrambleAcc(acc, scrambleSecret);
+        }
+
+        // Last partial block, then (unlike released XXH3) a last stripe only when the length is
+        // not a whole number of stripes.
+        int stripes = (length - (blockLength * blocks)) / StripeLength;
+        Accumulate(acc, input.Slice(blocks * blockLength), secret, stripes);
+        if ((length & (StripeLength - 1)) != 0)
+        {
+            Accumulate512(acc, input.Slice(length - StripeLength),
+                secret.Slice(secret.Length - StripeLength - SecretLastAccStart));
+        }
+
+        ulong result = (ulong)length * Prime64_1;
+        ReadOnlySpan<byte> mergeSecret = secret.Slice(SecretMergeAccsStart);
+        for (int i = 0; i < 4; i++)
+        {
+            result += Mul128Fold64(
+                acc[2 * i] ^ ReadLE64(mergeSecret, 16 * i),
+                acc[(2 * i) + 1] ^ ReadLE64(mergeSecret, (16 * i) + 8));
+        }
+        return Avalanche(result);
+    }
+
+    private static void Accumulate(Span<ulong> acc, ReadOnlySpan<byte> input, ReadOnlySpan<byte> secret, int stripes)
+    {
+        for (int n = 0; n < stripes; n++)
+        {
+            Accumulate512(acc, input.Slice(n * StripeLength), secret.Slice(n * SecretConsumeRate));
+        }
+    }
+
+    // The 64-bit accumulator variant: each lane adds its own input word (no lane swap).
+    private static void Accumulate512(Span<ulong> acc, ReadOnlySpan<byte> input, ReadOnlySpan<byte> secret)
+    {
+        for (int i = 0; i < 8; i++)
+        {
+            ulong dataValue = ReadLE64(input, 8 * i);
+            ulong dataKey = dataValue ^ ReadLE64(secret, 8 * i);
+            acc[i] += dataValue + ((dataKey & 0xFFFFFFFFUL) * (dataKey >> 32));
+        }
+    }
+
+    private static void ScrambleAcc(Span<ulong> acc, ReadOnlySpan<byte> secret)
+    {
+        for (int i = 0; i < 8; i++)
+        {
+            ulong a = acc[i];
+            a ^= a >> 47;
+            a ^= ReadLE64(secret, 8 * i);
+            a *= Prime32_1;
+            acc[i] = a;
+        }
+    }
+
+    private static void InitCustomSecret(Span<byte> custom, ulong seed)
+    {
+        ReadOnlySpan<byte> secret = DefaultSecret;
+        for (int i = 0; i < SecretSize / 16; i++)
+        {
+            BinaryPrimitives.WriteUInt64LittleEndian(custom.Slice(16 * i), ReadLE64(secret, 16 * i) + seed);
+            BinaryPrimitives.WriteUInt64LittleEndian(custom.Slice((16 * i) + 8), ReadLE64(secret, (16 * i) + 8) - seed);
+        }
+    }
+
+    private static ulong Mix16(ReadOnlySpan<byte> input, int inputOffset, ReadOnlySpan<byte> secret, int secretOffset, ulong seed)
+    {
+        ulong lo = ReadLE64(input, inputOffset);
+        ulong hi = ReadLE64(input, inputOffset + 8);
+        return Mul128Fold64(
+            lo ^ (ReadLE64(secret, secretOffset) + seed),
+            hi ^ (ReadLE64(secret, secretOffset + 8) - seed));
+    }
+
+    private static ulong Mul128Fold64(ulong lhs, ulong rhs)
+    {
+        ulong high = Math.BigMul(lhs, rhs, out ulong low);
+        return low ^ high;
+    }
+
+    private static ulong Avalanche(ulong h)
+    {
+        h ^= h >> 37;
+        h *= Prime64_3;
+        h ^= h >> 32;
+        return h;
+    }
+
+    private static ulong ReadLE64(ReadOnlySpan<byte> data, int offset) =>
+        BinaryPrimitives.ReadUInt64LittleEndian(data.Slice(offset));
+}

@@ -1,0 +1,56 @@
+namespace KvEngine.Manifest;
+
+/// <summary>
+/// What the MANIFEST records about one table file (the persisted part of RocksDB's FileMetaData,
+/// as a NewFile4 entry carries it). A plain mutable data holder; not thread-safe.
+/// <see cref="Smallest"/> and <see cref="Largest"/> are internal keys (user key + 8-byte trailer).
+/// </summary>
+internal sealed class FileMetaData
+{
+    /// <summary>RocksDB's kUnknownFileChecksumFuncName.</summary>
+    public const string UnknownFileChecksumFuncName = "Unknown";
+
+    public ulong Number { get; set; }
+
+    /// <summary>Index into db_paths (0..3); 0 for the database directory.</summary>
+    public uint PathId { get; set; }
+
+    public ulong FileSize { get; set; }
+
+    public byte[] Smallest { get; set; } = Array.Empty<byte>();
+
+    public byte[] Largest { get; set; } = Array.Empty<byte>();
+
+    public ulong SmallestSeqno { get; set; }
+
+    public ulong LargestSeqno { get; set; }
+
+    /// <summary>Flush time of the oldest data in the file (unix seconds), 0 when unknown.</summary>
+    public ulong OldestAncesterTime { get; set; }
+
+    /// <summary>When the file was written (unix seconds), 0 when unknown.</summary>
+    public ulong FileCreationTime { get; set; }
+
+    /// <summary>Whole-file checksum; empty when none was computed.</summary>
+    public byte[] FileChecksum { get; set; } = Array.Empty<byte>();
+
+    public string FileChecksumFuncName { get; set; } = UnknownFileChecksumFuncName;
+
+    public bool MarkedForCompaction { get; set; }
+
+    /// <summary>Integrated BlobDB only; 0 = none.</summary>
+    public ulong OldestBlobFileNumber { get; set; }
+
+    /// <summary>RocksDB's Temperature byte; 0 = unknown.</summary>
+    public byte Temperature { get; set; }
+
+    /// <summary>First half of the table's internal unique id; both halves 0 = none recorded.</summary>
+    public ulong UniqueId0 { get; set; }
+
+    public ulong UniqueId1 { get; set; }
+
+    /// <summary>Order of flush/ingestion (RocksDB 7.10+); 0 = unknown, not written.</summary>
+    public ulong EpochNumber { get; set; }
+
+    public bool HasUniqueId => UniqueId0 != 0 || UniqueId1 != 0;
+}

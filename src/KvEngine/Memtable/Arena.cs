@@ -1,0 +1,172 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace KvEngine.Memtable;
+
+/// <summary>
+/// A bump allocator over native memory, after LevelDB's util/arena.h and RocksDB's memory/arena.h.
+/// <para>
+/// Memory comes from the native allocator in blocks of <see cref="BlockSize"/> bytes (8-byte
+/// aligned). Inside the current block, <see cref="AllocateAligned"/> carves from the bottom up
+/// (pointer-aligned) and <see cref="Allocate"/> from the top down (unaligned), so that mixing the two
+/// wastes no padding. A request larger than a quarter of a block gets a block of its own, so that
+/// it neither wastes the rest of the current block nor starts a new one. The table of blocks is
+/// native too: after construction the arena never allocates on the managed heap.
+/// </para>
+/// <para>
+/// Invariants: every byte handed out stays valid and never moves until <see cref="Dispose"/>, which
+/// frees all blocks exactly once (further calls do nothing). Nothing is freed individually.
+/// </para>
+/// <para>
+/// Thread-safety: one allocating thread at a time (external synchronization). The memory it hands
+/// out may be read by any thread once published. <see cref="MemoryUsage"/> and
+/// <see cref="AllocatedBytes"/> may be read from any thread (volatile reads of values the allocating
+/// thread writes with volatile stores). Dispose must not race with anything.
+/// </para>
+/// </summary>
+internal sealed unsafe class Arena : IDisposable
+{
+    public const int DefaultBlockSize = 1 << 20;
+    public const int MinBlockSize = 4 << 10;
+    public const int MaxBlockSize = 1 << 30;
+
+    /// <summary>Alignment of <see cref="AllocateAligned"/>: enough for pointers and 64-bit fields.</summary>
+    public const int Alignment = 8;
+
+    private const int InitialBlockTableCapacity = 8;
+
+    private readonly int _blockSize;
+
+    // Free region of the current block: [_alignedPtr, _unalignedPtr).
+    private byte* _alignedPtr;
+    private byte* _unalignedPtr;
+
+    // Native table of every block ever allocated (so they can be freed).
+    private void** _blocks;
+    private int _blockCount;
+    private int _blockCapacity;
+
+    // Sum of block sizes plus the block table; grows only.
+    private long _allocatedBytes;
+
+    // _allocatedBytes less the free region of the current block; grows only.
+    private long _memoryUsage;
+
+    public Arena(int blockSize = DefaultBlockSize)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(blockSize, MinBlockSize);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(blockSize, MaxBlockSize);
+        _blockSize = (blockSize + Alignment - 1) & ~(Alignment - 1);
+        _blockCapacity = InitialBlockTableCapacity;
+        _blocks = (void**)NativeMemory.Alloc((nuint)(_blockCapacity * sizeof(void*)));
+        _allocatedBytes = _blockCapacity * sizeof(void*);
+        _memoryUsage = _allocatedBytes;
+    }
+
+    public int BlockSize => _blockSize;
+
+    /// <summary>Bytes taken from the native allocator: all blocks plus the block table.</summary>
+    public long AllocatedBytes => Volatile.Read(ref _allocatedBytes);
+
+    /// <summary>
+    /// <see cref="AllocatedBytes"/> less the still-unused tail of the current block: the bytes handed
+    /// out plus alignment padding, abandoned block tails and the block table. Never decreases.
+    /// </summary>
+    public long MemoryUsage => Volatile.Read(ref _memoryUsage);
+
+    public bool IsDisposed => _blocks == null;
+
+    /// <summary>Returns <paramref name="size"/> bytes with no alignment guarantee.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte* Allocate(int size)
+    {
+        if (size > 0 && size <= _unalignedPtr - _alignedPtr)
+        {
+            _unalignedPtr -= size;
+            Volatile.Write(ref _memoryUsage, _memoryUsage + size);
+            return _unalignedPtr;
+        }
+        return AllocateFallback(size, aligned: false);
+    }
+
+    /// <summary>Returns <paramref name="size"/> bytes starting at an 8-byte aligned address.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte* AllocateAligned(int size)
+    {
+        nint padding = -(nint)_alignedPtr & (Alignment - 1);
+        if (size > 0 && size + padding <= _unalignedPtr - _alignedPtr)
+        {
+            byte* result = _alignedPtr + padding;
+            _alignedPtr = result + size;
+            Volatile.Write(ref _memoryUsage, _memoryUsage + padding + size);
+            return result;
+        }
+        return AllocateFallback(size, aligned: true);
+    }
+
+    private byte* AllocateFallback(int size, bool aligned)
+    {
+        ObjectDisposedException.ThrowIf(_blocks == null, this);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(size);
+        if (size > _blockSize / 4)
+        {
+            // Its own block: the current block keeps its free region for later small requests.
+            long before = _allocatedBytes;
+            byte* own = NewBlock(size);
+            Volatile.Write(ref _memoryUsage, _memoryUsage + (_allocatedBytes - before));
+            return own;
+        }
+
+        // The rest of the current block is abandoned: it counts as used from now on.
+        byte* block = NewBlock(_blockSize);
+        _alignedPtr = block;
+        _unalignedPtr = block + _blockSize;
+        long usage = _allocatedBytes - _blockSize;
+        byte* result;
+        if (aligned)
+        {
+            result = _alignedPtr;
+            _alignedPtr += size;
+        }
+        else
+        {
+            _unalignedPtr -= size;
+            result = _unalignedPtr;
+        }
+        Volatile.Write(ref _memoryUsage, usage + size);
+        return result;
+    }
+
+    private byte* NewBlock(int size)
+    {
+        if (_blockCount == _blockCapacity)
+        {
+            int newCapacity = _blockCapacity * 2;
+            _blocks = (void**)NativeMemory.Realloc(_blocks, (nuint)(newCapacity * sizeof(void*)));
+            Volatile.Write(ref _allocatedBytes, _allocatedBytes + (long)(newCapacity - _blockCapacity) * sizeof(void*));
+            _blockCapacity = newCapacity;
+        }
+        void* block = NativeMemory.AlignedAlloc((nuint)size, Alignment);
+        _blocks[_blockCount++] = block;
+        Volatile.Write(ref _allocatedBytes, _allocatedBytes + size);
+        return (byte*)block;
+    }
+
+    /// <summary>Frees every block. Idempotent; must not race with any other use of the arena.</summary>
+    public void Dispose()
+    {
+        if (_blocks == null)
+        {
+            return;
+        }
+        for (int i = 0; i < _blockCount; i++)
+        {
+            NativeMemory.AlignedFree(_blocks[i]);
+        }
+        NativeMemory.Free(_blocks);
+        _blocks = null;
+        _blockCount = 0;
+        _alignedPtr = null;
+        _unalignedPtr = null;
+    }
+}

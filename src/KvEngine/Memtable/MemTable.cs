@@ -1,0 +1,268 @@
+using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using KvEngine.Format;
+using KvEngine.Iterators;
+using ValueType = KvEngine.Format.ValueType;
+
+namespace KvEngine.Memtable;
+
+/// <summary>
+/// The in-memory write buffer: point entries (Value, Deletion, SingleDeletion, Merge) in one
+/// <see cref="SkipList"/> and range tombstones (RangeDeletion: user key = range start, value = range
+/// end) in a second one, both in one native <see cref="Arena"/> that the memtable owns.
+/// <para>
+/// Lifetime: reference counted. The creator holds the first reference and drops it with
+/// <see cref="Dispose"/> (idempotent) or <see cref="Unref"/>; every other holder takes one with
+/// <see cref="Ref"/> and drops it with <see cref="Unref"/>; iterators hold one until disposed. When the
+/// count reaches zero the arena is freed, exactly once; after that <see cref="Ref"/> throws
+/// ObjectDisposedException and an extra <see cref="Unref"/> throws InvalidOperationException. Spans
+/// returned by <see cref="TryGet"/> and by iterators point into the arena: valid while a reference is held.
+/// </para>
+/// <para>
+/// Thread-safety: writers (<see cref="Add"/>) must be serialized by the caller; any number of
+/// readers (<see cref="TryGet"/>, iterators, the counters) run concurrently with the writer and with
+/// each other without locking (see <see cref="SkipList"/>). Ref/Unref are thread-safe.
+/// </para>
+/// </summary>
+internal sealed unsafe class MemTable : IDisposable
+{
+    /// <summary>Lookup keys up to this size are built on the stack; longer ones in a pooled array.</summary>
+    private const int StackLookupKeyLimit = 256;
+
+    private readonly Arena _arena;
+    private readonly SkipList _table;
+    private readonly SkipList _rangeDeletions;
+
+    private int _refs = 1;
+    private int _disposed;
+
+    // Written by the writer with volatile stores, read by anyone.
+    private long _numEntries;
+    private long _numDeletes;
+    private long _numRangeDeletes;
+    private ulong _firstSequence;
+
+    public MemTable()
+        : this(MemTableOptions.Default)
+    {
+    }
+
+    public MemTable(int arenaBlockSize)
+        : this(MemTableOptions.Default with { ArenaBlockSize = arenaBlockSize })
+    {
+    }
+
+    public MemTable(MemTableOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        _arena = new Arena(options.ArenaBlockSize);
+        try
+        {
+            _table = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed);
+            _rangeDeletions = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed + 1);
+        }
+        catch
+        {
+            _arena.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>Arena bytes in use, including block-table overhead and waste; never decreases. Any thread.</summary>
+    public long ApproximateMemoryUsage => _arena.MemoryUsage;
+
+    /// <summary>Entries added, range tombstones included.</summary>
+    public long NumEntries => Volatile.Read(ref _numEntries);
+
+    /// <summary>Deletion and SingleDeletion entries added.</summary>
+    public long NumDeletes => Volatile.Read(ref _numDeletes);
+
+    /// <summary>RangeDeletion entries added.</summary>
+    public long NumRangeDeletes => Volatile.Read(ref _numRangeDeletes);
+
+    /// <summary>The sequence number of the first entry added; 0 while empty.</summary>
+    public ulong FirstSequence => Volatile.Read(ref _firstSequence);
+
+    public bool IsEmpty => NumEntries == 0;
+
+    /// <summary>Current reference count (diagnostics and tests).</summary>
+    public int RefCount => Volatile.Read(ref _refs);
+
+    /// <summary>
+    /// Writer: adds an entry. Point types go to the point table; RangeDeletion (userKey = start,
+    /// value = end) to the range-tombstone table. False, and nothing added, when an entry with the
+    /// same user key, sequence and type is already present. Allocation-free.
+    /// </summary>
+    public bool Add(ulong sequence, ValueType type, ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> value)
+    {
+        ThrowIfFreed();
+        if (sequence > InternalKeys.MaxSequenceNumber)
+        {
+            ThrowSequenceOutOfRange(sequence);
+        }
+        SkipList list = type switch
+        {
+            ValueType.Value or ValueType.Deletion or ValueType.SingleDeletion or ValueType.Merge => _table,
+            ValueType.RangeDeletion => _rangeDeletions,
+            _ => ThrowBadType(type),
+        };
+        if (!MemTableEntry.TryGetEncodedSize(userKey.Length, value.Length, out int size))
+        {
+            ThrowTooLarge(userKey.Length, value.Length);
+        }
+
+        byte* entry = list.AllocateEntry(size);
+        MemTableEntry.Encode(entry, userKey, InternalKeys.PackTrailer(sequence, type), value);
+        if (!list.Insert(entry))
+        {
+            return false;
+        }
+
+        if (_numEntries == 0)
+        {
+            Volatile.Write(ref _firstSequence, sequence);
+        }
+        Volatile.Write(ref _numEntries, _numEntries + 1);
+        if (type is ValueType.Deletion or ValueType.SingleDeletion)
+        {
+            Volatile.Write(ref _numDeletes, _numDeletes + 1);
+        }
+        else if (type == ValueType.RangeDeletion)
+        {
+            Volatile.Write(ref _numRangeDeletes, _numRangeDeletes + 1);
+        }
+        return true;
+    }
+
+    /// <summary>
+    /// Finds the newest point entry for <paramref name="userKey"/> with sequence &lt;=
+    /// <paramref name="sequence"/>: its type and value (a span into the arena). Range tombstones are
+    /// not consulted. Allocation-free.
+    /// </summary>
+    [SkipLocalsInit]
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, out ValueType type, out ReadOnlySpan<byte> value)
+    {
+        ThrowIfFreed();
+        if (sequence > InternalKeys.MaxSequenceNumber)
+        {
+            ThrowSequenceOutOfRange(sequence);
+        }
+        if (userKey.Length > Array.MaxLength - InternalKeys.TrailerSize)
+        {
+            ThrowTooLarge(userKey.Length, 0);
+        }
+
+        int keyLength = userKey.Length + InternalKeys.TrailerSize;
+        byte[]? rented = null;
+        Span<byte> lookup = keyLength <= StackLookupKeyLimit
+            ? stackalloc byte[StackLookupKeyLimit]
+            : (rented = ArrayPool<byte>.Shared.Rent(keyLength));
+        InternalKeys.Encode(lookup, userKey, sequence, ValueType.ValueTypeForSeek);
+        byte* entry = _table.FindGreaterOrEqual(lookup[..keyLength]);
+        if (rented != null)
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
+
+        if (entry != null)
+        {
+            MemTableEntry.Decode(entry, out ReadOnlySpan<byte> internalKey, out ReadOnlySpan<byte> entryValue);
+            if (InternalKeys.UserKey(internalKey).SequenceEqual(userKey))
+            {
+                type = InternalKeys.Type(internalKey);
+                value = entryValue;
+                return true;
+            }
+        }
+        type = default;
+        value = default;
+        return false;
+    }
+
+    /// <summary>An iterator over the point entries; it holds a reference until disposed.</summary>
+    public InternalIterator NewIterator()
+    {
+        Ref();
+        return new MemTableIterator(this, _table);
+    }
+
+    /// <summary>
+    /// An iterator over the range tombstones (key = start as an internal key, value = end user key),
+    /// holding a reference until disposed; null when there are none.
+    /// </summary>
+    public InternalIterator? NewRangeTombstoneIterator()
+    {
+        if (NumRangeDeletes == 0)
+        {
+            return null;
+        }
+        Ref();
+        return new MemTableIterator(this, _rangeDeletions);
+    }
+
+    /// <summary>Takes a reference. Throws ObjectDisposedException once the memtable is freed.</summary>
+    public void Ref()
+    {
+        int current = Volatile.Read(ref _refs);
+        while (true)
+        {
+            ObjectDisposedException.ThrowIf(current <= 0, this);
+            int seen = Interlocked.CompareExchange(ref _refs, current + 1, current);
+            if (seen == current)
+            {
+                return;
+            }
+            current = seen;
+        }
+    }
+
+    /// <summary>Drops a reference; the last one frees the arena. True when this call freed it.</summary>
+    public bool Unref()
+    {
+        int current = Volatile.Read(ref _refs);
+        while (true)
+        {
+            if (current <= 0)
+            {
+                throw new InvalidOperationException("MemTable.Unref called more times than Ref.");
+            }
+            int seen = Interlocked.CompareExchange(ref _refs, current - 1, current);
+            if (seen == current)
+            {
+                break;
+            }
+            current = seen;
+        }
+        if (current == 1)
+        {
+            _arena.Dispose();
+            return true;
+        }
+        return false;
+    }
+
+    /// <summary>Drops the creator's reference (once; later calls do nothing).</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            Unref();
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void ThrowIfFreed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _refs) <= 0, this);
+
+    [DoesNotReturn]
+    private static void ThrowSequenceOutOfRange(ulong sequence) =>
+        throw new ArgumentOutOfRangeException(nameof(sequence), sequence, "Sequence numbers are at most 2^56 - 1.");
+
+    [DoesNotReturn]
+    private static SkipList ThrowBadType(ValueType type) =>
+        throw new ArgumentException($"A memtable does not store entries of type {type}.", nameof(type));
+
+    [DoesNotReturn]
+    private static void ThrowTooLarge(int keyLength, int valueLength) =>
+        throw new ArgumentException($"An entry with a {keyLength}-byte key and a {valueLength}-byte value is too large for a memtable.");
+}

@@ -1,0 +1,391 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using KvEngine.Format;
+
+namespace KvEngine.Memtable;
+
+/// <summary>
+/// A sorted set of <see cref="MemTableEntry"/> entries, ordered by internal key
+/// (<see cref="InternalKeyComparer.Compare"/>): LevelDB's db/skiplist.h with RocksDB's
+/// InlineSkipList layout, every node living in an <see cref="Arena"/>.
+/// <code>
+/// Node := next: pointer[height]   // stored highest level first, so next[i] is at node - i * pointer size
+///         entry: MemTableEntry    // at node + pointer size; the node pointer addresses next[0]
+/// </code>
+/// Heights are drawn from a writer-owned xorshift PRNG: height h+1 with probability 1/branching of
+/// height h, capped at the maximum height (LevelDB: branching 4, max height 12).
+/// <para>
+/// Thread-safety. Writes (<see cref="AllocateEntry"/>, <see cref="Insert(byte*)"/>) require external
+/// synchronization: one writer at a time. Reads require only that the arena outlive them (the
+/// owning memtable's reference count guarantees it); apart from that they take no lock and never
+/// wait. This is sound because of two invariants, as in LevelDB:
+/// (1) nodes are never deleted or moved until the whole arena is freed;
+/// (2) a node's contents other than its next pointers are immutable once it is linked.
+/// Insert fills in the new node completely (entry bytes and its own next pointers, with plain
+/// stores) before publishing it, and publishes it with a release store (Volatile.Write) into its
+/// predecessor's next pointer. Readers load every next pointer with an acquire load (Volatile.Read),
+/// so a reader that sees the new node also sees everything written into it before the publishing
+/// store. Levels are linked bottom-up, so a reader that meets the node at level i finds it linked at
+/// every level below i too; a reader still on the old pointer simply does not see the node yet.
+/// The current height is read without ordering: a reader that sees the new (larger) height before
+/// the head's new level pointers finds null there, which sorts after every key, and drops a level;
+/// otherwise it uses the new node. Either way it searches correctly.
+/// </para>
+/// <para>
+/// Sequential inserts are O(1): the writer keeps a "splice" (the predecessor and successor at each
+/// level of its last insert, RocksDB's InlineSkipList::Splice) and reuses it when the new key falls
+/// in its level-0 gap. Duplicates (an equal internal key) are rejected.
+/// </para>
+/// </summary>
+internal sealed unsafe class SkipList
+{
+    public const int DefaultMaxHeight = 12;
+    public const int DefaultBranching = 4;
+    public const int MaxHeightLimit = 32;
+
+    private static readonly int s_pointerSize = sizeof(nint);
+
+    private readonly Arena _arena;
+    private readonly byte* _head;
+    private readonly int _maxHeight;
+    private readonly uint _scaledInverseBranching;
+
+    // Current height: written by the writer, read by readers without ordering (see header).
+    private int _height = 1;
+
+    // Writer-only state: PRNG and the splice of the last insert (levels 0.._spliceHeight,
+    // level _spliceHeight being the (head, null) sentinel); _spliceHeight 0 means "none".
+    private ulong _rngState;
+    private readonly byte** _splicePrev;
+    private readonly byte** _spliceNext;
+    private int _spliceHeight;
+
+    public SkipList(Arena arena, int maxHeight = DefaultMaxHeight, int branching = DefaultBranching, ulong seed = 0xdeadbeef)
+    {
+        ArgumentNullException.ThrowIfNull(arena);
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxHeight, 1);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(maxHeight, MaxHeightLimit);
+        ArgumentOutOfRangeException.ThrowIfLessThan(branching, 2);
+        _arena = arena;
+        _maxHeight = maxHeight;
+        _scaledInverseBranching = (uint)(0x1_0000_0000UL / (uint)branching);
+        _rngState = seed == 0 ? 0x9E3779B97F4A7C15UL : seed;
+
+        byte* headMemory = arena.AllocateAligned(maxHeight * s_pointerSize);
+        _head = headMemory + (maxHeight - 1) * s_pointerSize;
+        for (int i = 0; i < maxHeight; i++)
+        {
+            SetNextNoBarrier(_head, i, null);
+        }
+        _splicePrev = (byte**)arena.AllocateAligned((maxHeight + 1) * s_pointerSize);
+        _spliceNext = (byte**)arena.AllocateAligned((maxHeight + 1) * s_pointerSize);
+    }
+
+    public int MaxHeight => _maxHeight;
+
+    /// <summary>The tallest node's height (at least 1). Any thread.</summary>
+    public int Height => Volatile.Read(ref _height);
+
+    /// <summary>
+    /// Writer: reserves a node for an entry of <paramref name="entrySize"/> bytes (at most
+    /// <see cref="MemTableEntry.MaxEncodedSize"/>) and returns where to write the entry. Pass the
+    /// pointer to <see cref="Insert(byte*)"/> once the entry is written.
+    /// </summary>
+    public byte* AllocateEntry(int entrySize)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entrySize);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(entrySize, MemTableEntry.MaxEncodedSize);
+        int height = RandomHeight();
+        byte* memory = _arena.AllocateAligned((height * s_pointerSize) + entrySize);
+        byte* node = memory + (height - 1) * s_pointerSize;
+        *(nint*)node = height; // stashed in next[0] until Insert links the node
+        return node + s_pointerSize;
+    }
+
+    /// <summary>
+    /// Writer: links the entry written at <paramref name="entry"/> (from <see cref="AllocateEntry"/>).
+    /// False, and nothing linked, when an entry with an equal internal key is already present.
+    /// </summary>
+    public bool Insert(byte* entry)
+    {
+        byte* node = entry - s_pointerSize;
+        int height = (int)*(nint*)node;
+        Debug.Assert(height >= 1 && height <= _maxHeight);
+        ReadOnlySpan<byte> key = MemTableEntry.InternalKey(entry);
+
+        int maxHeight = _height;
+        if (height > maxHeight)
+        {
+            // Readers may see the new height before the new levels are linked: see header.
+            Volatile.Write(ref _height, height);
+            maxHeight = height;
+        }
+
+        byte** prev = _splicePrev;
+        byte** next = _spliceNext;
+        int recomputeHeight;
+        if (_spliceHeight < maxHeight)
+        {
+            prev[maxHeight] = _head;
+            next[maxHeight] = null;
+            _spliceHeight = maxHeight;
+            recomputeHeight = maxHeight;
+        }
+        else
+        {
+            // With one writer the splice's gaps stay adjacent and nest (wider at higher levels), so
+            // a key inside the level-0 gap is inside every gap: link it there with no search. Any
+            // other key searches from the top; climbing level by level instead costs random
+            // inserts up to two comparisons per level for little gain (RocksDB does the same).
+            byte* p = prev[0];
+            recomputeHeight = (p == _head || KeyIsAfterNode(key, p)) && !KeyIsAfterNode(key, next[0]) ? 0 : maxHeight;
+        }
+        for (int level = recomputeHeight - 1; level >= 0; level--)
+        {
+            FindSpliceForLevel(key, prev[level + 1], next[level + 1], level, out prev[level], out next[level]);
+        }
+
+        if (next[0] != null && InternalKeyComparer.Compare(KeyOf(next[0]), key) == 0)
+        {
+            return false;
+        }
+
+        for (int level = 0; level < height; level++)
+        {
+            Debug.Assert(NextNoBarrier(prev[level], level) == next[level]);
+            SetNextNoBarrier(node, level, next[level]);
+            SetNext(prev[level], level, node); // release: publishes the node at this level
+            prev[level] = node;
+        }
+        return true;
+    }
+
+    /// <summary>Writer: encodes and inserts an internal key and a value (tests, cold paths).</summary>
+    public bool Insert(ReadOnlySpan<byte> internalKey, ReadOnlySpan<byte> value)
+    {
+        if (internalKey.Length < InternalKeys.TrailerSize
+            || !MemTableEntry.TryGetEncodedSize(internalKey.Length - InternalKeys.TrailerSize, value.Length, out int size))
+        {
+            throw new ArgumentException("The key or value is too long, or the key has no trailer.", nameof(internalKey));
+        }
+        byte* entry = AllocateEntry(size);
+        MemTableEntry.Encode(entry, InternalKeys.UserKey(internalKey), InternalKeys.Trailer(internalKey), value);
+        return Insert(entry);
+    }
+
+    /// <summary>True when an entry with an internal key equal to <paramref name="key"/> is present.</summary>
+    public bool Contains(ReadOnlySpan<byte> key)
+    {
+        byte* node = FindGreaterOrEqualNode(key);
+        return node != null && InternalKeyComparer.Compare(KeyOf(node), key) == 0;
+    }
+
+    /// <summary>The first entry whose key is &gt;= <paramref name="key"/>, or null.</summary>
+    public byte* FindGreaterOrEqual(ReadOnlySpan<byte> key) => EntryOrNull(FindGreaterOrEqualNode(key));
+
+    /// <summary>The last entry whose key is &lt; <paramref name="key"/>, or null.</summary>
+    public byte* FindLessThan(ReadOnlySpan<byte> key) => EntryOrNull(FindLessNode(key, orEqual: false));
+
+    /// <summary>The last entry whose key is &lt;= <paramref name="key"/>, or null.</summary>
+    public byte* FindLessOrEqual(ReadOnlySpan<byte> key) => EntryOrNull(FindLessNode(key, orEqual: true));
+
+    /// <summary>The last entry, or null when empty.</summary>
+    public byte* FindLast() => EntryOrNull(FindLastNode());
+
+    /// <summary>The first entry, or null when empty.</summary>
+    public byte* First() => EntryOrNull(Next(_head, 0));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private byte* EntryOrNull(byte* node) => node == null || node == _head ? null : node + s_pointerSize;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ReadOnlySpan<byte> KeyOf(byte* node) => MemTableEntry.InternalKey(node + s_pointerSize);
+
+    /// <summary>True when <paramref name="node"/> is not null and its key is &lt; <paramref name="key"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool KeyIsAfterNode(ReadOnlySpan<byte> key, byte* node) =>
+        node != null && InternalKeyComparer.Compare(KeyOf(node), key) < 0;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte* Next(byte* node, int level) => (byte*)Volatile.Read(ref *((nint*)node - level));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void SetNext(byte* node, int level, byte* value) => Volatile.Write(ref *((nint*)node - level), (nint)value);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static byte* NextNoBarrier(byte* node, int level) => *((byte**)node - level);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void SetNextNoBarrier(byte* node, int level, byte* value) => *((byte**)node - level) = value;
+
+    /// <summary>Walks one level from <paramref name="before"/> (whose key is &lt; key), stopping at <paramref name="after"/>.</summary>
+    private static void FindSpliceForLevel(ReadOnlySpan<byte> key, byte* before, byte* after, int level, out byte* outPrev, out byte* outNext)
+    {
+        while (true)
+        {
+            byte* next = Next(before, level);
+            if (next == after || !KeyIsAfterNode(key, next))
+            {
+                outPrev = before;
+                outNext = next;
+                return;
+            }
+            before = next;
+        }
+    }
+
+    private byte* FindGreaterOrEqualNode(ReadOnlySpan<byte> key)
+    {
+        byte* x = _head;
+        int level = Height - 1;
+        byte* knownNotBefore = null; // a node already compared >= key: skip re-comparing it one level down
+        while (true)
+        {
+            byte* next = Next(x, level);
+            if (next != null && next != knownNotBefore && InternalKeyComparer.Compare(KeyOf(next), key) < 0)
+            {
+                x = next;
+            }
+            else
+            {
+                if (level == 0)
+                {
+                    return next;
+                }
+                knownNotBefore = next;
+                level--;
+            }
+        }
+    }
+
+    /// <summary>The last node with key &lt; (or &lt;= when <paramref name="orEqual"/>) key; the head when none.</summary>
+    private byte* FindLessNode(ReadOnlySpan<byte> key, bool orEqual)
+    {
+        int bound = orEqual ? 1 : 0;
+        byte* x = _head;
+        int level = Height - 1;
+        byte* knownNotBefore = null;
+        while (true)
+        {
+            byte* next = Next(x, level);
+            if (next != null && next != knownNotBefore && InternalKeyComparer.Compare(KeyOf(next), key) < bound)
+            {
+                x = next;
+            }
+            else
+            {
+                if (level == 0)
+                {
+                    return x;
+                }
+                knownNotBefore = next;
+                level--;
+            }
+        }
+    }
+
+    /// <summary>The last node; the head when empty.</summary>
+    private byte* FindLastNode()
+    {
+        byte* x = _head;
+        int level = Height - 1;
+        while (true)
+        {
+            byte* next = Next(x, level);
+            if (next != null)
+            {
+                x = next;
+            }
+            else if (level == 0)
+            {
+                return x;
+            }
+            else
+            {
+                level--;
+            }
+        }
+    }
+
+    private int RandomHeight()
+    {
+        int height = 1;
+        while (height < _maxHeight && NextRandom() < _scaledInverseBranching)
+        {
+            height++;
+        }
+        return height;
+    }
+
+    // xorshift64*: the high 32 bits of the product are well mixed.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private uint NextRandom()
+    {
+        ulong x = _rngState;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        _rngState = x;
+        return (uint)((x * 0x2545F4914F6CDD1DUL) >> 32);
+    }
+
+    /// <summary>
+    /// A cursor over the list. A struct: embed it (in a mutable field) rather than copy it. Safe to
+    /// use concurrently with the writer; one user per cursor.
+    /// </summary>
+    internal struct Iterator
+    {
+        private readonly SkipList _list;
+        private byte* _node;
+
+        public Iterator(SkipList list)
+        {
+            _list = list;
+            _node = null;
+        }
+
+        public readonly bool Valid => _node != null;
+
+        /// <summary>The current entry (a <see cref="MemTableEntry"/>). Requires Valid.</summary>
+        public readonly byte* Entry
+        {
+            [MethodImpl(MethodImplOptions.AggressiveInlining)]
+            get
+            {
+                Debug.Assert(_node != null);
+                return _node + s_pointerSize;
+            }
+        }
+
+        public readonly ReadOnlySpan<byte> Key => MemTableEntry.InternalKey(Entry);
+
+        public readonly ReadOnlySpan<byte> Value => MemTableEntry.Value(Entry);
+
+        public void Next()
+        {
+            Debug.Assert(_node != null);
+            _node = SkipList.Next(_node, 0);
+        }
+
+        /// <summary>Steps back: a search for the last node before this one (no back pointers).</summary>
+        public void Prev()
+        {
+            Debug.Assert(_node != null);
+            _node = _list.NodeOrNull(_list.FindLessNode(KeyOf(_node), orEqual: false));
+        }
+
+        public void Seek(ReadOnlySpan<byte> target) => _node = _list.FindGreaterOrEqualNode(target);
+
+        public void SeekForPrev(ReadOnlySpan<byte> target) => _node = _list.NodeOrNull(_list.FindLessNode(target, orEqual: true));
+
+        public void SeekToFirst() => _node = SkipList.Next(_list._head, 0);
+
+        public void SeekToLast() => _node = _list.NodeOrNull(_list.FindLastNode());
+
+        /// <summary>Leaves the cursor not Valid.</summary>
+        public void Reset() => _node = null;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private byte* NodeOrNull(byte* node) => node == _head ? null : node;
+}

@@ -1,0 +1,177 @@
+using System.Text;
+using KvEngine.Filters;
+using KvEngine.Util;
+using static KvEngine.Tests.Filters.FilterTestKeys;
+
+namespace KvEngine.Tests.Filters;
+
+public class FastLocalBloomBuilderTests
+{
+    [Fact]
+    public void SmallFilterMatchesItsKeysOnly()
+    {
+        var policy = new FastLocalBloomPolicy();
+        Assert.Equal("rocksdb.BuiltinBloomFilter", policy.Name);
+        using FastLocalBloomBitsBuilder builder = policy.CreateBuilder();
+        builder.AddKey("hello"u8);
+        builder.AddKey("world"u8);
+        using var output = new ByteBuffer();
+        builder.Finish(output);
+        IFilterBitsReader reader = policy.CreateReader(output.WrittenMemory);
+        Assert.True(reader.MayMatch("hello"u8));
+        Assert.True(reader.MayMatch("world"u8));
+        Assert.False(reader.MayMatch("x"u8));
+        Assert.False(reader.MayMatch("foo"u8));
+    }
+
+    [Fact]
+    public void VaryingLengthsHaveNoFalseNegativesAndFewFalsePositives()
+    {
+        // bloom_test FullVaryingLengths at 10 bits/key.
+        int mediocre = 0;
+        int good = 0;
+        for (int length = 1; length <= 10000; length = NextLength(length))
+        {
+            byte[] filter = Build(10, 0, length);
+            Assert.True(filter.Length <= (length * 10 / 8) + (64 * 2) + 5);
+            IFilterBitsReader reader = BuiltinFilterReaders.Create(filter);
+            for (int i = 0; i < length; i++)
+            {
+                Assert.True(reader.MayMatch(Key(i)), $"length {length}, key {i}");
+            }
+            int fps = 0;
+            for (int i = 0; i < 10000; i++)
+            {
+                fps += reader.MayMatch(Key(i + 1000000000)) ? 1 : 0;
+            }
+            double rate = fps / 10000.0;
+            Assert.True(rate <= 0.02, $"FP rate {rate} at length {length}");
+            if (rate > 0.0125)
+            {
+                mediocre++;
+            }
+            else
+            {
+                good++;
+            }
+        }
+        Assert.True(mediocre <= good / 5);
+    }
+
+    [Fact]
+    public void ConsecutiveDuplicatesCountOnceAndBuilderResetsAfterFinish()
+    {
+        using FastLocalBloomBitsBuilder builder = new FastLocalBloomPolicy().CreateBuilder();
+        builder.AddKey("a"u8);
+        builder.AddKey("a"u8);
+        builder.AddKey("b"u8);
+        builder.AddKey("a"u8);
+        Assert.Equal(3, builder.KeyCount);
+        using var first = new ByteBuffer();
+        builder.Finish(first);
+        Assert.Equal(0, builder.KeyCount);
+
+        builder.AddKey("a"u8);
+        builder.AddKey("b"u8);
+        builder.AddKey("a"u8);
+        using var second = new ByteBuffer();
+        builder.Finish(second);
+        Assert.Equal(first.WrittenSpan.ToArray(), second.WrittenSpan.ToArray());
+    }
+
+    [Fact]
+    public void ManyKeysGrowTheHashBufferWithoutFalseNegatives()
+    {
+        const int n = 100_000;
+        byte[] filter = Build(10, 0, n);
+        Assert.Equal(FastLocalBloomMath.CalculateSpace(n, 10000), filter.Length);
+        IFilterBitsReader reader = BuiltinFilterReaders.Create(filter);
+        for (int i = 0; i < n; i++)
+        {
+            Assert.True(reader.MayMatch(Key(i)));
+        }
+    }
+
+    [Fact]
+    public void AddingKeysAndQueryingDoNotAllocate()
+    {
+        var policy = new FastLocalBloomPolicy();
+        using FastLocalBloomBitsBuilder builder = policy.CreateBuilder();
+        Span<byte> key = stackalloc byte[16];
+        using var output = new ByteBuffer(1 << 16);
+        for (int round = 0; round < 2; round++)
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < 20000; i++)
+            {
+                BitConverter.TryWriteBytes(key, i);
+                builder.AddKey(key);
+            }
+            long added = GC.GetAllocatedBytesForCurrentThread() - before;
+            output.Clear();
+            builder.Finish(output);
+            if (round == 1)
+            {
+                Assert.Equal(0, added); // the pooled buffer was sized by round 0
+            }
+        }
+        IFilterBitsReader reader = policy.CreateReader(output.WrittenMemory);
+        int matches = 0;
+        long start = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 40000; i++)
+        {
+            BitConverter.TryWriteBytes(key, i);
+            matches += reader.MayMatch(key) ? 1 : 0;
+        }
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - start);
+        Assert.True(matches >= 20000);
+    }
+
+    [Fact]
+    public void FinishAtACallerChosenSizeUsesThatSizeAndItsProbes()
+    {
+        using FastLocalBloomBitsBuilder builder = new FastLocalBloomPolicy().CreateBuilder();
+        for (int i = 0; i < 1000; i++)
+        {
+            builder.AddKey(Key(i));
+        }
+        long target = builder.CalculateSpace(); // 1250 -> 1280 + 5
+        Assert.Equal(1285, target);
+        long smaller = FastLocalBloomMath.RoundDownUsableSpace((3 * (target - 5) / 4) + 5); // 960 + 5
+        Assert.Equal(965, smaller);
+        using var output = new ByteBuffer();
+        builder.Finish(output, smaller, probesFromActualSize: true);
+        byte[] filter = output.WrittenSpan.ToArray();
+        Assert.Equal(965, filter.Length);
+        Assert.Equal(FastLocalBloomMath.ChooseNumProbes(7680), filter[^3]); // 7.68 bits/key -> 5
+        IFilterBitsReader reader = BuiltinFilterReaders.Create(filter);
+        for (int i = 0; i < 1000; i++)
+        {
+            Assert.True(reader.MayMatch(Key(i)));
+        }
+        for (int i = 0; i < 10; i++)
+        {
+            builder.AddKey(Key(i));
+        }
+        Assert.Throws<ArgumentException>(() => builder.Finish(output, 100, probesFromActualSize: false));
+        Assert.Throws<ArgumentOutOfRangeException>(() => builder.Finish(output, 4, probesFromActualSize: false));
+    }
+
+    [Fact]
+    public void PolicyRejectsNoFilterSettingsAndUseAfterDisposeFails()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => new FastLocalBloomPolicy(0.4));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new FastLocalBloomPolicy(-1));
+        FastLocalBloomBitsBuilder builder = new FastLocalBloomPolicy().CreateBuilder();
+        builder.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => builder.AddKey(Encoding.ASCII.GetBytes("k")));
+    }
+
+    private static int NextLength(int length) => length switch
+    {
+        < 10 => length + 1,
+        < 100 => length + 10,
+        < 1000 => length + 100,
+        _ => length + 1000,
+    };
+}

@@ -1,0 +1,153 @@
+using KvEngine.Format;
+using KvEngine.Memtable;
+using ValueType = KvEngine.Format.ValueType;
+
+namespace KvEngine.Tests.Memtable;
+
+public unsafe class SkipListTests
+{
+    private static readonly ValueType[] s_pointTypes =
+        [ValueType.Value, ValueType.Deletion, ValueType.Merge, ValueType.SingleDeletion];
+
+    internal static byte[] RandomInternalKey(Random rnd)
+    {
+        var user = new byte[rnd.Next(0, 6)];
+        for (int i = 0; i < user.Length; i++)
+        {
+            user[i] = (byte)rnd.Next(0, 4); // small alphabet: many shared prefixes and equal user keys
+        }
+        ulong seq = rnd.Next(3) == 0 ? (ulong)rnd.Next(0, 8) : (ulong)rnd.NextInt64(0, (long)InternalKeys.MaxSequenceNumber);
+        return InternalKeys.Create(user, seq, s_pointTypes[rnd.Next(s_pointTypes.Length)]);
+    }
+
+    private static int LowerBound(byte[][] sorted, byte[] key)
+    {
+        int i = Array.BinarySearch(sorted, key, InternalKeyComparer.Instance);
+        return i >= 0 ? i : ~i;
+    }
+
+    private static byte[]? KeyOrNull(byte* entry) => entry == null ? null : MemTableEntry.InternalKey(entry).ToArray();
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void MatchesSortedModel(int seed)
+    {
+        var rnd = new Random(seed);
+        using var arena = new Arena(64 << 10);
+        var list = new SkipList(arena, seed: (ulong)seed);
+        var model = new SortedDictionary<byte[], byte[]>(InternalKeyComparer.Instance);
+
+        Assert.True(list.First() == null && list.FindLast() == null);
+        for (int round = 0; round < 4; round++)
+        {
+            for (int i = 0; i < 5000; i++)
+            {
+                byte[] key = RandomInternalKey(rnd);
+                var value = new byte[rnd.Next(0, 20)];
+                rnd.NextBytes(value);
+                bool fresh = !model.ContainsKey(key);
+                Assert.Equal(fresh, list.Insert(key, value));
+                if (fresh)
+                {
+                    model.Add(key, value);
+                }
+            }
+            CheckAgainstModel(list, model, rnd);
+        }
+        Assert.True(model.Count > 15000);
+        Assert.InRange(list.Height, 2, SkipList.DefaultMaxHeight);
+    }
+
+    [Fact]
+    public void SequentialAndReverseInsertsUseAndRepairTheSplice()
+    {
+        using var arena = new Arena();
+        var list = new SkipList(arena);
+        var model = new SortedDictionary<byte[], byte[]>(InternalKeyComparer.Instance);
+        var key = new byte[4];
+        for (int i = 0; i < 3000; i++)
+        {
+            // ascending runs, then a descending run, then interleaved
+            int k = i < 1000 ? i * 3 : i < 2000 ? 10000 - i : (i * 7919) % 9000;
+            System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(key, k);
+            byte[] ikey = InternalKeys.Create(key, (ulong)i, ValueType.Value);
+            Assert.True(list.Insert(ikey, key));
+            model.Add(ikey, (byte[])key.Clone());
+        }
+        CheckAgainstModel(list, model, new Random(5));
+    }
+
+    private static void CheckAgainstModel(SkipList list, SortedDictionary<byte[], byte[]> model, Random rnd)
+    {
+        byte[][] keys = model.Keys.ToArray();
+
+        var it = new SkipList.Iterator(list);
+        it.SeekToFirst();
+        foreach (var (key, value) in model)
+        {
+            Assert.True(it.Valid);
+            Assert.True(it.Key.SequenceEqual(key));
+            Assert.True(it.Value.SequenceEqual(value));
+            it.Next();
+        }
+        Assert.False(it.Valid);
+
+        it.SeekToLast();
+        for (int i = keys.Length - 1; i >= 0; i--)
+        {
+            Assert.True(it.Valid);
+            Assert.True(it.Key.SequenceEqual(keys[i]));
+            it.Prev();
+        }
+        Assert.False(it.Valid);
+
+        for (int probe = 0; probe < 1000; probe++)
+        {
+            byte[] target = probe % 3 == 0 ? keys[rnd.Next(keys.Length)] : RandomInternalKey(rnd);
+            int lb = LowerBound(keys, target);
+            bool exact = lb < keys.Length && InternalKeyComparer.Compare(keys[lb], target) == 0;
+            Assert.Equal(exact, list.Contains(target));
+
+            byte[]? ge = lb < keys.Length ? keys[lb] : null;
+            byte[]? lt = lb > 0 ? keys[lb - 1] : null;
+            byte[]? le = exact ? keys[lb] : lt;
+            Assert.Equal(ge, KeyOrNull(list.FindGreaterOrEqual(target)));
+            Assert.Equal(lt, KeyOrNull(list.FindLessThan(target)));
+            Assert.Equal(le, KeyOrNull(list.FindLessOrEqual(target)));
+
+            it.Seek(target);
+            Assert.Equal(ge, it.Valid ? it.Key.ToArray() : null);
+            if (it.Valid)
+            {
+                it.Prev();
+                Assert.Equal(lt, it.Valid ? it.Key.ToArray() : null);
+            }
+            it.SeekForPrev(target);
+            Assert.Equal(le, it.Valid ? it.Key.ToArray() : null);
+            if (it.Valid)
+            {
+                it.Next();
+                int after = exact ? lb + 1 : lb;
+                Assert.Equal(after < keys.Length ? keys[after] : null, it.Valid ? it.Key.ToArray() : null);
+            }
+        }
+        Assert.Equal(keys[^1], KeyOrNull(list.FindLast()));
+        Assert.Equal(keys[0], KeyOrNull(list.First()));
+    }
+
+    [Fact]
+    public void HeightsFollowTheBranchingFactor()
+    {
+        using var arena = new Arena();
+        var list = new SkipList(arena, maxHeight: 4, branching: 2);
+        for (int i = 0; i < 2000; i++)
+        {
+            list.Insert(InternalKeys.Create(BitConverter.GetBytes(i), 1, ValueType.Value), default);
+        }
+        Assert.Equal(4, list.Height); // 2000 nodes at p = 1/2 reach the cap
+        Assert.Throws<ArgumentOutOfRangeException>(() => new SkipList(arena, maxHeight: 0));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new SkipList(arena, branching: 1));
+    }
+}
