@@ -5,6 +5,8 @@ using KvEngine.Memtable;
 using KvEngine.Storage;
 using KvEngine.Table;
 
+using ValueType = KvEngine.Format.ValueType;
+
 namespace KvEngine.Db;
 
 /// <summary>Flushing memtables into level-0 tables and deleting obsolete files.</summary>

@@ -141,19 +141,21 @@ internal sealed partial class DbImpl
         var reporter = new RecoveryReporter();
         using ISequentialFile file = _fs.OpenSequential(path);
         using var scratch = new ByteBuffer(4096);
-        var reader = new LogReader(file, _options.WalRecoveryMode, path, reporter);
+        var reader = new LogReader(file, _options.WalRecoveryMode, reporter, logNumber, verifyChecksums: true, fileName: path);
         while (reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
         {
-            using WriteBatch batch = WriteBatch.FromRep(record, path);
-            ulong first = batch.Sequence;
-            if (first == 0 && batch.Count > 0)
+            // Validate the whole batch before applying any of it: a batch is atomic.
+            WriteBatchDecoder.Validate(record);
+            ulong first = Coding.DecodeFixed64(record);
+            uint count = Coding.DecodeFixed32(record[8..]);
+            if (first == 0 && count > 0)
             {
                 throw new KvCorruptionException($"{path}: a write batch carries sequence number 0.");
             }
             var inserter = new MemTableInserter(mem, first);
-            batch.Iterate(ref inserter);
-            ulong last = first + (ulong)batch.Count - 1;
-            if (batch.Count > 0 && last > maxSequence)
+            WriteBatchDecoder.Iterate(record, ref inserter);
+            ulong last = first + count - 1;
+            if (count > 0 && last > maxSequence)
             {
                 maxSequence = last;
             }
@@ -164,7 +166,7 @@ internal sealed partial class DbImpl
                 mem = NewMemTable();
             }
         }
-        return reader.StoppedAtCorruption;
+        return reader.StoppedOnCorruption;
     }
 
     private void AddLevel0Table(MemTable mem, VersionEdit edit)
@@ -218,7 +220,7 @@ internal sealed partial class DbImpl
     /// <summary>Receives what the WAL reader dropped during recovery.</summary>
     private sealed class RecoveryReporter : ILogReporter
     {
-        public void Corruption(long bytes, string reason)
+        public void Corruption(long bytesDropped, string reason, long fileOffset)
         {
             // Point-in-time and skip modes drop data by design; the reader already enforces the mode.
         }

@@ -3,6 +3,8 @@ using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
 
+using ValueType = KvEngine.Format.ValueType;
+
 namespace KvEngine.Db;
 
 /// <summary>The read path: point lookups and iterators, lock-free over a pinned read state.</summary>

@@ -1,5 +1,7 @@
 using KvEngine.Format;
 
+using ValueType = KvEngine.Format.ValueType;
+
 namespace KvEngine.Db;
 
 /// <summary>The write path: group commit, WAL append, memtable insert, memtable switches.</summary>
@@ -89,8 +91,8 @@ internal sealed partial class DbImpl
             group.Add(leader);
             if (error == null && leader.Batch != null)
             {
-                int bytes = leader.Batch.ApproximateSize;
-                int limit = bytes <= 128 << 10 ? bytes + (128 << 10) : MaxGroupBytes;
+                long bytes = leader.Batch.ApproximateSize;
+                long limit = bytes <= 128 << 10 ? bytes + (128 << 10) : MaxGroupBytes;
                 for (LinkedListNode<WriteRequest>? n = _writers.First!.Next; n != null; n = n.Next)
                 {
                     WriteRequest w = n.Value;
@@ -226,7 +228,7 @@ internal sealed partial class DbImpl
         e is KvException or ObjectDisposedException ? e : new KvException("Write failed: " + e.Message, e);
 
     /// <summary>Applies a batch's records to a memtable with consecutive sequence numbers.</summary>
-    private struct MemTableInserter : Wal.IWriteBatchHandler
+    internal struct MemTableInserter : Wal.IWriteBatchHandler
     {
         private readonly Memtable.MemTable _mem;
         private ulong _sequence;

@@ -1,6 +1,8 @@
 using KvEngine.Format;
 using KvEngine.Manifest;
 
+using ValueType = KvEngine.Format.ValueType;
+
 namespace KvEngine.Db;
 
 /// <summary>

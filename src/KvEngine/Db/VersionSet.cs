@@ -140,13 +140,13 @@ internal sealed class VersionSet : IDisposable
         using (ISequentialFile file = _fs.OpenSequential(manifestPath))
         using (var scratch = new ByteBuffer(1024))
         {
-            var reader = new LogReader(file, WalRecoveryMode.AbsoluteConsistency, manifestPath);
+            LogReader reader = LogReader.ForManifest(file, manifestPath);
             while (reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
             {
                 VersionEdit edit = VersionEdit.Decode(record);
-                if (edit.ColumnFamily is { } cf && cf != 0)
+                if (edit.ColumnFamily != 0 || edit.ColumnFamilyAdd != null && edit.ColumnFamilyAdd != "default")
                 {
-                    throw new KvException($"{manifestName} describes column family {cf}; KvEngine supports only the default column family.");
+                    throw new KvException($"{manifestName} describes column family {edit.ColumnFamily} ('{edit.ColumnFamilyAdd}'); KvEngine supports only the default column family.");
                 }
                 if (edit.Comparator != null)
                 {
@@ -158,10 +158,10 @@ internal sealed class VersionSet : IDisposable
                     sawComparator = true;
                 }
                 builder.Apply(edit);
-                logNumber = edit.LogNumber ?? logNumber;
-                prevLogNumber = edit.PrevLogNumber ?? prevLogNumber;
-                nextFile = edit.NextFileNumber ?? nextFile;
-                lastSequence = edit.LastSequence ?? lastSequence;
+                logNumber = edit.HasLogNumber ? edit.LogNumber : logNumber;
+                prevLogNumber = edit.HasPrevLogNumber ? edit.PrevLogNumber : prevLogNumber;
+                nextFile = edit.HasNextFileNumber ? edit.NextFileNumber : nextFile;
+                lastSequence = edit.HasLastSequence ? edit.LastSequence : lastSequence;
             }
         }
         if (nextFile == null || lastSequence == null || logNumber == null)
@@ -206,14 +206,20 @@ internal sealed class VersionSet : IDisposable
             builder.Apply(edit);
             Version v = builder.Build(this);
 
-            edit.LogNumber ??= LogNumber;
+            if (!edit.HasLogNumber)
+            {
+                edit.LogNumber = LogNumber;
+            }
             if (edit.LogNumber < LogNumber)
             {
                 throw new InvalidOperationException("The log number cannot go backwards.");
             }
-            edit.PrevLogNumber ??= 0;
+            if (!edit.HasPrevLogNumber)
+            {
+                edit.PrevLogNumber = 0;
+            }
             edit.NextFileNumber = _nextFileNumber;
-            edit.LastSequence = Math.Max(edit.LastSequence ?? 0, LastSequence);
+            edit.LastSequence = Math.Max(edit.HasLastSequence ? edit.LastSequence : 0, LastSequence);
 
             bool newManifest = _manifestLog == null;
             ulong newManifestNumber = 0;
@@ -255,11 +261,11 @@ internal sealed class VersionSet : IDisposable
                 }
                 throw;
             }
-            LogNumber = edit.LogNumber.Value;
-            PrevLogNumber = edit.PrevLogNumber.Value;
+            LogNumber = edit.LogNumber;
+            PrevLogNumber = edit.PrevLogNumber;
             if (edit.LastSequence > LastSequence)
             {
-                Volatile.Write(ref _lastSequence, edit.LastSequence.Value);
+                Volatile.Write(ref _lastSequence, edit.LastSequence);
             }
             Install(v);
         }
