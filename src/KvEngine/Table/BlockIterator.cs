@@ -11,12 +11,14 @@ internal sealed class BlockIterator : InternalIterator
 {
     private readonly Block _block;
     private readonly bool _ownsBlock;
+    private readonly BlockKeyFormat _keyFormat;
     private BlockCursor _cursor;
 
     public BlockIterator(Block block, BlockKeyFormat keyFormat, bool ownsBlock)
     {
         _block = block;
         _ownsBlock = ownsBlock;
+        _keyFormat = keyFormat;
         _cursor = new BlockCursor(block, keyFormat);
     }
 
@@ -30,13 +32,29 @@ internal sealed class BlockIterator : InternalIterator
 
     public override void SeekToLast() => _cursor.SeekToLast();
 
-    public override void Seek(ReadOnlySpan<byte> target) => _cursor.Seek(target);
+    public override void Seek(ReadOnlySpan<byte> target)
+    {
+        CheckTarget(target);
+        _cursor.Seek(target);
+    }
 
-    public override void SeekForPrev(ReadOnlySpan<byte> target) => _cursor.SeekForPrev(target);
+    public override void SeekForPrev(ReadOnlySpan<byte> target)
+    {
+        CheckTarget(target);
+        _cursor.SeekForPrev(target);
+    }
 
     public override void Next() => _cursor.Next();
 
     public override void Prev() => _cursor.Prev();
+
+    private void CheckTarget(ReadOnlySpan<byte> target)
+    {
+        if (_keyFormat != BlockKeyFormat.Bytewise && target.Length < Format.InternalKeys.TrailerSize)
+        {
+            throw new ArgumentException("Seek targets are internal keys (user key + 8-byte trailer).", nameof(target));
+        }
+    }
 
     protected override void Dispose(bool disposing)
     {

@@ -41,6 +41,7 @@ internal sealed class ShortenedIndexBuilder : IIndexBuilder
 
     public IndexType IndexType => IndexType.BinarySearch;
 
+    /// <summary>A single-level shortened index needs only the block boundaries, not every key.</summary>
     public void OnKeyAdded(ReadOnlySpan<byte> internalKey)
     {
     }

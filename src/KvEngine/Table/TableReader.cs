@@ -115,23 +115,34 @@ internal sealed class TableReader : IDisposable
     /// <summary>True when a filter block was loaded (the metaindex names the configured policy).</summary>
     public bool HasFilter => _filter != null;
 
-    /// <summary>Opens a table; throws <see cref="KvCorruptionException"/> when it is malformed.</summary>
+    /// <summary>
+    /// Opens a table and takes ownership of <paramref name="file"/> (disposed with the reader, or
+    /// at once when opening fails). Throws <see cref="KvCorruptionException"/> when the table is malformed.
+    /// </summary>
     public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName)
     {
         ArgumentNullException.ThrowIfNull(file);
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(fileName);
-        if (fileSize < TableFormat.FooterSize)
+        try
         {
-            throw new KvCorruptionException($"{fileName}: file of {fileSize} bytes is too short to be a table.");
+            if (fileSize < TableFormat.FooterSize)
+            {
+                throw new KvCorruptionException($"{fileName}: file of {fileSize} bytes is too short to be a table.");
+            }
+            Span<byte> footerBytes = stackalloc byte[TableFormat.FooterSize];
+            if (file.Read(fileSize - TableFormat.FooterSize, footerBytes) != TableFormat.FooterSize)
+            {
+                throw new KvCorruptionException($"{fileName}: truncated while reading the footer.");
+            }
+            Footer footer = Footer.Decode(footerBytes, fileName);
+            return new TableReader(file, fileSize, options, fileName, footer);
         }
-        Span<byte> footerBytes = stackalloc byte[TableFormat.FooterSize];
-        if (file.Read(fileSize - TableFormat.FooterSize, footerBytes) != TableFormat.FooterSize)
+        catch
         {
-            throw new KvCorruptionException($"{fileName}: truncated while reading the footer.");
+            file.Dispose();
+            throw;
         }
-        Footer footer = Footer.Decode(footerBytes, fileName);
-        return new TableReader(file, fileSize, options, fileName, footer);
     }
 
     /// <summary>False only when the filter proves <paramref name="userKey"/> is absent.</summary>
