@@ -76,9 +76,6 @@ internal sealed class Block : IDisposable
     /// <summary>Names the file and block in corruption messages (formatted on demand).</summary>
     public string Source => _kind.Length == 0 ? _fileName : $"{_fileName}: {_kind} block at offset {_offset}";
 
-    /// <summary>Bytes charged for holding this block in memory.</summary>
-    public int Charge => Data.Length;
-
     /// <summary>The offset of restart point <paramref name="index"/>; corruption when it points outside the entries.</summary>
     public int RestartPoint(int index)
     {
