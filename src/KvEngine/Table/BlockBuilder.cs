@@ -1,0 +1,141 @@
+using KvEngine.Util;
+
+namespace KvEngine.Table;
+
+// Block    := entry* restart: fixed32[num_restarts] num_restarts: fixed32
+// entry    := shared: varint32 non_shared: varint32 value_length: varint32
+//             key_delta: byte[non_shared] value: byte[value_length]
+// Keys are prefix-compressed against the previous key (shared bytes); every restart_interval-th
+// entry is a restart point with shared = 0, and restart[] holds those entries' offsets.
+//
+// With value delta encoding (index blocks, format_version >= 4) value_length is omitted:
+// entry    := shared: varint32 non_shared: varint32 key_delta: byte[non_shared] value
+//   value  := BlockHandle                       when shared == 0
+//           | size_delta: varsigned64           otherwise; offset = previous offset + previous size + 5
+//             (the delta form is written only for entries whose key shares bytes with the previous one)
+
+/// <summary>
+/// Builds one block (data, index, metaindex, properties, range-deletion). Keys must be added in
+/// the block's order; the builder does not check it (the table builder does). Not thread-safe.
+/// After <see cref="Finish"/> the block bytes stay valid until <see cref="Reset"/> or the next Add.
+/// </summary>
+internal sealed class BlockBuilder : IDisposable
+{
+    private readonly int _restartInterval;
+    private readonly bool _valueDeltaEncoding;
+    private readonly ByteBuffer _buffer = new(4096);
+    private readonly ByteBuffer _lastKey = new(64);
+    private uint[] _restarts = new uint[16];
+    private int _restartCount;
+    private int _counter;
+    private int _entries;
+    private bool _finished;
+
+    public BlockBuilder(int restartInterval, bool valueDeltaEncoding = false)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(restartInterval, 1);
+        _restartInterval = restartInterval;
+        _valueDeltaEncoding = valueDeltaEncoding;
+        Reset();
+    }
+
+    public bool IsEmpty => _entries == 0;
+
+    public int EntryCount => _entries;
+
+    public ReadOnlySpan<byte> LastKey => _lastKey.WrittenSpan;
+
+    /// <summary>Size of the block if it were finished now.</summary>
+    public int CurrentSizeEstimate => _finished ? _buffer.Length : _buffer.Length + (_restartCount * 4) + 4;
+
+    public void Reset()
+    {
+        _buffer.Clear();
+        _lastKey.Clear();
+        _restarts[0] = 0;
+        _restartCount = 1;
+        _counter = 0;
+        _entries = 0;
+        _finished = false;
+    }
+
+    /// <summary>
+    /// Appends an entry. With value delta encoding, <paramref name="deltaValue"/> is written instead
+    /// of <paramref name="value"/> when the key shares a prefix with the previous key.
+    /// </summary>
+    public void Add(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, ReadOnlySpan<byte> deltaValue = default)
+    {
+        if (_finished)
+        {
+            throw new InvalidOperationException("Block already finished; call Reset first.");
+        }
+        int shared = 0;
+        if (_counter >= _restartInterval)
+        {
+            if (_restartCount == _restarts.Length)
+            {
+                Array.Resize(ref _restarts, _restarts.Length * 2);
+            }
+            _restarts[_restartCount++] = (uint)_buffer.Length;
+            _counter = 0;
+        }
+        else if (_entries > 0)
+        {
+            shared = key.CommonPrefixLength(_lastKey.WrittenSpan);
+        }
+        int nonShared = key.Length - shared;
+        _buffer.AppendVarint32((uint)shared);
+        _buffer.AppendVarint32((uint)nonShared);
+        bool useDelta = _valueDeltaEncoding && shared != 0;
+        if (!_valueDeltaEncoding)
+        {
+            _buffer.AppendVarint32((uint)value.Length);
+        }
+        _buffer.Append(key[shared..]);
+        _buffer.Append(useDelta ? deltaValue : value);
+
+        _lastKey.Truncate(shared);
+        _lastKey.Append(key[shared..]);
+        _counter++;
+        _entries++;
+    }
+
+    /// <summary>RocksDB's EstimateSizeAfterKV: the block size after adding this entry (approximate).</summary>
+    public int EstimateSizeAfterKV(int keyLength, int valueLength)
+    {
+        bool restart = _counter >= _restartInterval;
+        long estimate = CurrentSizeEstimate + keyLength;
+        estimate += !_valueDeltaEncoding || restart ? valueLength : valueLength / 2;
+        if (restart)
+        {
+            estimate += 4;
+        }
+        estimate += 4 + Coding.VarintLength((ulong)keyLength);
+        if (!_valueDeltaEncoding || restart)
+        {
+            estimate += Coding.VarintLength((ulong)valueLength);
+        }
+        return (int)Math.Min(estimate, int.MaxValue);
+    }
+
+    /// <summary>Appends the restart array and returns the finished block.</summary>
+    public ReadOnlySpan<byte> Finish()
+    {
+        if (!_finished)
+        {
+            for (int i = 0; i < _restartCount; i++)
+            {
+                _buffer.AppendFixed32(_restarts[i]);
+            }
+            _buffer.AppendFixed32((uint)_restartCount);
+            _finished = true;
+        }
+        return _buffer.WrittenSpan;
+    }
+
+    public void Dispose()
+    {
+        _buffer.Dispose();
+        _lastKey.Dispose();
+    }
+}

@@ -1,0 +1,360 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using KvEngine.Format;
+using KvEngine.Util;
+
+namespace KvEngine.Table;
+
+/// <summary>
+/// A position inside one <see cref="Block"/> (grammar in <see cref="BlockBuilder"/>): binary search
+/// over the restart points, then a linear scan. Every decode is bounds-checked against the entry
+/// area; malformed bytes raise <see cref="KvCorruptionException"/>, never an index error, and every
+/// step moves forward, so a corrupt block cannot make it loop.
+/// <para>
+/// A mutable struct: keep it in a field or local and call it in place (never copy a live cursor).
+/// It rents a key buffer; <see cref="Dispose"/> returns it. It does not own the block. Not thread-safe.
+/// </para>
+/// </summary>
+internal struct BlockCursor : IDisposable
+{
+    private Block _block;
+    private byte[] _data;
+    private int _restarts;
+    private int _numRestarts;
+    private BlockKeyFormat _keyFormat;
+    private IndexValueFormat _valueFormat;
+    private bool _indexHasFirstKey;
+    private byte[] _key;
+    private int _keyLength;
+    private int _current;
+    private int _next;
+    private int _restartIndex;
+    private int _valueOffset;
+    private int _valueLength;
+    private BlockHandle _handle;
+
+    public BlockCursor(Block block, BlockKeyFormat keyFormat, IndexValueFormat valueFormat = IndexValueFormat.NotIndex, bool indexHasFirstKey = false)
+    {
+        _block = block;
+        _data = block.Data;
+        _restarts = block.RestartsOffset;
+        _numRestarts = block.RestartsOffset == 0 ? 0 : block.NumRestarts; // no entries: nothing to seek
+        _keyFormat = keyFormat;
+        _valueFormat = valueFormat;
+        _indexHasFirstKey = indexHasFirstKey;
+        _key = ArrayPool<byte>.Shared.Rent(64);
+        _current = _restarts;
+        _next = _restarts;
+        _restartIndex = _numRestarts;
+    }
+
+    public readonly Block Block => _block;
+
+    /// <summary>Moves the cursor to another block with the same formats, keeping its key buffer.</summary>
+    public void Reset(Block block)
+    {
+        _block = block;
+        _data = block.Data;
+        _restarts = block.RestartsOffset;
+        _numRestarts = block.RestartsOffset == 0 ? 0 : block.NumRestarts; // no entries: nothing to seek
+        _handle = default;
+        Invalidate();
+    }
+
+    public readonly bool Valid => _current < _restarts;
+
+    public readonly ReadOnlySpan<byte> Key => _key.AsSpan(0, _keyLength);
+
+    public readonly ReadOnlySpan<byte> Value => _data.AsSpan(_valueOffset, _valueLength);
+
+    /// <summary>The current entry's block handle (index blocks only).</summary>
+    public readonly BlockHandle Handle => _handle;
+
+    /// <summary>Offset of the current value inside the block (for properties that record it).</summary>
+    public readonly int ValueOffset => _valueOffset;
+
+    public void SeekToFirst()
+    {
+        if (_numRestarts == 0)
+        {
+            Invalidate();
+            return;
+        }
+        SeekToRestartPoint(0);
+        ParseNextEntry();
+    }
+
+    public void SeekToLast()
+    {
+        if (_numRestarts == 0)
+        {
+            Invalidate();
+            return;
+        }
+        SeekToRestartPoint(_numRestarts - 1);
+        while (ParseNextEntry() && _next < _restarts)
+        {
+        }
+    }
+
+    /// <summary>Forgets the block (whose buffer is about to be released); the cursor stays invalid until <see cref="Reset"/>.</summary>
+    public void Detach()
+    {
+        _data = [];
+        _restarts = 0;
+        _numRestarts = 0;
+        Invalidate();
+    }
+
+    /// <summary>Positions at the first entry whose key is &gt;= <paramref name="target"/>.</summary>
+    public void Seek(ReadOnlySpan<byte> target)
+    {
+        if (_numRestarts == 0)
+        {
+            Invalidate();
+            return;
+        }
+        int left = 0;
+        int right = _numRestarts - 1;
+        while (left < right)
+        {
+            int mid = (left + right + 1) >>> 1;
+            if (Compare(RestartKey(mid), target) < 0)
+            {
+                left = mid;
+            }
+            else
+            {
+                right = mid - 1;
+            }
+        }
+        SeekToRestartPoint(left);
+        while (ParseNextEntry())
+        {
+            if (Compare(Key, target) >= 0)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>Positions at the last entry whose key is &lt;= <paramref name="target"/>.</summary>
+    public void SeekForPrev(ReadOnlySpan<byte> target)
+    {
+        Seek(target);
+        if (!Valid)
+        {
+            SeekToLast();
+        }
+        while (Valid && Compare(Key, target) > 0)
+        {
+            Prev();
+        }
+    }
+
+    public void Next()
+    {
+        if (Valid)
+        {
+            ParseNextEntry();
+        }
+    }
+
+    public void Prev()
+    {
+        if (!Valid)
+        {
+            return;
+        }
+        int original = _current;
+        while (_block.RestartPoint(_restartIndex) >= original)
+        {
+            if (_restartIndex == 0)
+            {
+                Invalidate();
+                return;
+            }
+            _restartIndex--;
+        }
+        SeekToRestartPoint(_restartIndex);
+        while (ParseNextEntry() && _next < original)
+        {
+        }
+    }
+
+    /// <summary>Compares a block key with a seek target according to the key format.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public readonly int Compare(ReadOnlySpan<byte> blockKey, ReadOnlySpan<byte> target) => _keyFormat switch
+    {
+        BlockKeyFormat.InternalKey => InternalKeyComparer.Compare(blockKey, target),
+        BlockKeyFormat.UserKeyIndex => blockKey.SequenceCompareTo(InternalKeys.UserKey(target)),
+        _ => blockKey.SequenceCompareTo(target),
+    };
+
+    public void Dispose()
+    {
+        byte[]? key = _key;
+        _key = [];
+        _keyLength = 0;
+        if (key is { Length: > 0 })
+        {
+            ArrayPool<byte>.Shared.Return(key);
+        }
+        _current = _restarts;
+        _next = _restarts;
+    }
+
+    private void Invalidate()
+    {
+        _current = _restarts;
+        _next = _restarts;
+        _restartIndex = _numRestarts;
+        _keyLength = 0;
+    }
+
+    private void SeekToRestartPoint(int index)
+    {
+        _keyLength = 0;
+        _restartIndex = index;
+        _next = _block.RestartPoint(index);
+    }
+
+    /// <summary>The full key stored at a restart point (shared must be 0 there).</summary>
+    private readonly ReadOnlySpan<byte> RestartKey(int index)
+    {
+        int p = _block.RestartPoint(index);
+        ReadOnlySpan<byte> entries = _data.AsSpan(0, _restarts);
+        if (!Coding.TryDecodeVarint32(entries[p..], out uint shared, out int n1)
+            || !Coding.TryDecodeVarint32(entries[(p + n1)..], out uint nonShared, out int n2))
+        {
+            throw Corrupt(p, "malformed entry header");
+        }
+        p += n1 + n2;
+        if (_valueFormat != IndexValueFormat.DeltaHandle)
+        {
+            if (!Coding.TryDecodeVarint32(entries[p..], out _, out int n3))
+            {
+                throw Corrupt(p, "malformed value length");
+            }
+            p += n3;
+        }
+        if (shared != 0 || nonShared > (uint)(_restarts - p))
+        {
+            throw Corrupt(p, "restart entry is not a full key inside the block");
+        }
+        ReadOnlySpan<byte> key = entries.Slice(p, (int)nonShared);
+        CheckKey(key.Length, p);
+        return key;
+    }
+
+    /// <summary>Decodes the entry at <see cref="_next"/>; false (and invalid) at the end of the entries.</summary>
+    private bool ParseNextEntry()
+    {
+        _current = _next;
+        int p = _current;
+        if (p >= _restarts)
+        {
+            Invalidate();
+            return false;
+        }
+        ReadOnlySpan<byte> entries = _data.AsSpan(0, _restarts);
+        if (!Coding.TryDecodeVarint32(entries[p..], out uint shared, out int n1)
+            || !Coding.TryDecodeVarint32(entries[(p + n1)..], out uint nonShared, out int n2))
+        {
+            throw Corrupt(p, "malformed entry header");
+        }
+        p += n1 + n2;
+        uint valueLength = 0;
+        if (_valueFormat != IndexValueFormat.DeltaHandle)
+        {
+            if (!Coding.TryDecodeVarint32(entries[p..], out valueLength, out int n3))
+            {
+                throw Corrupt(p, "malformed value length");
+            }
+            p += n3;
+        }
+        if (shared > (uint)_keyLength || nonShared > (uint)(_restarts - p))
+        {
+            throw Corrupt(_current, "entry key runs outside the block or shares more than the previous key");
+        }
+        int keyLength = (int)shared + (int)nonShared;
+        if (keyLength > _key.Length)
+        {
+            byte[] bigger = ArrayPool<byte>.Shared.Rent(Math.Max(keyLength, _key.Length * 2));
+            _key.AsSpan(0, (int)shared).CopyTo(bigger);
+            ArrayPool<byte>.Shared.Return(_key);
+            _key = bigger;
+        }
+        entries.Slice(p, (int)nonShared).CopyTo(_key.AsSpan((int)shared));
+        _keyLength = keyLength;
+        p += (int)nonShared;
+        CheckKey(keyLength, _current);
+
+        if (_valueFormat == IndexValueFormat.DeltaHandle)
+        {
+            ReadOnlySpan<byte> v = entries[p..];
+            int before = v.Length;
+            DecodeHandle(ref v, shared != 0);
+            _valueOffset = p;
+            _valueLength = before - v.Length;
+        }
+        else
+        {
+            if (valueLength > (uint)(_restarts - p))
+            {
+                throw Corrupt(_current, "entry value runs outside the block");
+            }
+            _valueOffset = p;
+            _valueLength = (int)valueLength;
+            if (_valueFormat == IndexValueFormat.Handle)
+            {
+                ReadOnlySpan<byte> v = entries.Slice(p, (int)valueLength);
+                DecodeHandle(ref v, isDelta: false);
+            }
+        }
+        _next = _valueOffset + _valueLength;
+        while (_restartIndex + 1 < _numRestarts && _block.RestartPoint(_restartIndex + 1) < _current)
+        {
+            _restartIndex++;
+        }
+        return true;
+    }
+
+    private void DecodeHandle(ref ReadOnlySpan<byte> v, bool isDelta)
+    {
+        if (isDelta)
+        {
+            if (!Coding.TryGetVarint64(ref v, out ulong zigzag))
+            {
+                throw Corrupt(_current, "malformed index size delta");
+            }
+            long delta = (long)(zigzag >> 1) ^ -(long)(zigzag & 1);
+            ulong offset = _handle.Offset + _handle.Size + TableFormat.BlockTrailerSize;
+            long size = (long)_handle.Size + delta;
+            if (size < 0 || offset < _handle.Offset)
+            {
+                throw Corrupt(_current, "index size delta gives an impossible block handle");
+            }
+            _handle = new BlockHandle(offset, (ulong)size);
+        }
+        else if (!BlockHandle.TryDecode(ref v, out _handle))
+        {
+            throw Corrupt(_current, "malformed block handle in index entry");
+        }
+        if (_indexHasFirstKey && !Coding.TryGetLengthPrefixed(ref v, out _))
+        {
+            throw Corrupt(_current, "malformed first key in index entry");
+        }
+    }
+
+    private readonly void CheckKey(int keyLength, int offset)
+    {
+        if (_keyFormat == BlockKeyFormat.InternalKey && keyLength < InternalKeys.TrailerSize)
+        {
+            throw Corrupt(offset, $"internal key of {keyLength} bytes is shorter than its 8-byte trailer");
+        }
+    }
+
+    private readonly KvCorruptionException Corrupt(int offset, string what) =>
+        new($"{_block.Source}: {what} (block offset {offset}).");
+}

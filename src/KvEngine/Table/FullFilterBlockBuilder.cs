@@ -1,0 +1,41 @@
+using System.Buffers;
+using KvEngine.Filters;
+
+namespace KvEngine.Table;
+
+/// <summary>
+/// One filter over the whole table (RocksDB's FullFilterBlockBuilder): whole user keys go to the
+/// policy's bits builder, which drops consecutive duplicates. Not thread-safe.
+/// </summary>
+internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
+{
+    private readonly IFilterBitsBuilder _bits;
+    private readonly bool _wholeKeyFiltering;
+    private long _added;
+
+    public FullFilterBlockBuilder(IFilterPolicy policy, bool wholeKeyFiltering)
+    {
+        _bits = policy.CreateBuilder();
+        _wholeKeyFiltering = wholeKeyFiltering;
+        MetaIndexKey = TableFormat.FullFilterBlockPrefix + policy.Name;
+    }
+
+    public string MetaIndexKey { get; }
+
+    public bool IsEmpty => _added == 0;
+
+    public long EntriesAdded => _bits.KeyCount;
+
+    public void Add(ReadOnlySpan<byte> userKey)
+    {
+        if (_wholeKeyFiltering)
+        {
+            _bits.AddKey(userKey);
+            _added++;
+        }
+    }
+
+    public void Finish(IBufferWriter<byte> output) => _bits.Finish(output);
+
+    public void Dispose() => _bits.Dispose();
+}

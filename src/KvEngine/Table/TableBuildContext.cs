@@ -1,0 +1,29 @@
+namespace KvEngine.Table;
+
+/// <summary>
+/// Facts about one table file that go into its properties block (column family, times, DB
+/// identity). Times are Unix seconds; 0 means unknown (FileCreationTime 0 means "now").
+/// Immutable record.
+/// </summary>
+internal sealed record TableBuildContext
+{
+    public uint ColumnFamilyId { get; init; }
+
+    public string ColumnFamilyName { get; init; } = "default";
+
+    public ulong CreationTime { get; init; }
+
+    public ulong OldestKeyTime { get; init; }
+
+    public ulong FileCreationTime { get; init; }
+
+    public ulong OriginalFileNumber { get; init; }
+
+    public string DbId { get; init; } = "";
+
+    public string DbSessionId { get; init; } = "";
+
+    public string DbHostId { get; init; } = "";
+
+    public static TableBuildContext Default { get; } = new();
+}

@@ -1,0 +1,72 @@
+using KvEngine.Compression;
+using KvEngine.Filters;
+
+namespace KvEngine.Table;
+
+/// <summary>
+/// Block-based table settings for writing (and the few that matter for reading), after RocksDB's
+/// BlockBasedTableOptions and CompressionOptions. Immutable record; share freely.
+/// </summary>
+internal sealed record TableOptions
+{
+    /// <summary>Target uncompressed size of a data block.</summary>
+    public int BlockSize { get; init; } = 4096;
+
+    /// <summary>Entries between restart points in data blocks.</summary>
+    public int BlockRestartInterval { get; init; } = 16;
+
+    /// <summary>Entries between restart points in index blocks.</summary>
+    public int IndexBlockRestartInterval { get; init; } = 1;
+
+    /// <summary>Close a block early when the next entry would overflow it and it is already this percent short of full at most.</summary>
+    public int BlockSizeDeviation { get; init; } = 10;
+
+    public CompressionType Compression { get; init; } = CompressionType.None;
+
+    /// <summary>Codec level; <see cref="BlockCompression.DefaultLevel"/> means the codec's default (ZSTD 3, LZ4 acceleration 1).</summary>
+    public int CompressionLevel { get; init; } = BlockCompression.DefaultLevel;
+
+    /// <summary>Compress index blocks too (RocksDB's enable_index_compression).</summary>
+    public bool EnableIndexCompression { get; init; } = true;
+
+    public ChecksumType Checksum { get; init; } = ChecksumType.Xxh3;
+
+    /// <summary>Filter written with each table and used when reading; null for none.</summary>
+    public IFilterPolicy? FilterPolicy { get; init; }
+
+    /// <summary>Put whole user keys in the filter.</summary>
+    public bool WholeKeyFiltering { get; init; } = true;
+
+    public IndexShortening IndexShortening { get; init; } = IndexShortening.ShortenSeparators;
+
+    /// <summary>Format version written; only 5 is supported for writing (reading accepts 2..5).</summary>
+    public int FormatVersion { get; init; } = TableFormat.WriteFormatVersion;
+
+    /// <summary>Reader limit on a block's declared uncompressed size; larger claims count as corruption.</summary>
+    public int MaxUncompressedBlockSize { get; init; } = 256 << 20;
+
+    /// <summary>Throws <see cref="ArgumentException"/> for values the builder cannot honour.</summary>
+    public void Validate()
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(BlockSize, 1, nameof(BlockSize));
+        ArgumentOutOfRangeException.ThrowIfLessThan(BlockRestartInterval, 1, nameof(BlockRestartInterval));
+        ArgumentOutOfRangeException.ThrowIfLessThan(IndexBlockRestartInterval, 1, nameof(IndexBlockRestartInterval));
+        ArgumentOutOfRangeException.ThrowIfNegative(BlockSizeDeviation, nameof(BlockSizeDeviation));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(BlockSizeDeviation, 100, nameof(BlockSizeDeviation));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxUncompressedBlockSize, 1, nameof(MaxUncompressedBlockSize));
+        if (FormatVersion != TableFormat.WriteFormatVersion)
+        {
+            throw new ArgumentException($"Only format_version {TableFormat.WriteFormatVersion} can be written.", nameof(FormatVersion));
+        }
+        if (!Enum.IsDefined(Checksum))
+        {
+            throw new ArgumentException($"Unknown checksum type {Checksum}.", nameof(Checksum));
+        }
+        if (!CompressionTypeNames.IsSupported(Compression))
+        {
+            throw new ArgumentException(
+                $"Compression {CompressionTypeNames.ToRocksDbName(Compression)} cannot be written; use None, LZ4, LZ4HC or ZSTD.",
+                nameof(Compression));
+        }
+    }
+}

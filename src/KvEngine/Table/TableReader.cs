@@ -1,0 +1,327 @@
+using System.Buffers;
+using System.Text;
+using KvEngine.Compression;
+using KvEngine.Filters;
+using KvEngine.Format;
+using KvEngine.Iterators;
+using KvEngine.Storage;
+using KvEngine.Util;
+using ValueType = KvEngine.Format.ValueType;
+
+namespace KvEngine.Table;
+
+/// <summary>
+/// Reads one block-based table (format_version 2..5; layout in <see cref="TableBuilder"/>).
+/// Open reads the footer, metaindex, properties, index and filter, which stay in memory; data
+/// blocks are read on demand with positional I/O into pooled buffers through
+/// <see cref="ReadBlock"/>, the single place a block cache will slot in.
+/// <para>
+/// Thread-safe: TryGet, KeyMayMatch and NewIterator may run concurrently. Owns the file and
+/// closes it on Dispose, which must wait until every iterator it handed out is disposed.
+/// Corrupt contents raise <see cref="KvCorruptionException"/> naming the file.
+/// </para>
+/// </summary>
+internal sealed class TableReader : IDisposable
+{
+    private const int StackKeyLimit = 256;
+
+    private readonly IRandomAccessFile _file;
+    private readonly ulong _fileSize;
+    private readonly TableOptions _options;
+    private readonly Block _indexBlock;
+    private readonly BlockKeyFormat _indexKeyFormat;
+    private readonly IndexValueFormat _indexValueFormat;
+    private readonly bool _indexHasFirstKey;
+    private readonly IFilterBitsReader? _filter;
+    private readonly bool _filterHasWholeKeys;
+
+    private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer)
+    {
+        _file = file;
+        _fileSize = (ulong)fileSize;
+        _options = options;
+        FileName = fileName;
+        Footer = footer;
+
+        using Block metaIndex = ReadMetaBlock(footer.MetaIndex, "metaindex");
+        BlockHandle? properties = null;
+        BlockHandle? filter = null;
+        string? filterKey = options.FilterPolicy == null ? null : TableFormat.FullFilterBlockPrefix + options.FilterPolicy.Name;
+        var cursor = new BlockCursor(metaIndex, BlockKeyFormat.Bytewise);
+        try
+        {
+            for (cursor.SeekToFirst(); cursor.Valid; cursor.Next())
+            {
+                ReadOnlySpan<byte> value = cursor.Value;
+                if (!BlockHandle.TryDecode(ref value, out BlockHandle handle))
+                {
+                    throw new KvCorruptionException($"{fileName}: malformed block handle in metaindex entry.");
+                }
+                string name = Encoding.UTF8.GetString(cursor.Key);
+                if (name is TableFormat.PropertiesBlockName or TableFormat.LegacyPropertiesBlockName)
+                {
+                    properties = handle;
+                }
+                else if (name == TableFormat.RangeDelBlockName)
+                {
+                    RangeDelHandle = handle;
+                }
+                else if (name == filterKey)
+                {
+                    filter = handle;
+                }
+            }
+        }
+        finally
+        {
+            cursor.Dispose();
+        }
+
+        if (properties is BlockHandle ph)
+        {
+            using Block propsBlock = ReadMetaBlock(ph, "properties");
+            Properties = TablePropertiesCodec.Decode(propsBlock, ph.Offset);
+        }
+        else
+        {
+            Properties = new TableProperties();
+        }
+        if (Properties.IndexType == IndexType.TwoLevelIndexSearch)
+        {
+            throw new KvException($"{fileName}: partitioned (two-level) indexes are not supported yet.");
+        }
+        _indexHasFirstKey = Properties.IndexType == IndexType.BinarySearchWithFirstKey;
+        _indexKeyFormat = Properties.IndexKeyIsUserKey != 0 ? BlockKeyFormat.UserKeyIndex : BlockKeyFormat.InternalKey;
+        _indexValueFormat = Properties.IndexValueIsDeltaEncoded != 0 ? IndexValueFormat.DeltaHandle : IndexValueFormat.Handle;
+        _indexBlock = ReadMetaBlock(footer.Index, "index");
+
+        if (filter is BlockHandle fh && options.FilterPolicy != null)
+        {
+            byte[] bytes = ReadBlockContents(fh, verifyChecksum: true, pooled: false, "filter", out int length);
+            _filter = options.FilterPolicy.CreateReader(bytes.AsMemory(0, length));
+            _filterHasWholeKeys = !Properties.UserCollected.ContainsKey(TablePropertyNames.WholeKeyFiltering) || Properties.WholeKeyFiltering;
+        }
+    }
+
+    public string FileName { get; }
+
+    public Footer Footer { get; }
+
+    public TableProperties Properties { get; }
+
+    /// <summary>Handle of the "rocksdb.range_del" block, or null when the table has none.</summary>
+    public BlockHandle? RangeDelHandle { get; }
+
+    /// <summary>True when a filter block was loaded (the metaindex names the configured policy).</summary>
+    public bool HasFilter => _filter != null;
+
+    /// <summary>
+    /// Opens a table and takes ownership of <paramref name="file"/> (disposed with the reader, or
+    /// at once when opening fails). Throws <see cref="KvCorruptionException"/> when the table is malformed.
+    /// </summary>
+    public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName)
+    {
+        ArgumentNullException.ThrowIfNull(file);
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(fileName);
+        try
+        {
+            if (fileSize < TableFormat.FooterSize)
+            {
+                throw new KvCorruptionException($"{fileName}: file of {fileSize} bytes is too short to be a table.");
+            }
+            Span<byte> footerBytes = stackalloc byte[TableFormat.FooterSize];
+            if (file.Read(fileSize - TableFormat.FooterSize, footerBytes) != TableFormat.FooterSize)
+            {
+                throw new KvCorruptionException($"{fileName}: truncated while reading the footer.");
+            }
+            Footer footer = Footer.Decode(footerBytes, fileName);
+            return new TableReader(file, fileSize, options, fileName, footer);
+        }
+        catch
+        {
+            file.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>False only when the filter proves <paramref name="userKey"/> is absent.</summary>
+    public bool KeyMayMatch(ReadOnlySpan<byte> userKey) => _filter == null || !_filterHasWholeKeys || _filter.MayMatch(userKey);
+
+    /// <summary>
+    /// Finds the newest entry for <paramref name="userKey"/> with sequence &lt;= <paramref name="sequence"/>.
+    /// Returns false when there is none. For Value and Merge entries the value is appended to
+    /// <paramref name="valueOut"/>; Deletion and SingleDeletion append nothing.
+    /// </summary>
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums)
+    {
+        ArgumentNullException.ThrowIfNull(valueOut);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
+        type = default;
+        if (!KeyMayMatch(userKey))
+        {
+            return false;
+        }
+        int seekLength = userKey.Length + InternalKeys.TrailerSize;
+        byte[]? rented = seekLength > StackKeyLimit ? ArrayPool<byte>.Shared.Rent(seekLength) : null;
+        Span<byte> seekKey = rented != null ? rented.AsSpan(0, seekLength) : stackalloc byte[seekLength];
+        InternalKeys.Encode(seekKey, userKey, sequence, ValueType.ValueTypeForSeek);
+        BlockCursor index = NewIndexCursor();
+        try
+        {
+            for (index.Seek(seekKey); index.Valid; index.Next())
+            {
+                using Block block = ReadBlock(index.Handle, verifyChecksums);
+                var data = new BlockCursor(block, BlockKeyFormat.InternalKey);
+                try
+                {
+                    data.Seek(seekKey);
+                    if (!data.Valid)
+                    {
+                        continue; // the target sorts after this block's last key; try the next block
+                    }
+                    ReadOnlySpan<byte> found = data.Key;
+                    if (!InternalKeys.UserKey(found).SequenceEqual(userKey))
+                    {
+                        return false;
+                    }
+                    type = InternalKeys.Type(found);
+                    switch (type)
+                    {
+                        case ValueType.Value:
+                        case ValueType.Merge:
+                            valueOut.Write(data.Value);
+                            return true;
+                        case ValueType.Deletion:
+                        case ValueType.SingleDeletion:
+                            return true;
+                        default:
+                            throw new KvCorruptionException($"{FileName}: unexpected value type 0x{(byte)type:x2} in a data block.");
+                    }
+                }
+                finally
+                {
+                    data.Dispose();
+                }
+            }
+            return false;
+        }
+        finally
+        {
+            index.Dispose();
+            if (rented != null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+    }
+
+    /// <summary>A two-level iterator over every point entry.</summary>
+    public InternalIterator NewIterator(bool verifyChecksums) => new TableIterator(this, verifyChecksums);
+
+    /// <summary>An iterator over the range tombstones (start internal key -> end user key), or null when there are none.</summary>
+    public InternalIterator? NewRangeTombstoneIterator()
+    {
+        if (RangeDelHandle is not BlockHandle h)
+        {
+            return null;
+        }
+        return new BlockIterator(ReadMetaBlock(h, "range deletion"), BlockKeyFormat.InternalKey, ownsBlock: true);
+    }
+
+    /// <summary>A cursor over the in-memory index block; the caller disposes it.</summary>
+    internal BlockCursor NewIndexCursor() => new(_indexBlock, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
+
+    /// <summary>Reads a data block into a pooled buffer; the caller disposes the block.</summary>
+    internal Block ReadBlock(BlockHandle handle, bool verifyChecksum)
+    {
+        byte[] data = ReadBlockContents(handle, verifyChecksum, pooled: true, "data", out int length);
+        try
+        {
+            return new Block(data, length, pooled: true, isDataBlock: true, FileName, "data", handle.Offset);
+        }
+        catch
+        {
+            ArrayPool<byte>.Shared.Return(data);
+            throw;
+        }
+    }
+
+    public void Dispose() => _file.Dispose();
+
+    private Block ReadMetaBlock(BlockHandle handle, string kind)
+    {
+        byte[] data = ReadBlockContents(handle, verifyChecksum: true, pooled: false, kind, out int length);
+        return new Block(data, length, pooled: false, isDataBlock: false, FileName, kind, handle.Offset);
+    }
+
+    /// <summary>
+    /// Reads, verifies and decompresses one block. Pooled results come from
+    /// <see cref="ArrayPool{T}.Shared"/> and may be longer than <paramref name="length"/>.
+    /// </summary>
+    private byte[] ReadBlockContents(BlockHandle handle, bool verifyChecksum, bool pooled, string kind, out int length)
+    {
+        ulong limit = _fileSize - TableFormat.FooterSize;
+        if (handle.Size > limit || handle.Offset > limit - handle.Size || limit - handle.Size - handle.Offset < TableFormat.BlockTrailerSize)
+        {
+            throw new KvCorruptionException($"{FileName}: {kind} block {handle} extends past the end of the table data (file size {_fileSize}).");
+        }
+        int size = (int)handle.Size;
+        int total = size + TableFormat.BlockTrailerSize;
+        byte[] raw = ArrayPool<byte>.Shared.Rent(total);
+        bool returnRaw = true;
+        try
+        {
+            if (_file.Read((long)handle.Offset, raw.AsSpan(0, total)) != total)
+            {
+                throw new KvCorruptionException($"{FileName}: truncated while reading {kind} block {handle}.");
+            }
+            byte typeByte = raw[size];
+            if (verifyChecksum)
+            {
+                uint stored = Coding.DecodeFixed32(raw.AsSpan(size + 1));
+                uint actual = BlockChecksum.Compute(Footer.ChecksumType, raw.AsSpan(0, size), typeByte);
+                if (stored != actual)
+                {
+                    throw new KvCorruptionException(
+                        $"{FileName}: block checksum mismatch in {kind} block {handle}: stored 0x{stored:x8}, computed 0x{actual:x8}.");
+                }
+            }
+            var type = (CompressionType)typeByte;
+            if (type == CompressionType.None)
+            {
+                length = size;
+                if (pooled)
+                {
+                    returnRaw = false;
+                    return raw;
+                }
+                return raw.AsSpan(0, size).ToArray();
+            }
+            string source = FileName;
+            int uncompressed = BlockCompression.ReadUncompressedLength(type, raw.AsSpan(0, size), _options.MaxUncompressedBlockSize, source, out int header);
+            byte[] output = pooled ? ArrayPool<byte>.Shared.Rent(Math.Max(uncompressed, 1)) : new byte[uncompressed];
+            try
+            {
+                BlockCompression.Decompress(type, raw.AsSpan(header, size - header), output.AsSpan(0, uncompressed), source);
+            }
+            catch
+            {
+                if (pooled)
+                {
+                    ArrayPool<byte>.Shared.Return(output);
+                }
+                throw;
+            }
+            length = uncompressed;
+            return output;
+        }
+        finally
+        {
+            if (returnRaw)
+            {
+                ArrayPool<byte>.Shared.Return(raw);
+            }
+        }
+    }
+}
