@@ -7,6 +7,11 @@ namespace KvEngine.Tests.Iterators;
 /// <summary>Randomized comparison of DbIterator against a LINQ model of snapshot visibility.</summary>
 public class DbIteratorModelTests
 {
+    private sealed class ChunkFactory((byte[] Key, byte[] Value)[][] files) : ITableIteratorFactory
+    {
+        public InternalIterator Open(int fileIndex) => new VectorIterator(files[fileIndex]);
+    }
+
     private sealed record Entry(byte[] UserKey, ulong Seq, ValueType Type, byte[] Value, int Source);
 
     private sealed record Tombstone(byte[] Start, byte[] End, ulong Seq);
@@ -21,11 +26,29 @@ public class DbIteratorModelTests
 
         public ulong MaxSeq => (ulong)(Entries.Count + Tombstones.Count);
 
-        public InternalIterator Open() =>
-            MergingIterator.Create(Enumerable.Range(0, Sources)
-                .Select(s => (InternalIterator)new VectorIterator(Entries.Where(e => e.Source == s)
-                    .Select(e => (InternalKeys.Create(e.UserKey, e.Seq, e.Type), e.Value))))
-                .ToArray());
+        /// <summary>Source 0 is a LevelIterator over files of up to 7 entries when there are several sources.</summary>
+        public InternalIterator Open()
+        {
+            var iters = new InternalIterator[Sources];
+            for (int s = 0; s < Sources; s++)
+            {
+                var entries = Entries.Where(e => e.Source == s)
+                    .Select(e => (Key: InternalKeys.Create(e.UserKey, e.Seq, e.Type), e.Value))
+                    .OrderBy(e => e.Key, InternalKeyComparer.Instance)
+                    .ToList();
+                if (s == 0 && Sources > 1)
+                {
+                    var files = entries.Chunk(7).ToArray();
+                    iters[s] = new LevelIterator(
+                        files.Select(f => f[0].Key).ToArray(), files.Select(f => f[^1].Key).ToArray(), new ChunkFactory(files));
+                }
+                else
+                {
+                    iters[s] = new VectorIterator(entries);
+                }
+            }
+            return MergingIterator.Create(iters);
+        }
 
         public TestRangeDelAggregator? Aggregator(ulong readSeq) =>
             Tombstones.Count == 0 ? null
