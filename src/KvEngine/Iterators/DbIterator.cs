@@ -1,0 +1,503 @@
+using KvEngine.Format;
+using KvEngine.Util;
+using ValueType = KvEngine.Format.ValueType;
+
+namespace KvEngine.Iterators;
+
+/// <summary>
+/// User-facing iteration over an internal iterator (usually a <see cref="MergingIterator"/> of
+/// memtables and tables) at a read sequence number, after LevelDB's db_iter.cc and RocksDB's
+/// DBIter: entries newer than the read sequence are invisible, only the newest visible entry of a
+/// user key counts, and a key whose newest visible entry is a Deletion or SingleDeletion (or a Value
+/// covered by a range tombstone, see <see cref="IRangeDelAggregator"/>) is hidden. A Merge as the
+/// newest visible entry raises <see cref="KvException"/>: merge operands are not supported.
+/// Optional bounds: lower (inclusive) and upper (exclusive) user keys end iteration and clamp seeks.
+/// <para>
+/// Direction state. Forward: when Valid, the internal iterator is positioned at the current entry
+/// (the newest visible Value of <see cref="Key"/>), which Key and Value read directly. Reverse: the
+/// internal iterator has moved on to the last entry before the current user key's entries (or is
+/// not Valid), so the current key and value live in this iterator's own buffers. Switching
+/// direction repositions the internal iterator on the other side of the current user key.
+/// </para>
+/// <para>
+/// Skipping. Hidden entries (older versions, deleted keys, versions newer than the snapshot) are
+/// stepped over with Next/Prev, but never more than <c>maxSequentialSkip</c> in a row for one user
+/// key (RocksDB's max_sequential_skip_in_iterations): forward, it then seeks past the key's remaining
+/// versions ((key, 0, Deletion)) or straight to its newest visible version ((key, read seq, seek
+/// type)); in reverse it seeks to the newest visible version, reads it, and seeks back before the key.
+/// So a key with many overwritten or not-yet-visible versions costs O(maxSkip + log n), not O(versions).
+/// A long run of distinct deleted keys is still stepped over entry by entry, as in RocksDB.
+/// </para>
+/// <para>
+/// Allocation: the saved key/value and seek-key buffers are pooled and reused; moves allocate
+/// nothing once they have grown. Any exception from the internal iterator (e.g.
+/// <see cref="KvCorruptionException"/>) propagates and leaves this iterator not Valid; a later seek
+/// may be tried. Owns the internal iterator (disposes it), not the aggregator. Not thread-safe.
+/// </para>
+/// </summary>
+internal sealed class DbIterator : IDisposable
+{
+    /// <summary>RocksDB's default max_sequential_skip_in_iterations.</summary>
+    public const int DefaultMaxSequentialSkip = 8;
+
+    private readonly InternalIterator _iter;
+    private readonly ulong _sequence;
+    private readonly byte[]? _lower;
+    private readonly byte[]? _upper;
+    private readonly IRangeDelAggregator? _rangeDel;
+    private readonly int _maxSkip;
+    private readonly ByteBuffer _savedKey = new(64);
+    private readonly ByteBuffer _savedValue = new(256);
+    private readonly ByteBuffer _seekKey = new(64);
+    private bool _valid;
+    private bool _reverse;
+    private bool _disposed;
+
+    /// <param name="internalIterator">The source; this iterator takes ownership.</param>
+    /// <param name="sequence">Read sequence: entries with a larger sequence are invisible.</param>
+    /// <param name="lowerBound">Inclusive lower bound user key, or null (copied).</param>
+    /// <param name="upperBound">Exclusive upper bound user key, or null (copied).</param>
+    /// <param name="rangeDelAggregator">Range tombstones at this snapshot, or null for none.</param>
+    /// <param name="maxSequentialSkip">Hidden entries of one user key stepped over before reseeking (0 or more).</param>
+    public DbIterator(
+        InternalIterator internalIterator,
+        ulong sequence,
+        byte[]? lowerBound = null,
+        byte[]? upperBound = null,
+        IRangeDelAggregator? rangeDelAggregator = null,
+        int maxSequentialSkip = DefaultMaxSequentialSkip)
+    {
+        ArgumentNullException.ThrowIfNull(internalIterator);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
+        ArgumentOutOfRangeException.ThrowIfNegative(maxSequentialSkip);
+        _iter = internalIterator;
+        _sequence = sequence;
+        _lower = lowerBound is null ? null : (byte[])lowerBound.Clone();
+        _upper = upperBound is null ? null : (byte[])upperBound.Clone();
+        _rangeDel = rangeDelAggregator;
+        _maxSkip = maxSequentialSkip;
+    }
+
+    public bool Valid => _valid;
+
+    /// <summary>The current user key; good until the next move.</summary>
+    public ReadOnlySpan<byte> Key
+    {
+        get
+        {
+            ThrowIfNotValid();
+            return _reverse ? _savedKey.WrittenSpan : InternalKeys.UserKey(_iter.Key);
+        }
+    }
+
+    /// <summary>The current value; good until the next move.</summary>
+    public ReadOnlySpan<byte> Value
+    {
+        get
+        {
+            ThrowIfNotValid();
+            return _reverse ? _savedValue.WrittenSpan : _iter.Value;
+        }
+    }
+
+    public void SeekToFirst()
+    {
+        Begin();
+        try
+        {
+            if (_lower is not null)
+            {
+                _iter.Seek(ScratchKey(_lower, _sequence, ValueType.ValueTypeForSeek));
+            }
+            else
+            {
+                _iter.SeekToFirst();
+            }
+            FindNextUserEntry(skipping: false);
+        }
+        catch
+        {
+            _valid = false;
+            throw;
+        }
+    }
+
+    public void SeekToLast()
+    {
+        Begin();
+        try
+        {
+            SeekInternalToLast();
+            PrevInternal();
+        }
+        catch
+        {
+            _valid = false;
+            throw;
+        }
+    }
+
+    /// <summary>Positions at the first visible key &gt;= <paramref name="target"/> (clamped to the bounds).</summary>
+    public void Seek(ReadOnlySpan<byte> target)
+    {
+        Begin();
+        try
+        {
+            if (_lower is not null && target.SequenceCompareTo(_lower) < 0)
+            {
+                target = _lower;
+            }
+            if (_upper is not null && target.SequenceCompareTo(_upper) >= 0)
+            {
+                return;
+            }
+            _iter.Seek(ScratchKey(target, _sequence, ValueType.ValueTypeForSeek));
+            FindNextUserEntry(skipping: false);
+        }
+        catch
+        {
+            _valid = false;
+            throw;
+        }
+    }
+
+    /// <summary>Positions at the last visible key &lt;= <paramref name="target"/> (clamped to the bounds).</summary>
+    public void SeekForPrev(ReadOnlySpan<byte> target)
+    {
+        Begin();
+        try
+        {
+            if (_lower is not null && target.SequenceCompareTo(_lower) < 0)
+            {
+                return;
+            }
+            if (_upper is not null && target.SequenceCompareTo(_upper) >= 0)
+            {
+                SeekInternalToLast();
+            }
+            else
+            {
+                // (target, 0, Deletion) is the last internal key of target: land on its oldest entry.
+                _iter.SeekForPrev(ScratchKey(target, 0, ValueType.Deletion));
+            }
+            PrevInternal();
+        }
+        catch
+        {
+            _valid = false;
+            throw;
+        }
+    }
+
+    public void Next()
+    {
+        ThrowIfNotValid();
+        try
+        {
+            if (_reverse)
+            {
+                // The internal iterator is just before the current key's entries: step into them;
+                // _savedKey already holds the key to skip.
+                _reverse = false;
+                if (_iter.Valid)
+                {
+                    _iter.Next();
+                }
+                else
+                {
+                    _iter.Seek(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+                }
+            }
+            else
+            {
+                SaveKey(InternalKeys.UserKey(_iter.Key));
+                _iter.Next();
+            }
+            FindNextUserEntry(skipping: true);
+        }
+        catch
+        {
+            _valid = false;
+            throw;
+        }
+    }
+
+    public void Prev()
+    {
+        ThrowIfNotValid();
+        try
+        {
+            if (!_reverse)
+            {
+                // Move the internal iterator before every entry of the current key (the ones before
+                // the current entry are versions newer than the snapshot).
+                SaveKey(InternalKeys.UserKey(_iter.Key));
+                int steps = 0;
+                while (true)
+                {
+                    _iter.Prev();
+                    if (!_iter.Valid || UserKeyOf(_iter.Key).SequenceCompareTo(_savedKey.WrittenSpan) < 0)
+                    {
+                        break;
+                    }
+                    if (++steps > _maxSkip)
+                    {
+                        _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+                        break;
+                    }
+                }
+                _reverse = true;
+            }
+            PrevInternal();
+        }
+        catch
+        {
+            _valid = false;
+            throw;
+        }
+    }
+
+    public void Dispose()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+        _disposed = true;
+        _valid = false;
+        _iter.Dispose();
+        _savedKey.Dispose();
+        _savedValue.Dispose();
+        _seekKey.Dispose();
+    }
+
+    private void Begin()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        _valid = false;
+        _reverse = false;
+        _savedKey.Clear();
+        _savedValue.Clear();
+    }
+
+    // Positions the internal iterator at the last entry below the upper bound (or the very last).
+    private void SeekInternalToLast()
+    {
+        if (_upper is not null)
+        {
+            // (upper, max seq, seek type) is the first internal key of upper: land before all of it.
+            _iter.SeekForPrev(ScratchKey(_upper, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+        }
+        else
+        {
+            _iter.SeekToLast();
+        }
+    }
+
+    // Forward scan from the internal position for the next entry to expose. When skipping, every
+    // entry whose user key is <= _savedKey is hidden.
+    private void FindNextUserEntry(bool skipping)
+    {
+        int numSkipped = 0;
+        bool reseekDone = false;
+        while (_iter.Valid)
+        {
+            ReadOnlySpan<byte> ikey = _iter.Key;
+            ReadOnlySpan<byte> userKey = UserKeyOf(ikey);
+            if (_upper is not null && userKey.SequenceCompareTo(_upper) >= 0)
+            {
+                break;
+            }
+            ulong trailer = InternalKeys.Trailer(ikey);
+            if ((trailer >> 8) <= _sequence)
+            {
+                if (skipping && userKey.SequenceCompareTo(_savedKey.WrittenSpan) <= 0)
+                {
+                    numSkipped++;
+                }
+                else
+                {
+                    numSkipped = 0;
+                    reseekDone = false;
+                    if (IsLiveValue((ValueType)(byte)trailer, ikey))
+                    {
+                        _valid = true;
+                        return;
+                    }
+                    SaveKey(userKey);
+                    skipping = true;
+                }
+            }
+            else
+            {
+                // A version newer than the snapshot.
+                int cmp = userKey.SequenceCompareTo(_savedKey.WrittenSpan);
+                if (cmp == 0 || (skipping && cmp < 0))
+                {
+                    numSkipped++;
+                }
+                else
+                {
+                    SaveKey(userKey);
+                    skipping = false;
+                    numSkipped = 0;
+                    reseekDone = false;
+                }
+            }
+
+            if (numSkipped > _maxSkip && !reseekDone)
+            {
+                numSkipped = 0;
+                reseekDone = true;
+                _iter.Seek(skipping
+                    ? ScratchKey(_savedKey.WrittenSpan, 0, ValueType.Deletion)
+                    : ScratchKey(_savedKey.WrittenSpan, _sequence, ValueType.ValueTypeForSeek));
+            }
+            else
+            {
+                _iter.Next();
+            }
+        }
+        _valid = false;
+    }
+
+    // Reverse scan: the internal iterator is at the last (oldest) entry of some user key. Finds the
+    // closest earlier user key with a live newest visible entry, leaving the internal iterator
+    // before that key's entries.
+    private void PrevInternal()
+    {
+        _reverse = true;
+        while (_iter.Valid)
+        {
+            ReadOnlySpan<byte> userKey = UserKeyOf(_iter.Key);
+            if (_lower is not null && userKey.SequenceCompareTo(_lower) < 0)
+            {
+                break;
+            }
+            SaveKey(userKey);
+            if (FindValueForCurrentKey())
+            {
+                _valid = true;
+                return;
+            }
+        }
+        _valid = false;
+        _savedKey.Clear();
+        _savedValue.Clear();
+    }
+
+    // Walks back over the entries of _savedKey (oldest to newest); true when the newest visible one
+    // is a live Value, then saved in _savedValue.
+    private bool FindValueForCurrentKey()
+    {
+        bool anyVisible = false;
+        ulong newestTrailer = 0;
+        int count = 0;
+        do
+        {
+            ReadOnlySpan<byte> ikey = _iter.Key;
+            if (!UserKeyOf(ikey).SequenceEqual(_savedKey.WrittenSpan))
+            {
+                break;
+            }
+            if (count > _maxSkip)
+            {
+                return FindValueForCurrentKeyUsingSeek();
+            }
+            ulong trailer = InternalKeys.Trailer(ikey);
+            if ((trailer >> 8) <= _sequence)
+            {
+                anyVisible = true;
+                newestTrailer = trailer;
+                if ((ValueType)(byte)trailer == ValueType.Value)
+                {
+                    _savedValue.Clear();
+                    _savedValue.Append(_iter.Value);
+                }
+            }
+            count++;
+            _iter.Prev();
+        }
+        while (_iter.Valid);
+        // Judge only the newest visible entry: older Merge or corrupt-typed versions are hidden, as forward.
+        if (!anyVisible)
+        {
+            return false;
+        }
+        var newestType = (ValueType)(byte)newestTrailer;
+        return IsLiveValue(newestType, ScratchKey(_savedKey.WrittenSpan, newestTrailer >> 8, newestType));
+    }
+
+    private bool FindValueForCurrentKeyUsingSeek()
+    {
+        bool live = false;
+        _iter.Seek(ScratchKey(_savedKey.WrittenSpan, _sequence, ValueType.ValueTypeForSeek));
+        if (_iter.Valid)
+        {
+            ReadOnlySpan<byte> ikey = _iter.Key;
+            // Sorting after the seek key, an entry of the same user key is its newest visible one.
+            if (UserKeyOf(ikey).SequenceEqual(_savedKey.WrittenSpan) && IsLiveValue(InternalKeys.Type(ikey), ikey))
+            {
+                live = true;
+                _savedValue.Clear();
+                _savedValue.Append(_iter.Value);
+            }
+        }
+        _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+        return live;
+    }
+
+    // Whether a visible entry of this type makes its user key present (it is the newest visible one).
+    private bool IsLiveValue(ValueType type, ReadOnlySpan<byte> ikey)
+    {
+        switch (type)
+        {
+            case ValueType.Value:
+                return _rangeDel is null || !_rangeDel.ShouldDelete(ikey);
+            case ValueType.Deletion:
+            case ValueType.SingleDeletion:
+                return false;
+            case ValueType.Merge:
+                if (_rangeDel is not null && _rangeDel.ShouldDelete(ikey))
+                {
+                    return false;
+                }
+                throw new KvException("merge operands are not supported");
+            default:
+                throw new KvCorruptionException($"Unexpected value type 0x{(byte)type:x2} in an internal key.");
+        }
+    }
+
+    private static ReadOnlySpan<byte> UserKeyOf(ReadOnlySpan<byte> ikey)
+    {
+        if (ikey.Length < InternalKeys.TrailerSize)
+        {
+            throw new KvCorruptionException($"Internal key of {ikey.Length} bytes is shorter than its 8-byte trailer.");
+        }
+        return ikey[..^InternalKeys.TrailerSize];
+    }
+
+    private void SaveKey(ReadOnlySpan<byte> userKey)
+    {
+        _savedKey.Clear();
+        _savedKey.Append(userKey);
+    }
+
+    // Builds an internal key (for a seek or the aggregator) in the scratch buffer.
+    private ReadOnlySpan<byte> ScratchKey(ReadOnlySpan<byte> userKey, ulong sequence, ValueType type)
+    {
+        _seekKey.Clear();
+        _seekKey.Append(userKey);
+        _seekKey.AppendFixed64(InternalKeys.PackTrailer(sequence, type));
+        return _seekKey.WrittenSpan;
+    }
+
+    private void ThrowIfNotValid()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        if (!_valid)
+        {
+            throw new InvalidOperationException("The iterator is not positioned on an entry.");
+        }
+    }
+}
