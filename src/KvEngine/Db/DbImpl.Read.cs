@@ -63,7 +63,7 @@ internal sealed partial class DbImpl
             {
                 if (v.NumFiles(level) > 0)
                 {
-                    children.Add(new LevelIterator(new LevelFiles(_tables, v.Files(level), options.VerifyChecksums)));
+                    children.Add(new LevelFiles(_tables, v.Files(level), options.VerifyChecksums).CreateIterator());
                 }
             }
             var merged = new MergingIterator(children.ToArray());

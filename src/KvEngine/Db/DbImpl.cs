@@ -67,7 +67,7 @@ internal sealed partial class DbImpl : IDisposable
             BlockSize = options.BlockSize,
             BlockRestartInterval = options.BlockRestartInterval,
             Compression = (Compression.CompressionType)(byte)options.Compression,
-            ChecksumType = (ChecksumType)(byte)options.Checksum,
+            Checksum = (ChecksumType)(byte)options.Checksum,
             FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
         };
         _versions = new VersionSet(dir, _fs);

@@ -20,11 +20,18 @@ internal sealed class LevelFiles : ITableIteratorFactory
         _verifyChecksums = verifyChecksums;
     }
 
-    public int Count => _files.Count;
-
-    public byte[] Smallest(int index) => _files[index].Smallest;
-
-    public byte[] Largest(int index) => _files[index].Largest;
+    /// <summary>A level iterator over these files.</summary>
+    public LevelIterator CreateIterator()
+    {
+        var smallest = new byte[_files.Count][];
+        var largest = new byte[_files.Count][];
+        for (int i = 0; i < smallest.Length; i++)
+        {
+            smallest[i] = _files[i].Smallest;
+            largest[i] = _files[i].Largest;
+        }
+        return new LevelIterator(smallest, largest, this);
+    }
 
     public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums);
 }
