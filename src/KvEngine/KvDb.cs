@@ -178,7 +178,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// <summary>Writes the memtable to a table file and waits until it is recorded.</summary>
     public void Flush()
     {
-        _impl.FlushCore(wait: true);
+        _impl.Flush();
     }
 
     public ValueTask FlushAsync(CancellationToken cancellationToken = default) => _impl.FlushAsync(cancellationToken);

@@ -12,26 +12,16 @@ namespace KvEngine.Db;
 /// <summary>Flushing memtables into level-0 tables and deleting obsolete files.</summary>
 internal sealed partial class DbImpl
 {
-    /// <summary>Switches the memtable (serialized with writes) and, when asked, waits for its flush.</summary>
-    public void FlushCore(bool wait)
+    public void Flush()
     {
-        var request = new WriteRequest(null, sync: false, disableWal: false, forceMemTableSwitch: true, isAsync: false);
-        lock (_mutex)
-        {
-            _writers.AddLast(request);
-            while (!request.Done && _writers.First!.Value != request)
-            {
-                Monitor.Wait(_mutex);
-            }
-        }
-        if (!request.Done)
-        {
-            LeadGroups(request);
-        }
-        if (request.Error != null)
-        {
-            throw Wrap(request.Error);
-        }
+        ThrowIfDisposed();
+        FlushCore(wait: true);
+    }
+
+    /// <summary>Switches the memtable (serialized with writes) and, when asked, waits for its flush.</summary>
+    private void FlushCore(bool wait)
+    {
+        WriteSync(batch: null, sync: false, disableWal: false, force: true);
         Task pending = PendingFlushes();
         if (wait)
         {
@@ -68,18 +58,22 @@ internal sealed partial class DbImpl
     {
         while (true)
         {
-            ImmutableMemTable job;
+            ImmutableMemTable? job = null;
             lock (_mutex)
             {
-                while (!_closing && (_immutable.Count == 0 || _backgroundError != null))
-                {
-                    Monitor.Wait(_mutex);
-                }
                 if (_closing)
                 {
                     return;
                 }
-                job = _immutable[0];
+                if (_immutable.Count > 0 && _backgroundError == null)
+                {
+                    job = _immutable[0];
+                }
+            }
+            if (job == null)
+            {
+                _backgroundWake.Wait();
+                continue;
             }
             try
             {

@@ -10,25 +10,56 @@ internal sealed partial class DbImpl
     /// <summary>A group grows to at most this many bytes (RocksDB: 1 MiB, less for a small leader).</summary>
     private const int MaxGroupBytes = 1 << 20;
 
-    public void Write(WriteBatch batch, WriteOptions options)
+    [ThreadStatic]
+    private static WriteRequest? t_request;
+
+    // Group-commit queue (intrusive list), guarded by _mutex.
+    private WriteRequest? _queueHead;
+    private WriteRequest? _queueTail;
+    private int _syncWaiters;
+
+    // The current group; only the leader touches these, between PrepareGroup and FinishGroup.
+    private readonly List<WriteRequest> _group = new();
+    private ulong _groupFirstSequence;
+    private Exception? _groupError;
+
+    public void Write(WriteBatch batch, WriteOptions options) =>
+        WriteSync(batch, options.Sync, options.DisableWal, force: false);
+
+    /// <summary>A synchronous write (or, with <paramref name="force"/>, a memtable switch).</summary>
+    private void WriteSync(WriteBatch? batch, bool sync, bool disableWal, bool force)
     {
-        ThrowIfDisposed();
-        var request = new WriteRequest(batch, options.Sync, options.DisableWal, forceMemTableSwitch: false, isAsync: false);
+        if (!force)
+        {
+            ThrowIfDisposed(); // a forced switch is also how Dispose persists unlogged writes
+        }
+        WriteRequest request = t_request ??= new WriteRequest();
+        request.Reset(batch, sync, disableWal, force);
+        bool lead;
         lock (_mutex)
         {
-            _writers.AddLast(request);
-            while (!request.Done && _writers.First!.Value != request)
+            Enqueue(request);
+            while (!request.Done && _queueHead != request)
             {
+                _syncWaiters++;
                 Monitor.Wait(_mutex);
+                _syncWaiters--;
+            }
+            lead = !request.Done;
+            if (lead)
+            {
+                PrepareGroup(request);
             }
         }
-        if (!request.Done)
+        if (lead)
         {
             LeadGroups(request);
         }
-        if (request.Error != null)
+        Exception? error = request.Error;
+        request.Reset(null, false, false, false); // drop references to the caller's batch
+        if (error != null)
         {
-            throw Wrap(request.Error);
+            throw Wrap(error);
         }
     }
 
@@ -36,140 +67,173 @@ internal sealed partial class DbImpl
     {
         ThrowIfDisposed();
         cancellationToken.ThrowIfCancellationRequested();
-        var request = new WriteRequest(batch, options.Sync, options.DisableWal, forceMemTableSwitch: false, isAsync: true);
-        bool lead;
+        WriteRequest request = WriteRequest.ForAsync(batch, options);
         lock (_mutex)
         {
-            _writers.AddLast(request);
-            lead = _writers.First!.Value == request;
-        }
-        if (!lead)
-        {
-            // A leader (sync or async) already runs: it will commit this request too.
-            return new ValueTask(request.Completion!.Task);
+            Enqueue(request);
+            if (_queueHead != request)
+            {
+                // A leader (sync or async) is running: it will commit this request too.
+                return new ValueTask(request.Completion!.Task);
+            }
+            PrepareGroup(request);
         }
         LeadGroups(request);
         return request.Error != null ? ValueTask.FromException(Wrap(request.Error)) : ValueTask.CompletedTask;
     }
 
     /// <summary>
-    /// Runs as leader for the group starting at <paramref name="first"/>, then for following groups
-    /// whose front request is asynchronous (no thread waits to lead them); a synchronous front
-    /// request is woken to lead its own group.
+    /// Executes the group prepared for <paramref name="leader"/>, then leads following groups whose
+    /// front request is asynchronous (no thread waits to lead them); a synchronous front request is
+    /// woken to lead its own group.
     /// </summary>
-    private void LeadGroups(WriteRequest first)
+    private void LeadGroups(WriteRequest leader)
     {
-        WriteRequest? leader = first;
-        while (leader != null)
+        while (true)
         {
-            CommitGroup(leader);
+            ExecuteGroup(leader);
             lock (_mutex)
             {
-                WriteRequest? next = _writers.First?.Value;
-                leader = next is { Completion: not null } ? next : null;
-                Monitor.PulseAll(_mutex);
+                FinishGroup();
+                WriteRequest? next = _queueHead;
+                if (next is { Completion: not null })
+                {
+                    PrepareGroup(next);
+                    leader = next;
+                    continue;
+                }
+                if (_syncWaiters > 0)
+                {
+                    Monitor.PulseAll(_mutex);
+                }
+                return;
             }
         }
     }
 
-    private void CommitGroup(WriteRequest leader)
+    private void Enqueue(WriteRequest request)
     {
-        var group = new List<WriteRequest>(4);
-        ulong firstSequence;
-        int count = 0;
-        Exception? error = null;
-        lock (_mutex)
+        if (_queueTail == null)
         {
-            try
-            {
-                MakeRoomForWrite(leader.ForceMemTableSwitch, leader);
-            }
-            catch (Exception e) when (e is IOException or KvException or ObjectDisposedException)
-            {
-                error = e;
-            }
-            group.Add(leader);
-            if (error == null && leader.Batch != null)
-            {
-                long bytes = leader.Batch.ApproximateSize;
-                long limit = bytes <= 128 << 10 ? bytes + (128 << 10) : MaxGroupBytes;
-                for (LinkedListNode<WriteRequest>? n = _writers.First!.Next; n != null; n = n.Next)
-                {
-                    WriteRequest w = n.Value;
-                    if (w.Batch == null || (w.Sync && !leader.Sync) || w.DisableWal != leader.DisableWal)
-                    {
-                        break;
-                    }
-                    bytes += w.Batch.ApproximateSize;
-                    if (bytes > limit)
-                    {
-                        break;
-                    }
-                    group.Add(w);
-                }
-            }
-            firstSequence = _versions.LastSequence + 1;
+            _queueHead = request;
         }
+        else
+        {
+            _queueTail.Next = request;
+        }
+        _queueTail = request;
+    }
 
-        if (error == null && leader.Batch != null)
+    /// <summary>Holds _mutex. Makes room, then takes followers into the leader's group.</summary>
+    private void PrepareGroup(WriteRequest leader)
+    {
+        _group.Clear();
+        _group.Add(leader);
+        _groupError = null;
+        try
         {
-            try
+            MakeRoomForWrite(leader.ForceMemTableSwitch);
+        }
+        catch (Exception e) when (e is IOException or KvException or ObjectDisposedException)
+        {
+            _groupError = e;
+            return;
+        }
+        if (leader.Batch != null)
+        {
+            long bytes = leader.Batch.ApproximateSize;
+            long limit = bytes <= 128 << 10 ? bytes + (128 << 10) : MaxGroupBytes;
+            for (WriteRequest? w = leader.Next; w != null; w = w.Next)
             {
-                WriteBatch batch = leader.Batch;
-                if (group.Count > 1)
+                if (w.Batch == null || (w.Sync && !leader.Sync) || w.DisableWal != leader.DisableWal)
                 {
-                    _groupBatch.Clear();
-                    foreach (WriteRequest w in group)
-                    {
-                        _groupBatch.Append(w.Batch!);
-                    }
-                    batch = _groupBatch;
+                    break;
                 }
-                count = batch.Count;
-                batch.Sequence = firstSequence;
-                if (!leader.DisableWal)
+                bytes += w.Batch.ApproximateSize;
+                if (bytes > limit)
                 {
-                    _log!.AddRecord(batch.Data);
-                    _logFile!.Flush();
-                    if (leader.Sync)
-                    {
-                        _logFile.Sync();
-                    }
+                    break;
                 }
-                var inserter = new MemTableInserter(_mem, firstSequence);
-                batch.Iterate(ref inserter);
-            }
-            catch (Exception e) when (e is IOException or KvException)
-            {
-                // The WAL may end in a partial record: accept no more writes (RocksDB's background error).
-                error = e;
-                lock (_mutex)
-                {
-                    _backgroundError ??= e;
-                }
+                _group.Add(w);
             }
         }
+        _groupFirstSequence = _versions.LastSequence + 1;
+    }
 
-        lock (_mutex)
+    /// <summary>Outside _mutex: one WAL record (and at most one fsync) for the group, then the memtable.</summary>
+    private void ExecuteGroup(WriteRequest leader)
+    {
+        if (_groupError != null || leader.Batch == null)
         {
-            if (error == null && count > 0)
+            return;
+        }
+        try
+        {
+            WriteBatch batch = leader.Batch;
+            if (_group.Count > 1)
             {
-                _versions.SetLastSequence(firstSequence + (ulong)count - 1);
-                if (leader.DisableWal)
+                _groupBatch.Clear();
+                foreach (WriteRequest w in _group)
                 {
-                    _hasUnpersistedWrites = true;
+                    _groupBatch.Append(w.Batch!);
+                }
+                batch = _groupBatch;
+            }
+            batch.Sequence = _groupFirstSequence;
+            if (!leader.DisableWal)
+            {
+                _log!.AddRecord(batch.Data);
+                _logFile!.Flush();
+                if (leader.Sync)
+                {
+                    _logFile.Sync();
                 }
             }
-            foreach (WriteRequest w in group)
+            var inserter = new MemTableInserter(_mem, _groupFirstSequence);
+            batch.Iterate(ref inserter);
+            _groupCount = batch.Count;
+        }
+        catch (Exception e) when (e is IOException or KvException)
+        {
+            // The WAL may end in a partial record: accept no more writes (RocksDB's background error).
+            _groupError = e;
+            lock (_mutex)
             {
-                _writers.RemoveFirst();
-                Complete(w, error);
+                _backgroundError ??= e;
             }
         }
+    }
+
+    private int _groupCount;
+
+    /// <summary>Holds _mutex. Publishes the group's sequence numbers and completes its members.</summary>
+    private void FinishGroup()
+    {
+        WriteRequest leader = _group[0];
+        if (_groupError == null && leader.Batch != null && _groupCount > 0)
+        {
+            _versions.SetLastSequence(_groupFirstSequence + (ulong)_groupCount - 1);
+            if (leader.DisableWal)
+            {
+                _hasUnpersistedWrites = true;
+            }
+        }
+        _groupCount = 0;
+        foreach (WriteRequest w in _group)
+        {
+            _queueHead = w.Next;
+            w.Next = null;
+            Complete(w, _groupError);
+        }
+        if (_queueHead == null)
+        {
+            _queueTail = null;
+        }
+        _group.Clear();
     }
 
     /// <summary>Holds _mutex. Switches the memtable when full (or forced), waiting while too many are unflushed.</summary>
-    private void MakeRoomForWrite(bool force, WriteRequest request)
+    private void MakeRoomForWrite(bool force)
     {
         while (true)
         {
@@ -194,12 +258,10 @@ internal sealed partial class DbImpl
             ulong newLog = _versions.NewFileNumber();
             OpenNewLog(newLog);
             _logNumber = newLog;
-            var imm = new ImmutableMemTable(_mem, newLog);
-            _immutable.Add(imm);
+            _immutable.Add(new ImmutableMemTable(_mem, newLog));
             _mem = NewMemTable();
             InstallReadState();
-            Monitor.PulseAll(_mutex);
-            request.SwitchedOut = imm;
+            _backgroundWake.Release();
             if (force)
             {
                 return;

@@ -40,7 +40,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly TableCache _tables;
     private readonly SnapshotList _snapshots = new();
     private readonly object _mutex = new();
-    private readonly LinkedList<WriteRequest> _writers = new();
+    private readonly SemaphoreSlim _backgroundWake = new(0);
     private readonly List<ImmutableMemTable> _immutable = new();
     private readonly HashSet<ulong> _pendingOutputs = new();
     private readonly IDisposable _dbLock;
@@ -109,14 +109,18 @@ internal sealed partial class DbImpl : IDisposable
             _closing = true;
             Monitor.PulseAll(_mutex);
         }
+        _backgroundWake.Release();
         _background?.Join();
         lock (_mutex)
         {
-            foreach (WriteRequest w in _writers)
+            // Writers still queued behind a leader that is gone (only possible after misuse).
+            for (WriteRequest? w = _queueHead; w != null; w = w.Next)
             {
                 Complete(w, new ObjectDisposedException(nameof(KvDb)));
             }
-            _writers.Clear();
+            _queueHead = null;
+            _queueTail = null;
+            Monitor.PulseAll(_mutex);
         }
         try
         {
@@ -136,6 +140,7 @@ internal sealed partial class DbImpl : IDisposable
         _tables.Dispose();
         _versions.Dispose();
         _groupBatch.Dispose();
+        _backgroundWake.Dispose();
         _dbLock.Dispose();
         if (firstError != null)
         {

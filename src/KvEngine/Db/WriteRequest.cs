@@ -1,35 +1,47 @@
 namespace KvEngine.Db;
 
 /// <summary>
-/// One caller's write waiting in the group-commit queue. Fields are guarded by the database
-/// mutex; <see cref="Completion"/> is set for asynchronous callers (no thread waits for them).
+/// One caller's write waiting in the group-commit queue, linked intrusively (<see cref="Next"/>)
+/// so queueing allocates nothing. A synchronous caller reuses one request per thread (it waits
+/// until the request is done, so it is never in the queue twice); an asynchronous caller gets a
+/// fresh one with a <see cref="Completion"/>. All fields are guarded by the database mutex.
 /// </summary>
 internal sealed class WriteRequest
 {
-    public WriteRequest(WriteBatch? batch, bool sync, bool disableWal, bool forceMemTableSwitch, bool isAsync)
-    {
-        Batch = batch;
-        Sync = sync;
-        DisableWal = disableWal;
-        ForceMemTableSwitch = forceMemTableSwitch;
-        Completion = isAsync ? new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously) : null;
-    }
+    public WriteBatch? Batch { get; private set; }
 
-    /// <summary>Null for a flush request (a memtable switch serialized with writes).</summary>
-    public WriteBatch? Batch { get; }
+    public bool Sync { get; private set; }
 
-    public bool Sync { get; }
+    public bool DisableWal { get; private set; }
 
-    public bool DisableWal { get; }
+    /// <summary>A flush request: switch the memtable (serialized with writes); no batch.</summary>
+    public bool ForceMemTableSwitch { get; private set; }
 
-    public bool ForceMemTableSwitch { get; }
-
-    public TaskCompletionSource? Completion { get; }
+    public TaskCompletionSource? Completion { get; private set; }
 
     public bool Done { get; set; }
 
     public Exception? Error { get; set; }
 
-    /// <summary>For a flush request: the immutable memtable it produced (null if nothing to flush).</summary>
-    public ImmutableMemTable? SwitchedOut { get; set; }
+    public WriteRequest? Next { get; set; }
+
+    public static WriteRequest ForAsync(WriteBatch batch, WriteOptions options)
+    {
+        var r = new WriteRequest();
+        r.Reset(batch, options.Sync, options.DisableWal, force: false);
+        r.Completion = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        return r;
+    }
+
+    public void Reset(WriteBatch? batch, bool sync, bool disableWal, bool force)
+    {
+        Batch = batch;
+        Sync = sync;
+        DisableWal = disableWal;
+        ForceMemTableSwitch = force;
+        Completion = null;
+        Done = false;
+        Error = null;
+        Next = null;
+    }
 }
