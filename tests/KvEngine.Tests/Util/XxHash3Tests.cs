@@ -55,3 +55,26 @@ public class XxHash3Tests
         }
     }
 }
+
+public class XxHash3VectorPathTests
+{
+    [Fact]
+    public void VectorPathMatchesScalarReferenceForEveryLongLength()
+    {
+        var rng = new Random(42);
+        var data = new byte[9000];
+        rng.NextBytes(data);
+        // Every length crossing stripe (64), block (1024) and scramble boundaries, plus random ones.
+        for (int len = 241; len <= 3200; len++)
+        {
+            ReadOnlySpan<byte> s = data.AsSpan(len % 7, len);
+            Assert.Equal(XxHash3.HashLongScalar(s), XxHash3.Hash64(s));
+        }
+        for (int i = 0; i < 200; i++)
+        {
+            int len = rng.Next(241, 8990);
+            ReadOnlySpan<byte> s = data.AsSpan(rng.Next(0, data.Length - len), len);
+            Assert.Equal(XxHash3.HashLongScalar(s), XxHash3.Hash64(s));
+        }
+    }
+}
