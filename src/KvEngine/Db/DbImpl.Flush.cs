@@ -18,7 +18,7 @@ internal sealed partial class DbImpl
         var request = new WriteRequest(null, sync: false, disableWal: false, forceMemTableSwitch: true, isAsync: false);
         lock (_mutex)
         {
-            _writers.AddLast(request);
+            _writers.AddLast(request.Node);
             while (!request.Done && _writers.First!.Value != request)
             {
                 Monitor.Wait(_mutex);

@@ -10,13 +10,20 @@ internal sealed partial class DbImpl
     /// <summary>A group grows to at most this many bytes (RocksDB: 1 MiB, less for a small leader).</summary>
     private const int MaxGroupBytes = 1 << 20;
 
+    /// <summary>
+    /// Each thread's synchronous write request, reused from one Write to the next so that a write
+    /// allocates nothing (a synchronous Write has returned before the thread can start another).
+    /// </summary>
+    [ThreadStatic]
+    private static WriteRequest? t_request;
+
     public void Write(WriteBatch batch, WriteOptions options)
     {
         ThrowIfDisposed();
-        var request = new WriteRequest(batch, options.Sync, options.DisableWal, forceMemTableSwitch: false, isAsync: false);
+        WriteRequest request = ThreadRequest(batch, options);
         lock (_mutex)
         {
-            _writers.AddLast(request);
+            _writers.AddLast(request.Node);
             while (!request.Done && _writers.First!.Value != request)
             {
                 Monitor.Wait(_mutex);
@@ -26,9 +33,11 @@ internal sealed partial class DbImpl
         {
             LeadGroups(request);
         }
-        if (request.Error != null)
+        Exception? error = request.Error;
+        request.Release();
+        if (error != null)
         {
-            throw Wrap(request.Error);
+            throw Wrap(error);
         }
     }
 
@@ -40,7 +49,7 @@ internal sealed partial class DbImpl
         bool lead;
         lock (_mutex)
         {
-            _writers.AddLast(request);
+            _writers.AddLast(request.Node);
             lead = _writers.First!.Value == request;
         }
         if (!lead)
@@ -74,7 +83,10 @@ internal sealed partial class DbImpl
 
     private void CommitGroup(WriteRequest leader)
     {
-        var group = new List<WriteRequest>(4);
+        // Only the leader at the front of _writers runs here, and it is done with the list once it
+        // has dequeued its group, before any next leader can start: one list serves every group.
+        List<WriteRequest> group = _group;
+        group.Clear();
         ulong firstSequence;
         int count = 0;
         Exception? error = null;
@@ -165,6 +177,7 @@ internal sealed partial class DbImpl
                 _writers.RemoveFirst();
                 Complete(w, error);
             }
+            group.Clear();
         }
     }
 
@@ -222,6 +235,20 @@ internal sealed partial class DbImpl
                 w.Completion.TrySetResult();
             }
         }
+    }
+
+    /// <summary>The thread's reusable write request, or a new one if it is still queued (a write abandoned by an exception).</summary>
+    private static WriteRequest ThreadRequest(WriteBatch batch, WriteOptions options)
+    {
+        WriteRequest? request = t_request;
+        if (request is { IsReusable: true })
+        {
+            request.Reuse(batch, options.Sync, options.DisableWal);
+            return request;
+        }
+        request = new WriteRequest(batch, options.Sync, options.DisableWal, forceMemTableSwitch: false, isAsync: false);
+        t_request = request;
+        return request;
     }
 
     private static Exception Wrap(Exception e) =>

@@ -45,6 +45,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly HashSet<ulong> _pendingOutputs = new();
     private readonly IDisposable _dbLock;
     private readonly WriteBatch _groupBatch = new();
+    private readonly List<WriteRequest> _group = new(4); // the current leader's group (CommitGroup)
     private MemTable _mem;
     private ReadState _readState;
     private IWritableFile? _logFile;
