@@ -16,8 +16,8 @@ namespace KvEngine.Benchmarks;
 [SimpleJob(launchCount: 1, warmupCount: 3, iterationCount: 5)]
 public class MemTableBenchmarks
 {
-    private const int Entries = 100_000;
-    private const int InsertBatch = 100_000;
+    private const int Entries = 200_000;
+    private const int InsertBatch = Entries;
     private const int LookupsPerInvoke = 1_000;
 
     private byte[] _keys = [];

@@ -17,7 +17,7 @@ namespace KvEngine.Benchmarks;
 public class WalBenchmarks
 {
     private const int RecordLength = 116;
-    private const int RecordsPerInvoke = 100_000;
+    private const int RecordsPerInvoke = 500_000;
 
     private TempDirectory? _dir;
     private byte[] _record = [];
