@@ -35,6 +35,7 @@ internal sealed partial class DbImpl
         }
         WriteRequest request = t_request ??= new WriteRequest();
         request.Reset(batch, sync, disableWal, force);
+        t_request = null; // while in use; a request abandoned in the queue (thread interrupt) is never reused
         bool lead;
         lock (_mutex)
         {
@@ -42,8 +43,14 @@ internal sealed partial class DbImpl
             while (!request.Done && _queueHead != request)
             {
                 _syncWaiters++;
-                Monitor.Wait(_mutex);
-                _syncWaiters--;
+                try
+                {
+                    Monitor.Wait(_mutex);
+                }
+                finally
+                {
+                    _syncWaiters--;
+                }
             }
             lead = !request.Done;
             if (lead)
@@ -55,6 +62,7 @@ internal sealed partial class DbImpl
         {
             LeadGroups(request);
         }
+        t_request = request;
         Exception? error = request.Error;
         request.Reset(null, false, false, false); // drop references to the caller's batch
         if (error != null)
@@ -193,9 +201,12 @@ internal sealed partial class DbImpl
             batch.Iterate(ref inserter);
             _groupCount = batch.Count;
         }
-        catch (Exception e) when (e is IOException or KvException)
+        catch (Exception e)
         {
-            // The WAL may end in a partial record: accept no more writes (RocksDB's background error).
+            // Whatever failed, the WAL may end in a partial record and the memtable may hold part
+            // of the group under sequence numbers that were never published: accept no more
+            // writes (RocksDB's background error). The group still completes, with the error, so
+            // the queue never stalls behind it.
             _groupError = e;
             lock (_mutex)
             {
