@@ -28,6 +28,7 @@ internal sealed class BenchFlags
     public bool DisableWal { get; private set; }
     public bool Sync { get; private set; }
     public long Seed { get; private set; }
+    public bool Statistics { get; private set; }
     public bool Histogram { get; private set; }
     public bool VerifyChecksum { get; private set; } = true;
     public int ReportIntervalSeconds { get; private set; }
@@ -75,8 +76,7 @@ internal sealed class BenchFlags
             case "disable_wal": DisableWal = Bool(v, raw); break;
             case "sync": Sync = Bool(v, raw); break;
             case "seed": Seed = Long(v, raw, 0); break;
-            case "statistics":
-                throw Bad(raw, "the statistics object is not built yet in KvEngine (use the stats benchmark)");
+            case "statistics": Statistics = Bool(v, raw); break;
             case "histogram": Histogram = Bool(v, raw); break;
             case "verify_checksum": VerifyChecksum = Bool(v, raw); break;
             case "report_interval_seconds": ReportIntervalSeconds = (int)Long(v, raw, 0); break;

@@ -13,11 +13,13 @@ internal sealed class BenchRunner
 {
     private static readonly CultureInfo s_c = CultureInfo.InvariantCulture;
     private readonly BenchFlags _f;
+    private readonly KvStatistics? _stats;
     private KvDb? _db;
 
     public BenchRunner(BenchFlags flags)
     {
         _f = flags;
+        _stats = flags.Statistics ? new KvStatistics() : null;
     }
 
     public int Run()
@@ -39,6 +41,11 @@ internal sealed class BenchRunner
         {
             _db.Dispose();
         }
+        if (_stats != null)
+        {
+            Console.WriteLine("STATISTICS:");
+            Console.Write(_stats.ToString());
+        }
         return 0;
     }
 
@@ -51,6 +58,7 @@ internal sealed class BenchRunner
         Checksum = _f.ChecksumType,
         BloomBitsPerKey = _f.BloomBits < 0 ? 0 : _f.BloomBits,
         BlockSize = _f.BlockSize,
+        Statistics = _stats,
     });
 
     private void RunOne(string name)
@@ -98,6 +106,7 @@ internal sealed class BenchRunner
     }
 
     private long _opsPerThread;
+    private long _totalThreadCount;
     private bool _syncWrites;
     private volatile bool _readersDone;
 
@@ -106,13 +115,13 @@ internal sealed class BenchRunner
         var states = new ThreadState[_f.Threads];
         for (int i = 0; i < states.Length; i++)
         {
-            states[i] = new ThreadState(i, _f);
+            states[i] = new ThreadState(i, _totalThreadCount++, _f);
         }
         _readersDone = false;
         Thread? writer = null;
         if (withWriter)
         {
-            var ws = new ThreadState(_f.Threads, _f);
+            var ws = new ThreadState(_f.Threads, _totalThreadCount++, _f);
             writer = new Thread(() => BackgroundWriter(ws)) { IsBackground = true };
             writer.Start();
         }

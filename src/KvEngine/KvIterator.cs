@@ -66,6 +66,7 @@ public sealed class KvIterator : IDisposable
     public void Seek(ReadOnlySpan<byte> key)
     {
         ThrowIfDisposed();
+        _db.Statistics?.Record(Ticker.NumberDbSeek);
         _inner.Seek(key);
     }
 
@@ -73,18 +74,21 @@ public sealed class KvIterator : IDisposable
     public void SeekForPrev(ReadOnlySpan<byte> key)
     {
         ThrowIfDisposed();
+        _db.Statistics?.Record(Ticker.NumberDbSeek);
         _inner.SeekForPrev(key);
     }
 
     public void Next()
     {
         ThrowIfNotValid();
+        _db.Statistics?.Record(Ticker.NumberDbNext);
         _inner.Next();
     }
 
     public void Prev()
     {
         ThrowIfNotValid();
+        _db.Statistics?.Record(Ticker.NumberDbPrev);
         _inner.Prev();
     }
 

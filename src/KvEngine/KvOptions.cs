@@ -39,8 +39,8 @@ public sealed class KvOptions
     /// <summary>Bloom filter bits per key for whole-key filters; 0 writes no filter (10).</summary>
     public double BloomBitsPerKey { get; set; } = 10;
 
-    /// <summary>Verify every block read during recovery and compaction-like internal reads.</summary>
-    public bool ParanoidChecks { get; set; } = true;
+    /// <summary>Counters under RocksDB's ticker names; null (the default) keeps none.</summary>
+    public KvStatistics? Statistics { get; set; }
 
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;

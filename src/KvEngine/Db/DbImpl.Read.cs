@@ -16,24 +16,26 @@ internal sealed partial class DbImpl
         // The sequence first, then the state: anything at or below it is in this state or a later one.
         ulong sequence = ReadSequence(options);
         ReadState state = AcquireReadState();
+        KvStatistics? stats = _stats;
+        stats?.Record(Ticker.NumberKeysRead);
         try
         {
-            if (TryGetFromMemTable(state.Mem, key, sequence, value, out bool found))
+            bool found;
+            if (TryGetFromMemTables(state, key, sequence, value, out found))
             {
-                return found;
+                stats?.Record(Ticker.MemtableHit);
             }
-            foreach (MemTable imm in state.Immutable)
+            else
             {
-                if (TryGetFromMemTable(imm, key, sequence, value, out found))
+                stats?.Record(Ticker.MemtableMiss);
+                found = state.Version.TryGet(_tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level) &&
+                    CheckType(type);
+                if (stats != null && level >= 0)
                 {
-                    return found;
+                    stats.Record(level == 0 ? Ticker.GetHitL0 : level == 1 ? Ticker.GetHitL1 : Ticker.GetHitL2AndUp);
                 }
             }
-            if (state.Version.TryGet(_tables, key, sequence, value, options.VerifyChecksums, out ValueType type))
-            {
-                return CheckType(type);
-            }
-            return false;
+            return found;
         }
         finally
         {
@@ -98,6 +100,23 @@ internal sealed partial class DbImpl
         }
         ObjectDisposedException.ThrowIf(s.IsReleased, s);
         return s.Sequence;
+    }
+
+    /// <summary>True when a memtable decided the lookup (<paramref name="found"/> tells how).</summary>
+    private bool TryGetFromMemTables(ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, out bool found)
+    {
+        if (TryGetFromMemTable(state.Mem, key, sequence, value, out found))
+        {
+            return true;
+        }
+        foreach (MemTable imm in state.Immutable)
+        {
+            if (TryGetFromMemTable(imm, key, sequence, value, out found))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, out bool found)

@@ -197,6 +197,24 @@ internal sealed partial class DbImpl
                     _logFile.Sync();
                 }
             }
+            if (_stats is { } stats)
+            {
+                stats.Record(Ticker.NumberKeysWritten, batch.Count);
+                stats.Record(Ticker.BytesWritten, batch.Data.Length);
+                stats.Record(Ticker.WriteDoneBySelf);
+                if (_group.Count > 1)
+                {
+                    stats.Record(Ticker.WriteDoneByOther, _group.Count - 1);
+                }
+                if (!leader.DisableWal)
+                {
+                    stats.Record(Ticker.WalFileBytes, batch.Data.Length);
+                    if (leader.Sync)
+                    {
+                        stats.Record(Ticker.WalFileSynced);
+                    }
+                }
+            }
             var inserter = new MemTableInserter(_mem, _groupFirstSequence);
             batch.Iterate(ref inserter);
             _groupCount = batch.Count;

@@ -39,6 +39,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly VersionSet _versions;
     private readonly TableCache _tables;
     private readonly SnapshotList _snapshots = new();
+    private readonly KvStatistics? _stats;
     private readonly object _mutex = new();
     private readonly SemaphoreSlim _backgroundWake = new(0);
     private readonly List<ImmutableMemTable> _immutable = new();
@@ -69,9 +70,11 @@ internal sealed partial class DbImpl : IDisposable
             Compression = (Compression.CompressionType)(byte)options.Compression,
             Checksum = (ChecksumType)(byte)options.Checksum,
             FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
+            Statistics = options.Statistics,
         };
+        _stats = options.Statistics;
         _versions = new VersionSet(dir, _fs);
-        _tables = new TableCache(dir, _fs, _tableOptions);
+        _tables = new TableCache(dir, _fs, _tableOptions, options.Statistics);
         _mem = NewMemTable();
         _readState = new ReadState(_mem, Array.Empty<MemTable>(), _versions.Current);
     }
@@ -81,6 +84,8 @@ internal sealed partial class DbImpl : IDisposable
     internal VersionSet Versions => _versions;
 
     internal SnapshotList Snapshots => _snapshots;
+
+    internal KvStatistics? Statistics => _stats;
 
     private bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 

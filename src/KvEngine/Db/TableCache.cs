@@ -19,11 +19,14 @@ internal sealed class TableCache : IDisposable
     private readonly ConcurrentDictionary<ulong, TableReader> _readers = new();
     private readonly object _openGate = new();
 
-    public TableCache(string dir, IFileSystem fs, TableOptions options)
+    private readonly KvStatistics? _stats;
+
+    public TableCache(string dir, IFileSystem fs, TableOptions options, KvStatistics? stats)
     {
         _dir = dir;
         _fs = fs;
         _options = options;
+        _stats = stats;
     }
 
     public int Count => _readers.Count;
@@ -60,6 +63,7 @@ internal sealed class TableCache : IDisposable
                 throw;
             }
             _readers[file.Number] = reader;
+            _stats?.Record(Ticker.NoFileOpens);
             return reader;
         }
     }

@@ -74,11 +74,13 @@ internal sealed class Version
     /// <summary>
     /// Looks <paramref name="userKey"/> up as of <paramref name="sequence"/> in the tables, newest
     /// data first. Returns true when an entry was found; <paramref name="type"/> tells whether it
-    /// is a value (appended to <paramref name="value"/>) or a deletion.
+    /// is a value (appended to <paramref name="value"/>) or a deletion, and <paramref name="foundLevel"/>
+    /// where (-1 when not found).
     /// </summary>
     public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
-        bool verifyChecksums, out ValueType type)
+        bool verifyChecksums, out ValueType type, out int foundLevel)
     {
+        foundLevel = 0;
         foreach (FileMetaData f in _levels[0])
         {
             if (InRange(f, userKey) &&
@@ -98,10 +100,12 @@ internal sealed class Version
             if (i < files.Length && InRange(files[i], userKey) &&
                 tables.Get(files[i]).TryGet(userKey, sequence, value, out type, verifyChecksums))
             {
+                foundLevel = level;
                 return true;
             }
         }
         type = default;
+        foundLevel = -1;
         return false;
     }
 

@@ -45,6 +45,9 @@ internal sealed record TableOptions
     /// <summary>Reader limit on a block's declared uncompressed size; larger claims count as corruption.</summary>
     public int MaxUncompressedBlockSize { get; init; } = 256 << 20;
 
+    /// <summary>Where readers count filter results and block reads; null counts nothing.</summary>
+    public KvStatistics? Statistics { get; init; }
+
     /// <summary>Throws <see cref="ArgumentException"/> for values the builder cannot honour.</summary>
     public void Validate()
     {

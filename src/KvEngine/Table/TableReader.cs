@@ -158,9 +158,15 @@ internal sealed class TableReader : IDisposable
         ArgumentNullException.ThrowIfNull(valueOut);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
         type = default;
+        KvStatistics? stats = _options.Statistics;
         if (!KeyMayMatch(userKey))
         {
+            stats?.Record(Ticker.BloomFilterUseful);
             return false;
+        }
+        if (_filter != null)
+        {
+            stats?.Record(Ticker.BloomFilterFullPositive);
         }
         int seekLength = userKey.Length + InternalKeys.TrailerSize;
         byte[]? rented = seekLength > StackKeyLimit ? ArrayPool<byte>.Shared.Rent(seekLength) : null;
@@ -186,6 +192,10 @@ internal sealed class TableReader : IDisposable
                         return false;
                     }
                     type = InternalKeys.Type(found);
+                    if (_filter != null)
+                    {
+                        stats?.Record(Ticker.BloomFilterFullTruePositive);
+                    }
                     switch (type)
                     {
                         case ValueType.Value:
@@ -268,6 +278,11 @@ internal sealed class TableReader : IDisposable
         }
         int size = (int)handle.Size;
         int total = size + TableFormat.BlockTrailerSize;
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockReads);
+            stats.Record(Ticker.BlockReadBytes, total);
+        }
         byte[] raw = ArrayPool<byte>.Shared.Rent(total);
         bool returnRaw = true;
         try
