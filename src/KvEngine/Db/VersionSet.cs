@@ -137,6 +137,8 @@ internal sealed class VersionSet : IDisposable
         ulong? nextFile = null;
         ulong? lastSequence = null;
         bool sawComparator = false;
+        // Blob file number -> blobs not yet garbage. RocksDB drops a blob file once all its blobs are garbage.
+        var liveBlobs = new Dictionary<ulong, ulong>();
         using (ISequentialFile file = _fs.OpenSequential(manifestPath))
         using (var scratch = new ByteBuffer(1024))
         {
@@ -158,6 +160,7 @@ internal sealed class VersionSet : IDisposable
                     sawComparator = true;
                 }
                 builder.Apply(edit);
+                TrackBlobFiles(edit, liveBlobs);
                 logNumber = edit.HasLogNumber ? edit.LogNumber : logNumber;
                 prevLogNumber = edit.HasPrevLogNumber ? edit.PrevLogNumber : prevLogNumber;
                 nextFile = edit.HasNextFileNumber ? edit.NextFileNumber : nextFile;
@@ -172,6 +175,12 @@ internal sealed class VersionSet : IDisposable
         if (!sawComparator)
         {
             throw new KvCorruptionException($"{manifestName} does not name a comparator.");
+        }
+        if (liveBlobs.Count > 0)
+        {
+            // Tables of such a database hold blob references (type 0x11) instead of values.
+            throw new KvException(
+                $"{manifestName} lists {liveBlobs.Count} live blob file(s) (RocksDB integrated BlobDB, enable_blob_files); KvEngine does not read blob files yet.");
         }
 
         Version v = builder.Build(this);
@@ -406,6 +415,28 @@ internal sealed class VersionSet : IDisposable
         catch (IOException)
         {
             // Left behind: the obsolete-file sweep at the next open removes it.
+        }
+    }
+
+    private static void TrackBlobFiles(VersionEdit edit, Dictionary<ulong, ulong> liveBlobs)
+    {
+        foreach (BlobFileAddition add in edit.BlobFileAdditions)
+        {
+            liveBlobs[add.BlobFileNumber] = add.TotalBlobCount;
+        }
+        foreach (BlobFileGarbage garbage in edit.BlobFileGarbages)
+        {
+            if (liveBlobs.TryGetValue(garbage.BlobFileNumber, out ulong remaining))
+            {
+                if (garbage.GarbageBlobCount >= remaining)
+                {
+                    liveBlobs.Remove(garbage.BlobFileNumber);
+                }
+                else
+                {
+                    liveBlobs[garbage.BlobFileNumber] = remaining - garbage.GarbageBlobCount;
+                }
+            }
         }
     }
 

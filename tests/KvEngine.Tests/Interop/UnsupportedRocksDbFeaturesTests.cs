@@ -17,6 +17,7 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
     [InlineData("snappy", "Snappy", new[] { "-compression_type=snappy" })]
     [InlineData("partitioned", "partitioned", new[] { "-compression_type=lz4", "-partition_index_and_filters=true", "-bloom_bits=10" })]
     [InlineData("merge", "merge", new[] { "-compression_type=lz4", "-merge_operator=put", "-benchmarks=fillrandom,mergerandom" })]
+    [InlineData("blob", "blob", new[] { "-compression_type=lz4", "-enable_blob_files=true", "-min_blob_size=50" })]
     public void DbBenchDatabaseWithUnsupportedFeatureRaisesKvException(string name, string feature, string[] benchArgs)
     {
         string db = Path.Combine(_dir.FullName, name);
