@@ -53,6 +53,15 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
              "-compression_type=lz4", "-write_buffer_size=65536"]
         },
         {
+            "transaction-db-min-log-to-keep",
+            ["-benchmarks=fillrandom", "-num=3000", "-transaction_db=true", "-compression_type=lz4", "-write_buffer_size=65536"]
+        },
+        {
+            "wals-tracked-in-manifest",
+            ["-benchmarks=fillrandom", "-num=3000", "-track_and_verify_wals_in_manifest=true", "-compression_type=lz4",
+             "-write_buffer_size=65536"]
+        },
+        {
             "universal-compaction",
             ["-benchmarks=fillrandom,overwrite", "-num=8000", "-compaction_style=1", "-compression_type=lz4",
              "-bloom_bits=10", "-write_buffer_size=65536"]
@@ -86,6 +95,37 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
         Assert.Equal(["FF00", "", "677265656E", "7633", "707572706C65", "0102"], seen.Select(p => RocksDbOracle.Hex(p.Value)));
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void OpensDatabaseWhoseColumnFamilyWasDropped(bool familyRecordsOnlyInWal)
+    {
+        string db = Path.Combine(_dir.FullName, "dropped-cf");
+        RocksDbTools.RunOk("ldb", $"--db={db}", Lz4, "--create_if_missing", "put", "a", "1");
+        RocksDbTools.RunOk("ldb", $"--db={db}", "create_column_family", "cf1");
+        if (familyRecordsOnlyInWal)
+        {
+            // ldb loads the database's OPTIONS file: keep recovered WAL data unflushed, so the
+            // family's record is still in a WAL when the family is dropped.
+            foreach (string options in Directory.GetFiles(db, "OPTIONS-*"))
+            {
+                File.WriteAllText(options, File.ReadAllText(options)
+                    .Replace("avoid_flush_during_recovery=false", "avoid_flush_during_recovery=true", StringComparison.Ordinal));
+            }
+        }
+        RocksDbTools.RunOk("ldb", $"--db={db}", Lz4, "--column_family=cf1", "put", "ck", "cv");
+        RocksDbTools.RunOk("ldb", $"--db={db}", Lz4, "put", "b", "2");
+        RocksDbTools.RunOk("ldb", $"--db={db}", "drop_column_family", "cf1");
+        Assert.Contains("ColumnFamilyDrop", RocksDbTools.RunOk("ldb", $"--db={db}", "manifest_dump", "--verbose"), StringComparison.Ordinal);
+
+        List<KeyValuePair<byte[], byte[]>> seen = AssertKvEngineAgreesWithLdb(db, expectSomeData: true);
+        Assert.Equal(["a", "b"], seen.Select(p => System.Text.Encoding.ASCII.GetString(p.Key)));
+
+        // KvEngine's MANIFEST keeps max_column_family, so RocksDB never reuses the dropped id.
+        Assert.Contains("max_column_family 1", RocksDbOracle.ManifestDump(db), StringComparison.Ordinal);
+        RocksDbOracle.AssertSameContents(seen, RocksDbOracle.Scan(db), "ldb after KvEngine");
+    }
+
     internal static void RunDbBench(string db, IEnumerable<string> benchArgs)
     {
         string[] args = [$"-db={db}", "-seed=1", "-threads=1", "-compression_ratio=0.5", "-statistics=false", .. benchArgs];
@@ -116,11 +156,13 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
             Assert.True(File.Exists(Path.Combine(db, name)), $"KvEngine deleted {name}, which is RocksDB's");
         }
 
-        // Reopened from the MANIFEST and tables KvEngine wrote at recovery: still the same.
+        // Reopened from the MANIFEST and tables KvEngine wrote at recovery: still the same, for
+        // KvEngine and for RocksDB.
         using (KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false }))
         {
             RocksDbOracle.AssertSameContents(expected, RocksDbOracle.ForwardScan(kv), "KvEngine after reopen");
         }
+        RocksDbOracle.AssertSameContents(expected, RocksDbOracle.Scan(db), "ldb after KvEngine rewrote the MANIFEST");
         return expected;
     }
 
