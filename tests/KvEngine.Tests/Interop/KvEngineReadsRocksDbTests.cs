@@ -75,6 +75,13 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
         string db = Path.Combine(_dir.FullName, name);
         RunDbBench(db, benchArgs);
         Assert.NotEmpty(Directory.GetFiles(db, "*.sst"));
+        if (name.Contains("multilevel", StringComparison.Ordinal))
+        {
+            // Compaction output below level 1 whose sequence numbers RocksDB zeroed (bottommost).
+            string dump = RocksDbOracle.ManifestDump(db);
+            Assert.Contains("--- level 2 ---", dump, StringComparison.Ordinal);
+            Assert.Matches(@"--- level 2 --- version# \d+ ---\n \d+:\d+\[0 \.\. 0\]", dump);
+        }
         AssertKvEngineAgreesWithLdb(db, expectSomeData: true);
     }
 
@@ -89,6 +96,7 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
         RocksDbTools.RunOk("ldb", $"--db={db}", Lz4, "delete", "a");
         RocksDbTools.RunOkWithInput("ldb", "put pear yellow\nput plum purple\ndelete pear\nput k3 v3\n", $"--db={db}", Lz4, "query");
         Assert.Contains(Directory.GetFiles(db, "*.log"), f => new FileInfo(f).Length > 0);
+        Assert.NotEmpty(Directory.GetFiles(db, "LOG.old.*"));
 
         List<KeyValuePair<byte[], byte[]>> seen = AssertKvEngineAgreesWithLdb(db, expectSomeData: true);
         Assert.Equal(["00", "0101", "6170706C65", "6B33", "706C756D", "FFFF"], seen.Select(p => RocksDbOracle.Hex(p.Key)));

@@ -54,6 +54,24 @@ internal static class RocksDbOracle
         }
     }
 
+    /// <summary>
+    /// The live pairs after RocksDB compacted (a copy of) <paramref name="db"/> fully
+    /// (<c>ldb compact</c>): RocksDB reads every entry of every table and rewrites them.
+    /// </summary>
+    public static List<KeyValuePair<byte[], byte[]>> ScanAfterCompaction(string db)
+    {
+        string copy = Copy(db, "ldbcompact");
+        try
+        {
+            RocksDbTools.RunOk("ldb", $"--db={copy}", "compact");
+            return Scan(copy);
+        }
+        finally
+        {
+            Directory.Delete(copy, recursive: true);
+        }
+    }
+
     /// <summary>Runs <c>ldb checkconsistency</c> on a copy; it must print OK.</summary>
     public static void AssertConsistent(string db)
     {

@@ -5,7 +5,8 @@ namespace KvEngine.Tests.Interop;
 /// <summary>
 /// Databases written by KvEngine (several flushed tables, overwrites, deletes, a tail only in the
 /// WAL) opened by RocksDB 7.8: ldb must replay our WAL, read our MANIFEST and tables and list
-/// exactly our live pairs; manifest_dump, checkconsistency and sst_dump must find nothing wrong.
+/// exactly our live pairs, also after compacting our tables; manifest_dump, checkconsistency and
+/// sst_dump must find nothing wrong.
 /// </summary>
 public sealed class RocksDbReadsOurDatabaseTests : IDisposable
 {
@@ -50,6 +51,7 @@ public sealed class RocksDbReadsOurDatabaseTests : IDisposable
         Assert.Contains(Directory.GetFiles(db, "*.log"), f => new FileInfo(f).Length > 0);
 
         RocksDbOracle.AssertSameContents(RocksDbOracle.ToList(work.Model), RocksDbOracle.Scan(db), "ldb scan");
+        RocksDbOracle.AssertSameContents(RocksDbOracle.ToList(work.Model), RocksDbOracle.ScanAfterCompaction(db), "ldb scan after ldb compact");
 
         string dump = RocksDbOracle.ManifestDump(db);
         Assert.Contains("comparator: leveldb.BytewiseComparator", dump, StringComparison.Ordinal);
