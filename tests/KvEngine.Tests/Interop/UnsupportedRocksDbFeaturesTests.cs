@@ -22,6 +22,8 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
     [InlineData("num-levels-10", "num_levels", new[] { "-compression_type=lz4", "-num_levels=10", "-level_compaction_dynamic_level_bytes=true",
         "-benchmarks=fillrandom,overwrite", "-num=6000", "-max_bytes_for_level_base=131072", "-target_file_size_base=65536" })]
     [InlineData("user-timestamps", "u64ts", new[] { "-compression_type=lz4", "-user_timestamp_size=8" })]
+    [InlineData("two-phase-commit", "two-phase-commit", new[] { "-compression_type=lz4", "-transaction_db=true",
+        "-benchmarks=randomtransaction", "-transaction_sets=2" })]
     [InlineData("two-families", "column_family_name_000001", new[] { "-compression_type=lz4", "-num_column_families=2" })]
     public void DbBenchDatabaseWithUnsupportedFeatureRaisesKvException(string name, string feature, string[] benchArgs)
     {
