@@ -42,6 +42,22 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
              "-bloom_bits=10", "-write_buffer_size=65536"]
         },
         {
+            "format2-xxhash32-lz4hc-restart1",
+            ["-benchmarks=fillrandom,overwrite", "-num=4000", "-format_version=2", "-checksum_type=2", "-compression_type=lz4hc",
+             "-block_restart_interval=1", "-index_shortening_mode=2", "-bloom_bits=10", "-write_buffer_size=65536"]
+        },
+        {
+            "format4-xxhash64-zstd19-16k-blocks",
+            ["-benchmarks=fillrandom,overwrite", "-num=4000", "-format_version=4", "-checksum_type=3", "-compression_type=zstd",
+             "-compression_level=19", "-block_size=16384", "-optimize_filters_for_memory=true", "-bloom_bits=10",
+             "-write_buffer_size=65536"]
+        },
+        {
+            "no-checksum-large-values",
+            ["-benchmarks=fillrandom,overwrite", "-num=300", "-value_size=70000", "-checksum_type=0", "-compression_type=lz4",
+             "-write_buffer_size=1048576"]
+        },
+        {
             "hash-index-first-key-ribbon",
             ["-benchmarks=fillrandom,overwrite", "-num=6000", "-use_data_block_hash_index=true", "-index_with_first_key=true",
              "-use_ribbon_filter=true", "-bloom_bits=10", "-block_restart_interval=4", "-enable_index_compression=false",
