@@ -145,7 +145,8 @@ internal sealed partial class DbImpl
         while (reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
         {
             // Validate the whole batch before applying any of it: a batch is atomic.
-            WriteBatchDecoder.Validate(record);
+            IReadOnlySet<uint> dropped = _versions.DroppedColumnFamilies;
+            WriteBatchDecoder.Validate(record, dropped);
             ulong first = Coding.DecodeFixed64(record);
             uint count = Coding.DecodeFixed32(record[8..]);
             if (first == 0 && count > 0)
@@ -153,7 +154,7 @@ internal sealed partial class DbImpl
                 throw new KvCorruptionException($"{path}: a write batch carries sequence number 0.");
             }
             var inserter = new MemTableInserter(mem, first);
-            WriteBatchDecoder.Iterate(record, ref inserter);
+            WriteBatchDecoder.Iterate(record, ref inserter, dropped);
             ulong last = first + count - 1;
             if (count > 0 && last > maxSequence)
             {

@@ -341,5 +341,7 @@ internal sealed partial class DbImpl
 
         public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
             throw new KvException("This log holds a merge operand; KvEngine has no merge operator.");
+
+        public void SkipDroppedRecord() => _sequence++;
     }
 }

@@ -88,9 +88,15 @@ internal sealed class VersionBuilder
 
     private static void CheckLevel(int level)
     {
-        if ((uint)level >= Version.NumLevels)
+        if (level < 0)
         {
-            throw new KvCorruptionException($"MANIFEST names level {level}; KvEngine has {Version.NumLevels} levels.");
+            throw new KvCorruptionException($"MANIFEST names level {level}.");
+        }
+        if (level >= Version.NumLevels)
+        {
+            // A valid RocksDB database opened with num_levels > 7, not damage.
+            throw new KvException(
+                $"MANIFEST places a file at level {level}; KvEngine supports levels 0..{Version.NumLevels - 1} (RocksDB num_levels up to {Version.NumLevels}).");
         }
     }
 }

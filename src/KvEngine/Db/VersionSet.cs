@@ -51,6 +51,12 @@ internal sealed class VersionSet : IDisposable
 
     public ulong PrevLogNumber { get; private set; }
 
+    /// <summary>Largest column family id RocksDB used; kept in every new MANIFEST so ids are never reused.</summary>
+    public uint MaxColumnFamily { get; private set; }
+
+    /// <summary>RocksDB column families that were dropped; WAL replay skips their records.</summary>
+    public IReadOnlySet<uint> DroppedColumnFamilies { get; private set; } = new HashSet<uint>();
+
     public ulong ManifestFileNumber => _manifestFileNumber;
 
     public ulong NextFileNumberPeek
@@ -137,6 +143,9 @@ internal sealed class VersionSet : IDisposable
         ulong? nextFile = null;
         ulong? lastSequence = null;
         bool sawComparator = false;
+        // Blob file number -> blobs not yet garbage. RocksDB drops a blob file once all its blobs are garbage.
+        var liveBlobs = new Dictionary<ulong, ulong>();
+        var families = new ColumnFamilyTracker();
         using (ISequentialFile file = _fs.OpenSequential(manifestPath))
         using (var scratch = new ByteBuffer(1024))
         {
@@ -144,21 +153,23 @@ internal sealed class VersionSet : IDisposable
             while (reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
             {
                 VersionEdit edit = VersionEdit.Decode(record);
-                if (edit.ColumnFamily != 0 || edit.ColumnFamilyAdd != null && edit.ColumnFamilyAdd != "default")
+                // Database-wide fields below apply from every family's edits; files, the log
+                // number (per family in RocksDB) and the comparator only from the default's.
+                if (families.Apply(edit, manifestName))
                 {
-                    throw new KvException($"{manifestName} describes column family {edit.ColumnFamily} ('{edit.ColumnFamilyAdd}'); KvEngine supports only the default column family.");
-                }
-                if (edit.Comparator != null)
-                {
-                    if (edit.Comparator != InternalKeyComparer.BytewiseComparatorName)
+                    if (edit.Comparator != null)
                     {
-                        throw new KvException(
-                            $"The database uses comparator '{edit.Comparator}'; KvEngine supports only '{InternalKeyComparer.BytewiseComparatorName}'.");
+                        if (edit.Comparator != InternalKeyComparer.BytewiseComparatorName)
+                        {
+                            throw new KvException(
+                                $"The database uses comparator '{edit.Comparator}'; KvEngine supports only '{InternalKeyComparer.BytewiseComparatorName}'.");
+                        }
+                        sawComparator = true;
                     }
-                    sawComparator = true;
+                    builder.Apply(edit);
+                    TrackBlobFiles(edit, liveBlobs);
+                    logNumber = edit.HasLogNumber ? edit.LogNumber : logNumber;
                 }
-                builder.Apply(edit);
-                logNumber = edit.HasLogNumber ? edit.LogNumber : logNumber;
                 prevLogNumber = edit.HasPrevLogNumber ? edit.PrevLogNumber : prevLogNumber;
                 nextFile = edit.HasNextFileNumber ? edit.NextFileNumber : nextFile;
                 lastSequence = edit.HasLastSequence ? edit.LastSequence : lastSequence;
@@ -173,6 +184,13 @@ internal sealed class VersionSet : IDisposable
         {
             throw new KvCorruptionException($"{manifestName} does not name a comparator.");
         }
+        families.ThrowIfOthersLive(manifestName);
+        if (liveBlobs.Count > 0)
+        {
+            // Tables of such a database hold blob references (type 0x11) instead of values.
+            throw new KvException(
+                $"{manifestName} lists {liveBlobs.Count} live blob file(s) (RocksDB integrated BlobDB, enable_blob_files); KvEngine does not read blob files yet.");
+        }
 
         Version v = builder.Build(this);
         lock (_gate)
@@ -180,6 +198,8 @@ internal sealed class VersionSet : IDisposable
             _nextFileNumber = Math.Max(nextFile.Value, manifestNumber + 1);
             LogNumber = logNumber.Value;
             PrevLogNumber = prevLogNumber ?? 0;
+            MaxColumnFamily = families.MaxColumnFamily;
+            DroppedColumnFamilies = families.Dropped;
             _manifestFileNumber = manifestNumber;
             foreach (FileMetaData f in AllFiles(v))
             {
@@ -325,6 +345,10 @@ internal sealed class VersionSet : IDisposable
             NextFileNumber = edit.NextFileNumber,
             LastSequence = edit.LastSequence,
         };
+        if (MaxColumnFamily != 0)
+        {
+            snapshot.MaxColumnFamily = MaxColumnFamily;
+        }
         for (int level = 0; level < Version.NumLevels; level++)
         {
             foreach (FileMetaData f in v.Files(level))
@@ -406,6 +430,28 @@ internal sealed class VersionSet : IDisposable
         catch (IOException)
         {
             // Left behind: the obsolete-file sweep at the next open removes it.
+        }
+    }
+
+    private static void TrackBlobFiles(VersionEdit edit, Dictionary<ulong, ulong> liveBlobs)
+    {
+        foreach (BlobFileAddition add in edit.BlobFileAdditions)
+        {
+            liveBlobs[add.BlobFileNumber] = add.TotalBlobCount;
+        }
+        foreach (BlobFileGarbage garbage in edit.BlobFileGarbages)
+        {
+            if (liveBlobs.TryGetValue(garbage.BlobFileNumber, out ulong remaining))
+            {
+                if (garbage.GarbageBlobCount >= remaining)
+                {
+                    liveBlobs.Remove(garbage.BlobFileNumber);
+                }
+                else
+                {
+                    liveBlobs[garbage.BlobFileNumber] = remaining - garbage.GarbageBlobCount;
+                }
+            }
         }
     }
 

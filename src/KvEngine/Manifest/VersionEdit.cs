@@ -17,8 +17,8 @@ namespace KvEngine.Manifest;
 //                   smallest_seqno: varint64 largest_seqno: varint64
 //                   (custom_tag: varint32 value: varstring)* Terminate 1   (NewFileCustomTag)
 //        | BlobFileAddition 400 number count bytes: varint64 method: varstring checksum: varstring
-//                   (tag: varint32 value: varstring)* 1
-//        | BlobFileGarbage 401 number count bytes: varint64 (tag: varint32 value: varstring)* 1
+//                   (tag: varint32 value: varstring)* 0
+//        | BlobFileGarbage 401 number count bytes: varint64 (tag: varint32 value: varstring)* 0
 //        | WalAddition2 8199 varstring(number: varint64 [2 synced_size: varint64] 1)
 //        | WalDeletion2 8200 varstring(number: varint64)
 //        | ColumnFamily 200 varint32 (omitted for 0) | ColumnFamilyAdd 201 name: varstring
@@ -254,7 +254,7 @@ internal sealed class VersionEdit
             dst.AppendVarint64(blob.TotalBlobBytes);
             AppendString(dst, blob.ChecksumMethod);
             dst.AppendLengthPrefixed(blob.ChecksumValue);
-            dst.AppendVarint32(1); // end of custom fields
+            dst.AppendVarint32(0); // kEndMarker: end of custom fields
         }
         foreach (BlobFileGarbage garbage in _blobFileGarbages)
         {
@@ -262,7 +262,7 @@ internal sealed class VersionEdit
             dst.AppendVarint64(garbage.BlobFileNumber);
             dst.AppendVarint64(garbage.GarbageBlobCount);
             dst.AppendVarint64(garbage.GarbageBlobBytes);
-            dst.AppendVarint32(1); // end of custom fields
+            dst.AppendVarint32(0); // kEndMarker: end of custom fields
         }
         Span<byte> body = stackalloc byte[2 * Coding.MaxVarint64Length + 2];
         foreach (WalAddition wal in _walAdditions)

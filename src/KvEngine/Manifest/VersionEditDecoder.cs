@@ -277,13 +277,14 @@ internal static class VersionEditDecoder
         return new BlobFileAddition(number, count, bytes, method, checksum);
     }
 
-    // Blob records end with (tag: varint32 value: varstring)* 1; bit 6 marks fields that must be known.
+    // Blob records end with (tag: varint32 value: varstring)* 0 (RocksDB's kEndMarker is 0 here,
+    // unlike NewFile4's kTerminate 1); bit 6 marks fields that must be known.
     private static void SkipCustomFields(ref ReadOnlySpan<byte> input, string what)
     {
         while (true)
         {
             uint tag = GetVarint32(ref input, what);
-            if (tag == 1)
+            if (tag == 0)
             {
                 return;
             }

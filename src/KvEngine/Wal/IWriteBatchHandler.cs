@@ -17,4 +17,12 @@ internal interface IWriteBatchHandler
     void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end);
 
     void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value);
+
+    /// <summary>
+    /// A record of a dropped column family was passed over. It still takes a sequence number, as
+    /// in RocksDB's recovery. Called only when the decoder is given dropped families.
+    /// </summary>
+    void SkipDroppedRecord()
+    {
+    }
 }

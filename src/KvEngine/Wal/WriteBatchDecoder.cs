@@ -11,7 +11,8 @@ namespace KvEngine.Wal;
 /// <item>Malformed bytes (short header, truncated record, unknown tag, count that does not match
 /// the records) raise <see cref="KvCorruptionException"/>.</item>
 /// <item>Well-formed records KvEngine cannot apply raise <see cref="KvException"/>: a column family
-/// other than the default (0), integrated-BlobDB blob indexes, wide-column entities, and
+/// other than the default (0) unless it was dropped (then the record is skipped), integrated-BlobDB
+/// blob indexes, wide-column entities, and
 /// two-phase-commit markers (RocksDB itself refuses those outside TransactionDB).</item>
 /// <item>LogData and Noop records carry no write: skipped and not counted, as in RocksDB.</item>
 /// </list>
@@ -26,14 +27,18 @@ internal static class WriteBatchDecoder
     /// Checks a whole representation without applying it and returns its count. Call this on
     /// bytes read from disk before <see cref="Iterate{THandler}"/>, which applies as it goes.
     /// </summary>
-    public static int Validate(ReadOnlySpan<byte> rep)
+    public static int Validate(ReadOnlySpan<byte> rep, IReadOnlySet<uint>? droppedFamilies = null)
     {
         var handler = default(NullWriteBatchHandler);
-        return Iterate(rep, ref handler);
+        return Iterate(rep, ref handler, droppedFamilies);
     }
 
-    /// <summary>Sends every write to <paramref name="handler"/> in order; returns the count.</summary>
-    public static int Iterate<THandler>(ReadOnlySpan<byte> rep, ref THandler handler)
+    /// <summary>
+    /// Sends every write to <paramref name="handler"/> in order; returns the count. Records of the
+    /// column families in <paramref name="droppedFamilies"/> (dropped RocksDB families) are counted
+    /// and reported with <see cref="IWriteBatchHandler.SkipDroppedRecord"/> instead.
+    /// </summary>
+    public static int Iterate<THandler>(ReadOnlySpan<byte> rep, ref THandler handler, IReadOnlySet<uint>? droppedFamilies = null)
         where THandler : struct, IWriteBatchHandler
     {
         if (rep.Length < HeaderSize)
@@ -58,45 +63,55 @@ internal static class WriteBatchDecoder
                 case WriteBatchTag.Value:
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyValue, ref input, ref columnFamily, "Put", recordOffset);
                     ReadTwo(ref input, out key, out value, "Put", recordOffset);
-                    RequireDefaultColumnFamily(columnFamily, recordOffset);
                     found++;
-                    handler.Put(key, value);
+                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    {
+                        handler.Put(key, value);
+                    }
                     break;
 
                 case WriteBatchTag.ColumnFamilyDeletion:
                 case WriteBatchTag.Deletion:
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyDeletion, ref input, ref columnFamily, "Delete", recordOffset);
                     ReadOne(ref input, out key, "Delete", recordOffset);
-                    RequireDefaultColumnFamily(columnFamily, recordOffset);
                     found++;
-                    handler.Delete(key);
+                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    {
+                        handler.Delete(key);
+                    }
                     break;
 
                 case WriteBatchTag.ColumnFamilySingleDeletion:
                 case WriteBatchTag.SingleDeletion:
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilySingleDeletion, ref input, ref columnFamily, "SingleDelete", recordOffset);
                     ReadOne(ref input, out key, "SingleDelete", recordOffset);
-                    RequireDefaultColumnFamily(columnFamily, recordOffset);
                     found++;
-                    handler.SingleDelete(key);
+                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    {
+                        handler.SingleDelete(key);
+                    }
                     break;
 
                 case WriteBatchTag.ColumnFamilyRangeDeletion:
                 case WriteBatchTag.RangeDeletion:
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyRangeDeletion, ref input, ref columnFamily, "DeleteRange", recordOffset);
                     ReadTwo(ref input, out key, out value, "DeleteRange", recordOffset);
-                    RequireDefaultColumnFamily(columnFamily, recordOffset);
                     found++;
-                    handler.DeleteRange(key, value);
+                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    {
+                        handler.DeleteRange(key, value);
+                    }
                     break;
 
                 case WriteBatchTag.ColumnFamilyMerge:
                 case WriteBatchTag.Merge:
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyMerge, ref input, ref columnFamily, "Merge", recordOffset);
                     ReadTwo(ref input, out key, out value, "Merge", recordOffset);
-                    RequireDefaultColumnFamily(columnFamily, recordOffset);
                     found++;
-                    handler.Merge(key, value);
+                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    {
+                        handler.Merge(key, value);
+                    }
                     break;
 
                 case WriteBatchTag.ColumnFamilyBlobIndex:
@@ -189,14 +204,22 @@ internal static class WriteBatchDecoder
         return true;
     }
 
-    private static void RequireDefaultColumnFamily(uint columnFamily, int offset)
+    // True for the default family; false (after telling the handler) for a dropped one.
+    private static bool IsLiveDefault<THandler>(uint columnFamily, IReadOnlySet<uint>? droppedFamilies, int offset, ref THandler handler)
+        where THandler : struct, IWriteBatchHandler
     {
-        if (columnFamily != 0)
+        if (columnFamily == 0)
         {
-            throw new KvException(
-                $"WriteBatch record at offset {offset} writes column family {columnFamily.ToString(CultureInfo.InvariantCulture)}; " +
-                "KvEngine supports only the default column family (0).");
+            return true;
         }
+        if (droppedFamilies != null && droppedFamilies.Contains(columnFamily))
+        {
+            handler.SkipDroppedRecord();
+            return false;
+        }
+        throw new KvException(
+            $"WriteBatch record at offset {offset} writes column family {columnFamily.ToString(CultureInfo.InvariantCulture)}; " +
+            "KvEngine supports only the default column family (0).");
     }
 
     private static KvCorruptionException Bad(string what, int offset) =>

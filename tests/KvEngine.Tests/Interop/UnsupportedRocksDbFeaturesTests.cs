@@ -1,0 +1,92 @@
+using KvEngine.Tests.Wal;
+
+namespace KvEngine.Tests.Interop;
+
+/// <summary>
+/// RocksDB 7.8 features KvEngine does not implement yet. Opening or reading such a database must
+/// raise a <see cref="KvException"/> that names the feature — never a crash, never a wrong answer
+/// (for example range tombstones silently ignored).
+/// </summary>
+public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
+{
+    private readonly DirectoryInfo _dir = Directory.CreateTempSubdirectory("kvengine-interop-unsupported-");
+
+    public void Dispose() => _dir.Delete(recursive: true);
+
+    [Theory]
+    [InlineData("snappy", "Snappy", new[] { "-compression_type=snappy" })]
+    [InlineData("zlib", "Zlib", new[] { "-compression_type=zlib" })]
+    [InlineData("partitioned", "partitioned", new[] { "-compression_type=lz4", "-partition_index_and_filters=true", "-bloom_bits=10" })]
+    [InlineData("merge", "merge", new[] { "-compression_type=lz4", "-merge_operator=put", "-benchmarks=fillrandom,mergerandom" })]
+    [InlineData("blob", "blob", new[] { "-compression_type=lz4", "-enable_blob_files=true", "-min_blob_size=50" })]
+    [InlineData("wal-zstd", "wal_compression", new[] { "-compression_type=lz4", "-wal_compression=zstd" })]
+    [InlineData("num-levels-10", "num_levels", new[] { "-compression_type=lz4", "-num_levels=10", "-level_compaction_dynamic_level_bytes=true",
+        "-benchmarks=fillrandom,overwrite", "-num=6000", "-max_bytes_for_level_base=131072", "-target_file_size_base=65536" })]
+    [InlineData("user-timestamps", "u64ts", new[] { "-compression_type=lz4", "-user_timestamp_size=8" })]
+    [InlineData("two-phase-commit", "two-phase-commit", new[] { "-compression_type=lz4", "-transaction_db=true",
+        "-benchmarks=randomtransaction", "-transaction_sets=2" })]
+    [InlineData("two-families", "column_family_name_000001", new[] { "-compression_type=lz4", "-num_column_families=2" })]
+    public void DbBenchDatabaseWithUnsupportedFeatureRaisesKvException(string name, string feature, string[] benchArgs)
+    {
+        string db = Path.Combine(_dir.FullName, name);
+        string[] args = ["-benchmarks=fillrandom", "-num=3000", "-write_buffer_size=65536", .. benchArgs];
+        KvEngineReadsRocksDbTests.RunDbBench(db, args);
+        if (name != "user-timestamps")
+        {
+            // A valid database: RocksDB reads it (ldb scan cannot read timestamped keys).
+            Assert.NotEmpty(RocksDbOracle.Scan(db));
+        }
+
+        KvException e = Assert.ThrowsAny<KvException>(() =>
+        {
+            using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false });
+            RocksDbOracle.ForwardScan(kv);
+        });
+        Assert.Contains(feature, e.Message, StringComparison.OrdinalIgnoreCase);
+    }
+
+    [Fact]
+    public void RangeDeletionInTheWalRaisesKvException()
+    {
+        string db = Path.Combine(_dir.FullName, "rangedel-wal");
+        Ldb(db, "--create_if_missing", "put", "a1", "x");
+        Ldb(db, "put", "b1", "y");
+        Ldb(db, "deleterange", "a", "b");
+
+        KvException e = Assert.ThrowsAny<KvException>(() => KvDb.Open(db, new KvOptions { CreateIfMissing = false }).Dispose());
+        Assert.Contains("range deletion", e.Message, StringComparison.OrdinalIgnoreCase);
+    }
+
+    [Fact]
+    public void RangeDeletionInATableRaisesKvExceptionInsteadOfResurrectingKeys()
+    {
+        string db = Path.Combine(_dir.FullName, "rangedel-table");
+        Ldb(db, "--create_if_missing", "put", "a1", "x");
+        Ldb(db, "put", "b1", "y");
+        Ldb(db, "deleterange", "a", "b");
+        Ldb(db, "put", "c1", "z");
+        Ldb(db, "put", "zz", "last");
+        Assert.Equal("b1 : y\nc1 : z\nzz : last\n", RocksDbTools.RunOk("ldb", $"--db={RocksDbOracle.Copy(db, "plain")}", "scan"));
+
+        using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false });
+        KvException get = Assert.ThrowsAny<KvException>(() => kv.Get("a1"u8));
+        Assert.Contains("range deletion", get.Message, StringComparison.OrdinalIgnoreCase);
+        KvException scan = Assert.ThrowsAny<KvException>(() => RocksDbOracle.ForwardScan(kv));
+        Assert.Contains("range deletion", scan.Message, StringComparison.OrdinalIgnoreCase);
+    }
+
+    [Fact]
+    public void LiveColumnFamilyRaisesKvException()
+    {
+        string db = Path.Combine(_dir.FullName, "cf");
+        Ldb(db, "--create_if_missing", "put", "k", "v");
+        RocksDbTools.RunOk("ldb", $"--db={db}", "create_column_family", "cf1");
+        Ldb(db, "--column_family=cf1", "put", "ck", "cv");
+
+        KvException e = Assert.ThrowsAny<KvException>(() => KvDb.Open(db, new KvOptions { CreateIfMissing = false }).Dispose());
+        Assert.Contains("cf1", e.Message, StringComparison.Ordinal);
+    }
+
+    private static void Ldb(string db, params string[] args) =>
+        RocksDbTools.RunOk("ldb", [$"--db={db}", "--compression_type=lz4", "--auto_compaction=false", .. args]);
+}
