@@ -3,8 +3,7 @@ using System.Globalization;
 namespace KvEngine.DbBench;
 
 /// <summary>
-/// db_bench's flags with db_bench's spelling, meaning and defaults (RocksDB 7.8). Where KvEngine
-/// differs it says so: the default compression is LZ4 (db_bench's default, Snappy, is not built).
+/// db_bench's flags with db_bench's spelling, meaning and defaults (RocksDB 7.8).
 /// Flags of features not built yet are rejected with a message, as db_bench rejects unknown ones.
 /// </summary>
 internal sealed class BenchFlags
@@ -18,7 +17,7 @@ internal sealed class BenchFlags
     public int KeySize { get; private set; } = 16;
     public int ValueSize { get; private set; } = 100;
     public double CompressionRatio { get; private set; } = 0.5;
-    public KvCompressionType CompressionType { get; private set; } = KvCompressionType.Lz4;
+    public KvCompressionType CompressionType { get; private set; } = KvCompressionType.Snappy;
     public KvChecksumType ChecksumType { get; private set; } = KvChecksumType.XxHash3;
     public double BloomBits { get; private set; } = -1;
     public int BlockSize { get; private set; } = 4096;
@@ -118,9 +117,10 @@ internal sealed class BenchFlags
     private static KvCompressionType Compression(string v, string raw) => v.ToLowerInvariant() switch
     {
         "none" => KvCompressionType.None,
+        "snappy" => KvCompressionType.Snappy,
         "lz4" => KvCompressionType.Lz4,
         "zstd" => KvCompressionType.Zstd,
-        "snappy" or "zlib" or "bzip2" or "lz4hc" or "xpress" => throw Bad(raw, "KvEngine writes none, lz4 or zstd"),
+        "zlib" or "bzip2" or "lz4hc" or "xpress" => throw Bad(raw, "kvbench writes none, snappy, lz4 or zstd"),
         _ => throw Bad(raw, "unknown compression type"),
     };
 

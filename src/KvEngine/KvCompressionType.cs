@@ -7,6 +7,7 @@ namespace KvEngine;
 public enum KvCompressionType : byte
 {
     None = 0x0,
+    Snappy = 0x1,
     Lz4 = 0x4,
     Zstd = 0x7,
 }

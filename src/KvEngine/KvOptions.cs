@@ -30,8 +30,8 @@ public sealed class KvOptions
     /// <summary>Keys between restart points in data blocks (16).</summary>
     public int BlockRestartInterval { get; set; } = 16;
 
-    /// <summary>Compression for data blocks. RocksDB's default, Snappy, is not offered; LZ4 is ours.</summary>
-    public KvCompressionType Compression { get; set; } = KvCompressionType.Lz4;
+    /// <summary>Compression for data blocks: Snappy, as in RocksDB, by default.</summary>
+    public KvCompressionType Compression { get; set; } = KvCompressionType.Snappy;
 
     /// <summary>Checksum written in block trailers (XXH3, RocksDB 7.8's default).</summary>
     public KvChecksumType Checksum { get; set; } = KvChecksumType.XxHash3;

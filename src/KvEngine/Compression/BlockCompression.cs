@@ -5,8 +5,9 @@ namespace KvEngine.Compression;
 /// <summary>
 /// RocksDB's compressed block payload for format_version &gt;= 2:
 /// <code>
-/// CompressedBlock := uncompressed_size: varint32  codec_output: byte[]
-///   codec_output  := LZ4 block (Lz4, Lz4HC) | ZSTD frame (Zstd)
+/// CompressedBlock := uncompressed_size: varint32  codec_output: byte[]   (LZ4, LZ4HC, ZSTD, Zlib)
+///                  | snappy_output: byte[]   (Snappy: its own varint32 header is the size)
+///   codec_output  := LZ4 block (Lz4, Lz4HC) | ZSTD frame (Zstd) | raw deflate (Zlib, read only)
 /// </code>
 /// A block is stored compressed only when that saves at least an eighth
 /// (compressed size including the size prefix &lt; raw - raw / 8, RocksDB's GoodCompressionRatio);
@@ -35,9 +36,12 @@ internal static class BlockCompression
             case CompressionType.Zstd:
                 ZstdCodec.EnsureAvailable();
                 return;
+            case CompressionType.Snappy:
+                SnappyCodec.EnsureAvailable();
+                return;
             default:
                 throw new KvException(
-                    $"Compression {CompressionTypeNames.ToRocksDbName(type)} is not supported; use None, LZ4, LZ4HC or ZSTD.");
+                    $"Compression {CompressionTypeNames.ToRocksDbName(type)} is not supported for writing; use None, Snappy, LZ4, LZ4HC or ZSTD.");
         }
     }
 
@@ -51,6 +55,10 @@ internal static class BlockCompression
         if (type == CompressionType.None || raw.Length == 0)
         {
             return false;
+        }
+        if (type == CompressionType.Snappy)
+        {
+            return TryCompressSnappy(raw, output);
         }
         int header = Coding.VarintLength((ulong)raw.Length);
         long bound = type == CompressionType.Zstd
@@ -89,8 +97,25 @@ internal static class BlockCompression
         return true;
     }
 
+    private static bool TryCompressSnappy(ReadOnlySpan<byte> raw, ByteBuffer output)
+    {
+        long bound = SnappyCodec.MaxCompressedLength(raw.Length);
+        if (bound <= 0 || bound > Array.MaxLength)
+        {
+            return false;
+        }
+        long written = SnappyCodec.Compress(raw, output.GetSpan((int)bound)[..(int)bound]);
+        if (written <= 0 || written >= raw.Length - (raw.Length / 8))
+        {
+            return false;
+        }
+        output.Advance((int)written);
+        return true;
+    }
+
     /// <summary>
-    /// Reads the uncompressed size prefix of a compressed block. Throws
+    /// Reads the uncompressed size prefix of a compressed block (for Snappy, the size header that
+    /// is part of the codec output, so <paramref name="headerLength"/> is 0). Throws
     /// <see cref="KvCorruptionException"/> when it is malformed or above <paramref name="maxLength"/>,
     /// and <see cref="KvException"/> for a codec this engine cannot read.
     /// </summary>
@@ -106,6 +131,10 @@ internal static class BlockCompression
         {
             throw new KvCorruptionException(
                 $"{source}: {Name(type)} block declares {length} uncompressed bytes, above the limit of {maxLength}.");
+        }
+        if (type == CompressionType.Snappy)
+        {
+            headerLength = 0;
         }
         return (int)length;
     }
@@ -146,6 +175,12 @@ internal static class BlockCompression
                 }
                 CheckLength(type, (long)r, destination.Length, source);
                 return;
+            case CompressionType.Snappy:
+                CheckDecoded(type, SnappyCodec.Decompress(codecOutput, destination), destination.Length, source);
+                return;
+            case CompressionType.Zlib:
+                CheckDecoded(type, ZlibCodec.Decompress(codecOutput, destination), destination.Length, source);
+                return;
             default:
                 EnsureReadable(type, source);
                 throw new KvCorruptionException($"{source}: block compression {Name(type)} has no decoder.");
@@ -164,14 +199,26 @@ internal static class BlockCompression
                 ZstdCodec.EnsureAvailable();
                 return;
             case CompressionType.Snappy:
+                SnappyCodec.EnsureAvailable();
+                return;
             case CompressionType.Zlib:
+                return;
             case CompressionType.BZip2:
             case CompressionType.Xpress:
                 throw new KvException(
-                    $"{source}: block uses {Name(type)} compression, which this engine cannot read (LZ4, LZ4HC and ZSTD only).");
+                    $"{source}: block uses {Name(type)} compression, which this engine cannot read (Snappy, Zlib, LZ4, LZ4HC and ZSTD only).");
             default:
                 throw new KvCorruptionException($"{source}: unknown block compression type 0x{(byte)type:x2}.");
         }
+    }
+
+    private static void CheckDecoded(CompressionType type, long produced, int expected, string source)
+    {
+        if (produced < 0)
+        {
+            throw new KvCorruptionException($"{source}: {Name(type)} block is malformed.");
+        }
+        CheckLength(type, produced, expected, source);
     }
 
     private static void CheckLength(CompressionType type, long actual, int expected, string source)

@@ -21,5 +21,5 @@ internal static class CompressionTypeNames
 
     /// <summary>True for the codecs this engine can both write and read.</summary>
     public static bool IsSupported(CompressionType type) =>
-        type is CompressionType.None or CompressionType.Lz4 or CompressionType.Lz4HC or CompressionType.Zstd;
+        type is CompressionType.None or CompressionType.Snappy or CompressionType.Lz4 or CompressionType.Lz4HC or CompressionType.Zstd;
 }

@@ -21,6 +21,15 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
     public static TheoryData<string, string[]> DbBenchCases() => new()
     {
         {
+            "snappy-default-compression",
+            ["-benchmarks=fillrandom,overwrite", "-num=10000", "-compression_type=snappy", "-bloom_bits=10",
+             "-write_buffer_size=131072"]
+        },
+        {
+            "zlib-read-only-codec",
+            ["-benchmarks=fillrandom", "-num=6000", "-compression_type=zlib", "-write_buffer_size=131072"]
+        },
+        {
             "lz4-xxh3-fill-overwrite-delete",
             ["-benchmarks=fillrandom,overwrite,deleterandom", "-num=20000", "-deletes=4000", "-compression_type=lz4",
              "-bloom_bits=10", "-write_buffer_size=262144"]

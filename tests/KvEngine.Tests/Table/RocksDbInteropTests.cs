@@ -20,7 +20,7 @@ public sealed class RocksDbInteropTests : IDisposable
     public static TheoryData<byte, byte, int> WriterCases()
     {
         var data = new TheoryData<byte, byte, int>();
-        foreach (CompressionType c in new[] { CompressionType.None, CompressionType.Lz4, CompressionType.Zstd })
+        foreach (CompressionType c in new[] { CompressionType.None, CompressionType.Snappy, CompressionType.Lz4, CompressionType.Zstd })
         {
             data.Add((byte)c, (byte)ChecksumType.Crc32C, 0);
             data.Add((byte)c, (byte)ChecksumType.Xxh3, 0);
