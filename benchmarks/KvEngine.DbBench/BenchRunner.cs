@@ -106,6 +106,7 @@ internal sealed class BenchRunner
     }
 
     private long _opsPerThread;
+    private long _benchStart;
     private long _totalThreadCount;
     private bool _syncWrites;
     private volatile bool _readersDone;
@@ -125,7 +126,14 @@ internal sealed class BenchRunner
             writer = new Thread(() => BackgroundWriter(ws)) { IsBackground = true };
             writer.Start();
         }
-        using var start = new Barrier(states.Length);
+        using var start = new Barrier(states.Length, _ => _benchStart = Stopwatch.GetTimestamp());
+        using var stopReporter = new CancellationTokenSource();
+        Thread? reporter = null;
+        if (_f.ReportIntervalSeconds > 0)
+        {
+            reporter = new Thread(() => Reporter(states, _f.ReportIntervalSeconds, stopReporter.Token)) { IsBackground = true };
+            reporter.Start();
+        }
         var threads = new Thread[states.Length];
         for (int i = 0; i < threads.Length; i++)
         {
@@ -145,7 +153,41 @@ internal sealed class BenchRunner
         }
         _readersDone = true;
         writer?.Join();
+        stopReporter.Cancel();
+        reporter?.Join();
         return states;
+    }
+
+    /// <summary>db_bench's Duration: a fixed op count, or with -duration a time budget checked every 256 ops.</summary>
+    private bool KeepGoing(long i)
+    {
+        if (_f.Duration <= 0)
+        {
+            return i < _opsPerThread;
+        }
+        return (i & 255) != 0 || Stopwatch.GetElapsedTime(_benchStart).TotalSeconds < _f.Duration;
+    }
+
+    /// <summary>db_bench's -report_interval_seconds lines: interval and cumulative ops and rates.</summary>
+    private static void Reporter(ThreadState[] states, int intervalSeconds, CancellationToken stop)
+    {
+        long start = Stopwatch.GetTimestamp();
+        long lastOps = 0;
+        double lastSeconds = 0;
+        while (!stop.WaitHandle.WaitOne(TimeSpan.FromSeconds(intervalSeconds)))
+        {
+            long ops = 0;
+            foreach (ThreadState s in states)
+            {
+                ops += s.Done;
+            }
+            double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
+            double dt = seconds - lastSeconds;
+            Console.WriteLine(string.Create(s_c,
+                $"{DateTime.Now:yyyy/MM/dd-HH:mm:ss} ... thread 0: ({ops - lastOps},{ops}) ops and ({(ops - lastOps) / dt:F1},{ops / seconds:F1}) ops/second in ({dt:F6},{seconds:F6}) seconds"));
+            lastOps = ops;
+            lastSeconds = seconds;
+        }
     }
 
     private void BackgroundWriter(ThreadState s)
@@ -166,7 +208,8 @@ internal sealed class BenchRunner
     {
         var wo = new WriteOptions { Sync = _syncWrites, DisableWal = _f.DisableWal };
         Histogram? h = s.Histogram;
-        for (long i = 0; i < _opsPerThread; i++)
+        long i = 0;
+        for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
             KeyGenerator.Fill(s.Key, sequential ? i : s.Random.NextInt64(_f.Num));
@@ -175,19 +218,20 @@ internal sealed class BenchRunner
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
             Progress(s, i);
         }
-        s.Done = _opsPerThread;
+        s.Done = i;
     }
 
     private void DeleteRandom(ThreadState s)
     {
         var wo = new WriteOptions { Sync = _f.Sync, DisableWal = _f.DisableWal };
-        for (long i = 0; i < _opsPerThread; i++)
+        long i = 0;
+        for (; KeepGoing(i); i++)
         {
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
             _db!.Delete(s.Key, wo);
             Progress(s, i);
         }
-        s.Done = _opsPerThread;
+        s.Done = i;
     }
 
     private void ReadRandom(ThreadState s)
@@ -195,7 +239,8 @@ internal sealed class BenchRunner
         var value = new ArrayBufferWriter<byte>(Math.Max(16, _f.ValueSize));
         var ro = new ReadOptions { VerifyChecksums = _f.VerifyChecksum };
         Histogram? h = s.Histogram;
-        for (long i = 0; i < _opsPerThread; i++)
+        long i = 0;
+        for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
@@ -208,15 +253,16 @@ internal sealed class BenchRunner
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
             Progress(s, i);
         }
-        s.Done = _opsPerThread;
-        s.Message = string.Create(s_c, $"({s.Found} of {_opsPerThread} found)");
+        s.Done = i;
+        s.Message = string.Create(s_c, $"({s.Found} of {i} found)");
     }
 
     private void SeekRandom(ThreadState s)
     {
         var ro = new ReadOptions { VerifyChecksums = _f.VerifyChecksum };
         using KvIterator it = _db!.NewIterator(ro);
-        for (long i = 0; i < _opsPerThread; i++)
+        long i = 0;
+        for (; KeepGoing(i); i++)
         {
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
             it.Seek(s.Key);
@@ -226,8 +272,8 @@ internal sealed class BenchRunner
             }
             Progress(s, i);
         }
-        s.Done = _opsPerThread;
-        s.Message = string.Create(s_c, $"({s.Found} of {_opsPerThread} found)");
+        s.Done = i;
+        s.Message = string.Create(s_c, $"({s.Found} of {i} found)");
     }
 
     private void ReadSeq(ThreadState s) => Scan(s, forward: true);
@@ -247,10 +293,11 @@ internal sealed class BenchRunner
         {
             it.SeekToLast();
         }
-        while (it.Valid && n < _opsPerThread)
+        while (it.Valid && KeepGoing(n))
         {
             s.Bytes += it.Key.Length + it.Value.Length;
             n++;
+            s.Done = n;
             if (forward)
             {
                 it.Next();
@@ -265,6 +312,7 @@ internal sealed class BenchRunner
 
     private static void Progress(ThreadState s, long i)
     {
+        s.Done = i;
         if (s.Id == 0 && i > 0 && i % 200_000 == 0)
         {
             Console.Error.Write(string.Create(s_c, $"... finished {i} ops{"",30}\r"));

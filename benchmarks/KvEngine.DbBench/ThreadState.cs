@@ -17,6 +17,8 @@ internal sealed class ThreadState
         Histogram = flags.Histogram ? new Histogram() : null;
     }
 
+    private long _done;
+
     public int Id { get; }
 
     public Random Random { get; }
@@ -27,7 +29,12 @@ internal sealed class ThreadState
 
     public Histogram? Histogram { get; }
 
-    public long Done { get; set; }
+    /// <summary>Operations done so far; written by the worker, read by the progress reporter.</summary>
+    public long Done
+    {
+        get => Volatile.Read(ref _done);
+        set => Volatile.Write(ref _done, value);
+    }
 
     public long Found { get; set; }
 
