@@ -329,6 +329,50 @@ internal sealed partial class DbImpl
         }
     }
 
+    /// <summary>
+    /// Runs the compactions the picker chooses, one after another on this thread, until no level
+    /// needs one; returns how many ran. Deterministic for a given tree (with auto compactions off,
+    /// nothing else compacts), for tests and benchmarks that compare compaction behaviours.
+    /// </summary>
+    internal int RunCompactionsInline()
+    {
+        ThrowIfDisposed();
+        int count = 0;
+        while (true)
+        {
+            Compaction.Compaction? c;
+            ReadState pinned;
+            lock (_mutex)
+            {
+                if (_backgroundError != null)
+                {
+                    throw new KvException("Compaction stopped after a background error: " + _backgroundError.Message, _backgroundError);
+                }
+                pinned = AcquireReadState();
+                c = _picker.Pick(pinned.Version);
+                if (c == null)
+                {
+                    pinned.Unref();
+                    return count;
+                }
+                _manualCompactionsRunning++;
+            }
+            try
+            {
+                RunCompaction(c, pinned);
+            }
+            finally
+            {
+                lock (_mutex)
+                {
+                    _manualCompactionsRunning--;
+                    Monitor.PulseAll(_mutex);
+                }
+            }
+            count++;
+        }
+    }
+
     private int BaseLevel()
     {
         ReadState s = AcquireReadState();
