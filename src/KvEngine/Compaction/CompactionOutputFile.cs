@@ -2,7 +2,6 @@ using KvEngine.Format;
 using KvEngine.Manifest;
 using KvEngine.Storage;
 using KvEngine.Table;
-using KvEngine.Util;
 
 namespace KvEngine.Compaction;
 
@@ -16,8 +15,6 @@ internal sealed class CompactionOutputFile : IDisposable
 {
     private readonly IWritableFile _file;
     private readonly TableBuilder _builder;
-    private readonly ByteBuffer _smallest = new(64);
-    private readonly ByteBuffer _largest = new(64);
     private ulong _smallestSeq = ulong.MaxValue;
     private ulong _largestSeq;
     private long _lastFileSize;
@@ -52,12 +49,6 @@ internal sealed class CompactionOutputFile : IDisposable
     public void Add(ReadOnlySpan<byte> internalKey, ReadOnlySpan<byte> value)
     {
         _builder.Add(internalKey, value);
-        if (_smallest.Length == 0)
-        {
-            _smallest.Append(internalKey);
-        }
-        _largest.Clear();
-        _largest.Append(internalKey);
         ulong seq = InternalKeys.Sequence(internalKey);
         _smallestSeq = Math.Min(_smallestSeq, seq);
         _largestSeq = Math.Max(_largestSeq, seq);
@@ -72,6 +63,8 @@ internal sealed class CompactionOutputFile : IDisposable
     /// <summary>Finishes the table, fsyncs and closes the file, and describes it.</summary>
     public FileMetaData Finish(ulong oldestAncesterTime)
     {
+        byte[] smallest = _builder.SmallestKey.ToArray();
+        byte[] largest = _builder.LargestKey.ToArray();
         _builder.Finish();
         _file.Sync();
         _closed = true;
@@ -82,8 +75,8 @@ internal sealed class CompactionOutputFile : IDisposable
         {
             Number = Number,
             FileSize = (ulong)_builder.FileSize,
-            Smallest = _smallest.WrittenSpan.ToArray(),
-            Largest = _largest.WrittenSpan.ToArray(),
+            Smallest = smallest,
+            Largest = largest,
             SmallestSeqno = _smallestSeq,
             LargestSeqno = _largestSeq,
             OldestAncesterTime = oldestAncesterTime == 0 ? now : oldestAncesterTime,
@@ -111,10 +104,5 @@ internal sealed class CompactionOutputFile : IDisposable
         }
     }
 
-    public void Dispose()
-    {
-        Abandon();
-        _smallest.Dispose();
-        _largest.Dispose();
-    }
+    public void Dispose() => Abandon();
 }
