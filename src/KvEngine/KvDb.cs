@@ -184,6 +184,24 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     public ValueTask FlushAsync(CancellationToken cancellationToken = default) => _impl.FlushAsync(cancellationToken);
 
     /// <summary>
+    /// Compacts the keys in [<paramref name="begin"/>, <paramref name="end"/>] (null = unbounded):
+    /// flushes the memtable, then merges every level holding such keys into the next, down to the
+    /// deepest level that holds any, dropping overwritten versions and deletions no snapshot needs.
+    /// Runs on the calling thread and returns when done.
+    /// </summary>
+    public void CompactRange(byte[]? begin, byte[]? end) => _impl.CompactRange(begin, end);
+
+    /// <summary><see cref="CompactRange"/> on a thread-pool thread.</summary>
+    public ValueTask CompactRangeAsync(byte[]? begin, byte[]? end, CancellationToken cancellationToken = default) =>
+        _impl.CompactRangeAsync(begin, end, cancellationToken);
+
+    /// <summary>The engine, for tests and benchmarks that look inside.</summary>
+    internal DbImpl Impl => _impl;
+
+    /// <summary>Counters of background work (RocksDB ticker names), for benchmarks and tests.</summary>
+    internal Compaction.EngineCounters Counters => _impl.Counters;
+
+    /// <summary>
     /// A statistic by RocksDB's property name (e.g. "rocksdb.num-files-at-level0",
     /// "rocksdb.cur-size-active-mem-table", "rocksdb.levelstats"), or null for an unknown name.
     /// "kvengine.latest-sequence-number" gives the last sequence number.

@@ -42,6 +42,48 @@ public sealed class KvOptions
     /// <summary>Counters under RocksDB's ticker names; null (the default) keeps none.</summary>
     public KvStatistics? Statistics { get; set; }
 
+    /// <summary>Background threads running flushes and compactions (RocksDB: max_background_jobs, 2).</summary>
+    public int MaxBackgroundJobs { get; set; } = 2;
+
+    /// <summary>Never compact automatically; only <see cref="KvDb.CompactRange"/> compacts (false).</summary>
+    public bool DisableAutoCompactions { get; set; }
+
+    /// <summary>Level-0 files that trigger a compaction into the base level (4).</summary>
+    public int Level0FileNumCompactionTrigger { get; set; } = 4;
+
+    /// <summary>Level-0 files at which each write group is delayed by 1 ms (20).</summary>
+    public int Level0SlowdownWritesTrigger { get; set; } = 20;
+
+    /// <summary>Level-0 files at which writers wait until compaction catches up (36).</summary>
+    public int Level0StopWritesTrigger { get; set; } = 36;
+
+    /// <summary>Target size of level 1 (or of the base level), in bytes (256 MiB).</summary>
+    public long MaxBytesForLevelBase { get; set; } = 256L << 20;
+
+    /// <summary>Each level's target is this many times the previous level's (10).</summary>
+    public double MaxBytesForLevelMultiplier { get; set; } = 10;
+
+    /// <summary>
+    /// Derive level targets from the size of the last level and compact level 0 into the first
+    /// non-empty level (RocksDB: level_compaction_dynamic_level_bytes; 7.8's default false).
+    /// </summary>
+    public bool LevelCompactionDynamicLevelBytes { get; set; }
+
+    /// <summary>Target size of compaction output files (64 MiB).</summary>
+    public long TargetFileSizeBase { get; set; } = 64L << 20;
+
+    /// <summary>Each level's target file size is this many times the previous level's (1).</summary>
+    public int TargetFileSizeMultiplier { get; set; } = 1;
+
+    /// <summary>Upper bound of one compaction's input bytes; 0 means 25 x <see cref="TargetFileSizeBase"/>.</summary>
+    public long MaxCompactionBytes { get; set; }
+
+    /// <summary>
+    /// Align compaction output files to the next level's file boundaries, letting them range from
+    /// 50% to 200% of the target size (RocksDB: level_compaction_dynamic_file_size, true).
+    /// </summary>
+    public bool LevelCompactionDynamicFileSize { get; set; } = true;
+
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
@@ -71,6 +113,20 @@ public sealed class KvOptions
         {
             throw new ArgumentOutOfRangeException(nameof(BloomBitsPerKey), BloomBitsPerKey, "Bits per key must be in [0, 100].");
         }
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxBackgroundJobs, 1, nameof(MaxBackgroundJobs));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxBackgroundJobs, 64, nameof(MaxBackgroundJobs));
+        ArgumentOutOfRangeException.ThrowIfLessThan(Level0FileNumCompactionTrigger, 1, nameof(Level0FileNumCompactionTrigger));
+        ArgumentOutOfRangeException.ThrowIfLessThan(Level0SlowdownWritesTrigger, Level0FileNumCompactionTrigger, nameof(Level0SlowdownWritesTrigger));
+        ArgumentOutOfRangeException.ThrowIfLessThan(Level0StopWritesTrigger, Level0SlowdownWritesTrigger, nameof(Level0StopWritesTrigger));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxBytesForLevelBase, 1024, nameof(MaxBytesForLevelBase));
+        if (double.IsNaN(MaxBytesForLevelMultiplier) || MaxBytesForLevelMultiplier < 2 || MaxBytesForLevelMultiplier > 1000)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxBytesForLevelMultiplier), MaxBytesForLevelMultiplier, "The level multiplier must be in [2, 1000].");
+        }
+        ArgumentOutOfRangeException.ThrowIfLessThan(TargetFileSizeBase, 1024, nameof(TargetFileSizeBase));
+        ArgumentOutOfRangeException.ThrowIfLessThan(TargetFileSizeMultiplier, 1, nameof(TargetFileSizeMultiplier));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(TargetFileSizeMultiplier, 100, nameof(TargetFileSizeMultiplier));
+        ArgumentOutOfRangeException.ThrowIfNegative(MaxCompactionBytes, nameof(MaxCompactionBytes));
         ArgumentNullException.ThrowIfNull(FileSystem);
     }
 }

@@ -54,49 +54,10 @@ internal sealed partial class DbImpl
         }
     }
 
-    private void BackgroundLoop()
-    {
-        while (true)
-        {
-            ImmutableMemTable? job = null;
-            lock (_mutex)
-            {
-                if (_closing)
-                {
-                    return;
-                }
-                if (_immutable.Count > 0 && _backgroundError == null)
-                {
-                    job = _immutable[0];
-                }
-            }
-            if (job == null)
-            {
-                _backgroundWake.Wait();
-                continue;
-            }
-            try
-            {
-                FlushImmutable(job);
-            }
-            catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
-            {
-                lock (_mutex)
-                {
-                    _backgroundError ??= e;
-                    foreach (ImmutableMemTable imm in _immutable)
-                    {
-                        imm.Flushed.TrySetException(Wrap(e));
-                    }
-                    Monitor.PulseAll(_mutex);
-                }
-            }
-        }
-    }
-
     private void FlushImmutable(ImmutableMemTable job)
     {
         var edit = new VersionEdit();
+        long started = System.Diagnostics.Stopwatch.GetTimestamp();
         FileMetaData? meta = BuildTable(job.Mem);
         try
         {
@@ -129,6 +90,9 @@ internal sealed partial class DbImpl
         }
         job.Mem.Unref();
         job.Flushed.TrySetResult();
+        long bytes = meta == null ? 0 : (long)meta.FileSize;
+        _compactionStats.AddFlush(bytes, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMicroseconds);
+        _counters.AddFlush(bytes);
         DeleteObsoleteFiles(atOpen: false);
     }
 
@@ -143,11 +107,7 @@ internal sealed partial class DbImpl
         {
             return null;
         }
-        ulong number = _versions.NewFileNumber();
-        lock (_mutex)
-        {
-            _pendingOutputs.Add(number);
-        }
+        ulong number = NewPendingOutput();
         string path = FileNames.TableFile(_dir, number);
         bool ok = false;
         try
@@ -214,16 +174,25 @@ internal sealed partial class DbImpl
         }
     }
 
-    /// <summary>Deletes tables, logs, MANIFESTs and temp files that nothing references.</summary>
+    /// <summary>
+    /// Deletes tables, logs, MANIFESTs and temp files that nothing references. The pending outputs
+    /// and the next file number are read before the live versions: an output leaves the pending
+    /// set only after its version is installed, and a table numbered at or above the next file
+    /// number is being written by a job that started after this look (RocksDB's
+    /// min_pending_output rule), so no table in the making is deleted.
+    /// </summary>
     private void DeleteObsoleteFiles(bool atOpen)
     {
-        HashSet<ulong> live = _versions.LiveTableNumbers();
+        HashSet<ulong> live;
         ulong minLog;
+        ulong firstUnallocated;
         lock (_mutex)
         {
-            live.UnionWith(_pendingOutputs);
+            live = new HashSet<ulong>(_pendingOutputs);
+            firstUnallocated = _versions.NextFileNumberPeek;
             minLog = Math.Min(_versions.LogNumber, _logNumber);
         }
+        live.UnionWith(_versions.LiveTableNumbers());
         ulong prevLog = _versions.PrevLogNumber;
         ulong manifest = _versions.ManifestFileNumber;
         foreach (string name in _fs.GetChildren(_dir))
@@ -236,7 +205,7 @@ internal sealed partial class DbImpl
             {
                 DbFileType.Log => number >= minLog || number == prevLog,
                 DbFileType.Manifest => number >= manifest,
-                DbFileType.Table => live.Contains(number),
+                DbFileType.Table => live.Contains(number) || number >= firstUnallocated,
                 DbFileType.Temp => !atOpen,
                 _ => true,
             };

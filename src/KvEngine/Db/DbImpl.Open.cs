@@ -208,16 +208,6 @@ internal sealed partial class DbImpl
         old?.Dispose();
     }
 
-    private void StartBackground()
-    {
-        _background = new Thread(BackgroundLoop)
-        {
-            IsBackground = true,
-            Name = "KvEngine flush",
-        };
-        _background.Start();
-    }
-
     /// <summary>Receives what the WAL reader dropped during recovery.</summary>
     private sealed class RecoveryReporter : ILogReporter
     {

@@ -59,6 +59,23 @@ internal sealed partial class DbImpl
                     }
                 case "rocksdb.levelstats":
                     return LevelStats(state.Version);
+                case "rocksdb.stats":
+                    return CompactionStatsText(state.Version);
+                case "rocksdb.compaction-pending":
+                    lock (_mutex)
+                    {
+                        return (_picker.NeedsCompaction(state.Version) ? 1 : 0).ToString(c);
+                    }
+                case "rocksdb.num-running-compactions":
+                    lock (_mutex)
+                    {
+                        return _picker.RunningCount.ToString(c);
+                    }
+                case "rocksdb.num-running-flushes":
+                    lock (_mutex)
+                    {
+                        return (_flushRunning ? 1 : 0).ToString(c);
+                    }
                 case "rocksdb.background-errors":
                     return (_backgroundError == null ? 0 : 1).ToString(c);
                 case "kvengine.latest-sequence-number":
@@ -73,6 +90,27 @@ internal sealed partial class DbImpl
         {
             state.Unref();
         }
+    }
+
+    private string CompactionStatsText(Version v)
+    {
+        double[] scores;
+        var busy = new int[Version.NumLevels];
+        lock (_mutex)
+        {
+            scores = _picker.ComputeScores(v, Compaction.LevelTargets.Compute(v, _compactionOptions));
+            for (int level = 0; level < Version.NumLevels; level++)
+            {
+                foreach (Manifest.FileMetaData f in v.Files(level))
+                {
+                    if (_picker.IsBeingCompacted(f.Number))
+                    {
+                        busy[level]++;
+                    }
+                }
+            }
+        }
+        return _compactionStats.Format(v, scores, busy);
     }
 
     private static string LevelStats(Version v)

@@ -13,15 +13,17 @@ internal sealed partial class DbImpl
     public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions options)
     {
         ThrowIfDisposed();
-        // The sequence first, then the state: anything at or below it is in this state or a later one.
-        ulong sequence = ReadSequence(options);
+        // The state first, then the sequence (as RocksDB does): compaction keeps the newest version
+        // of every key as of any installed version, so nothing at or below the sequence that this
+        // state holds has been dropped; writes that land in memtables newer than it are simply not
+        // seen, as if the read happened when the state was pinned.
         ReadState state = AcquireReadState();
         KvStatistics? stats = _stats;
         stats?.Record(Ticker.NumberKeysRead);
         try
         {
-            bool found;
-            if (TryGetFromMemTables(state, key, sequence, value, out found))
+            ulong sequence = ReadSequence(options);
+            if (TryGetFromMemTables(state, key, sequence, value, out bool found))
             {
                 stats?.Record(Ticker.MemtableHit);
             }
@@ -46,10 +48,10 @@ internal sealed partial class DbImpl
     public DbIterator NewIterator(ReadOptions options, out ReadState pinned)
     {
         ThrowIfDisposed();
-        ulong sequence = ReadSequence(options);
         ReadState state = AcquireReadState();
         try
         {
+            ulong sequence = ReadSequence(options);
             Version v = state.Version;
             var children = new List<InternalIterator>(2 + state.Immutable.Length + v.NumFiles(0) + Version.NumLevels);
             children.Add(state.Mem.NewIterator());
@@ -84,7 +86,9 @@ internal sealed partial class DbImpl
     public Snapshot GetSnapshot()
     {
         ThrowIfDisposed();
-        return _snapshots.Create(_versions.LastSequence);
+        // Read under the list's lock, so a compaction that lists the snapshots either sees this one
+        // or ran entirely before its sequence number was taken.
+        return _snapshots.CreateAtLatest(_versions);
     }
 
     private ulong ReadSequence(ReadOptions options)

@@ -261,9 +261,16 @@ internal sealed partial class DbImpl
         _group.Clear();
     }
 
-    /// <summary>Holds _mutex. Switches the memtable when full (or forced), waiting while too many are unflushed.</summary>
+    /// <summary>
+    /// Holds _mutex. Applies the level-0 write stalls (unless auto compaction is off): at
+    /// Level0SlowdownWritesTrigger files the group waits 1 ms once (a fixed delay standing in for
+    /// RocksDB's delayed_write_rate), at Level0StopWritesTrigger it waits until a compaction brings
+    /// the count down. Then switches the memtable when full (or forced), waiting while too many are
+    /// unflushed. Writers wait, never fail, unless a background error stops the database.
+    /// </summary>
     private void MakeRoomForWrite(bool force)
     {
+        bool delayed = false;
         while (true)
         {
             if (_backgroundError != null)
@@ -273,6 +280,25 @@ internal sealed partial class DbImpl
             if (IsDisposed && !force)
             {
                 throw new ObjectDisposedException(nameof(KvDb));
+            }
+            if (!force && !_compactionOptions.DisableAutoCompactions)
+            {
+                int level0 = _versions.Current.NumFiles(0);
+                if (level0 >= _compactionOptions.Level0StopWritesTrigger)
+                {
+                    long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
+                    Monitor.Wait(_mutex, 100);
+                    _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+                    continue;
+                }
+                if (level0 >= _compactionOptions.Level0SlowdownWritesTrigger && !delayed)
+                {
+                    delayed = true;
+                    long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
+                    Monitor.Wait(_mutex, 1);
+                    _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+                    continue;
+                }
             }
             if (force ? _mem.IsEmpty : _mem.ApproximateMemoryUsage < _options.WriteBufferSize)
             {

@@ -1,3 +1,4 @@
+using KvEngine.Compaction;
 using KvEngine.Filters;
 using KvEngine.Memtable;
 using KvEngine.Storage;
@@ -22,10 +23,12 @@ namespace KvEngine.Db;
 /// tables of the pinned version.
 /// </para>
 /// <para>
-/// Background (<c>DbImpl.Flush.cs</c>): one thread flushes the oldest immutable memtable into a
-/// level-0 table, records it with the new oldest-needed WAL number in the MANIFEST, installs a new
-/// read state and deletes files nothing uses any more. A background failure makes the database
-/// refuse further writes (<see cref="_backgroundError"/>), as RocksDB does; reads go on.
+/// Background (<c>DbImpl.Compaction.cs</c>, <c>DbImpl.Flush.cs</c>): MaxBackgroundJobs threads flush
+/// the oldest immutable memtable into a level-0 table (one flush at a time, before any compaction),
+/// recording it with the new oldest-needed WAL number in the MANIFEST, and run the compactions the
+/// picker chooses; each installs a new read state and deletes files nothing uses any more. A
+/// background failure makes the database refuse further writes (<see cref="_backgroundError"/>), as
+/// RocksDB does; reads go on.
 /// </para>
 /// Lock order: <see cref="_mutex"/> before the version set's lock; no I/O under the mutex except
 /// creating a new WAL at a memtable switch.
@@ -46,6 +49,10 @@ internal sealed partial class DbImpl : IDisposable
     private readonly HashSet<ulong> _pendingOutputs = new();
     private readonly IDisposable _dbLock;
     private readonly WriteBatch _groupBatch = new();
+    private readonly CompactionOptions _compactionOptions;
+    private readonly CompactionPicker _picker;
+    private readonly CompactionStatistics _compactionStats = new(Version.NumLevels);
+    private readonly EngineCounters _counters = new();
     private MemTable _mem;
     private ReadState _readState;
     private IWritableFile? _logFile;
@@ -53,7 +60,6 @@ internal sealed partial class DbImpl : IDisposable
     private ulong _logNumber;
     private bool _hasUnpersistedWrites;
     private Exception? _backgroundError;
-    private Thread? _background;
     private bool _closing;
     private int _disposed;
 
@@ -73,6 +79,8 @@ internal sealed partial class DbImpl : IDisposable
             Statistics = options.Statistics,
         };
         _stats = options.Statistics;
+        _compactionOptions = CompactionOptions.From(options);
+        _picker = new CompactionPicker(_compactionOptions);
         _versions = new VersionSet(dir, _fs);
         _tables = new TableCache(dir, _fs, _tableOptions, options.Statistics);
         _mem = NewMemTable();
@@ -109,13 +117,7 @@ internal sealed partial class DbImpl : IDisposable
         {
             firstError = e;
         }
-        lock (_mutex)
-        {
-            _closing = true;
-            Monitor.PulseAll(_mutex);
-        }
-        _backgroundWake.Release();
-        _background?.Join();
+        StopBackground();
         lock (_mutex)
         {
             // Writers still queued behind a leader that is gone (only possible after misuse).
@@ -146,6 +148,7 @@ internal sealed partial class DbImpl : IDisposable
         _versions.Dispose();
         _groupBatch.Dispose();
         _backgroundWake.Dispose();
+        _shutdown.Dispose();
         _dbLock.Dispose();
         if (firstError != null)
         {

@@ -23,6 +23,15 @@ internal sealed class SnapshotList
         }
     }
 
+    /// <summary>A snapshot at the versions' last sequence, read under this list's lock.</summary>
+    public Snapshot CreateAtLatest(VersionSet versions)
+    {
+        lock (_gate)
+        {
+            return Create(versions.LastSequence);
+        }
+    }
+
     public Snapshot Create(ulong sequence)
     {
         var s = new Snapshot(this, sequence);

@@ -109,6 +109,81 @@ internal sealed class Version
         return false;
     }
 
+    /// <summary>
+    /// Appends to <paramref name="result"/> the files of <paramref name="level"/> whose user-key
+    /// range intersects [<paramref name="begin"/>, <paramref name="end"/>] (user keys; null is
+    /// unbounded). On level 0 the range grows to cover each file found, until no further file
+    /// overlaps it, so that no older overlapping level-0 file is left out.
+    /// </summary>
+    public void GetOverlappingFiles(int level, byte[]? begin, byte[]? end, List<FileMetaData> result)
+    {
+        FileMetaData[] files = _levels[level];
+        if (level > 0)
+        {
+            int i = begin == null ? 0 : FindFile(files, begin);
+            for (; i < files.Length; i++)
+            {
+                if (end != null && InternalKeys.UserKey(files[i].Smallest).SequenceCompareTo(end) > 0)
+                {
+                    break;
+                }
+                result.Add(files[i]);
+            }
+            return;
+        }
+        int start = result.Count;
+        bool restart = true;
+        while (restart)
+        {
+            restart = false;
+            result.RemoveRange(start, result.Count - start);
+            foreach (FileMetaData f in files)
+            {
+                ReadOnlySpan<byte> fs = InternalKeys.UserKey(f.Smallest);
+                ReadOnlySpan<byte> fl = InternalKeys.UserKey(f.Largest);
+                if ((end != null && fs.SequenceCompareTo(end) > 0) || (begin != null && fl.SequenceCompareTo(begin) < 0))
+                {
+                    continue;
+                }
+                result.Add(f);
+                if (begin != null && fs.SequenceCompareTo(begin) < 0)
+                {
+                    begin = fs.ToArray();
+                    restart = true;
+                }
+                if (end != null && fl.SequenceCompareTo(end) > 0)
+                {
+                    end = fl.ToArray();
+                    restart = true;
+                }
+                if (restart)
+                {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// <summary>True when some file of <paramref name="level"/> holds a user key in [smallest, largest].</summary>
+    public bool OverlapInLevel(int level, ReadOnlySpan<byte> smallestUserKey, ReadOnlySpan<byte> largestUserKey)
+    {
+        FileMetaData[] files = _levels[level];
+        if (level > 0)
+        {
+            int i = FindFile(files, smallestUserKey);
+            return i < files.Length && InternalKeys.UserKey(files[i].Smallest).SequenceCompareTo(largestUserKey) <= 0;
+        }
+        foreach (FileMetaData f in files)
+        {
+            if (InternalKeys.UserKey(f.Smallest).SequenceCompareTo(largestUserKey) <= 0 &&
+                InternalKeys.UserKey(f.Largest).SequenceCompareTo(smallestUserKey) >= 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /// <summary>Index of the first file whose largest user key is &gt;= <paramref name="userKey"/>.</summary>
     public static int FindFile(FileMetaData[] files, ReadOnlySpan<byte> userKey)
     {

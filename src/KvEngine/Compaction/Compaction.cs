@@ -1,0 +1,117 @@
+using KvEngine.Format;
+using KvEngine.Manifest;
+
+namespace KvEngine.Compaction;
+
+/// <summary>
+/// One picked compaction: input files of <see cref="StartLevel"/> and the overlapping files of
+/// <see cref="OutputLevel"/>, merged into new files of <see cref="OutputLevel"/>, plus the files
+/// of the level after the output level that overlap its range (the grandparents: they guide
+/// where outputs are cut). Immutable once built; the picker marks its inputs as being compacted
+/// until the database releases them.
+/// </summary>
+internal sealed class Compaction
+{
+    public Compaction(int startLevel, int outputLevel, FileMetaData[] startInputs, FileMetaData[] outputInputs,
+        FileMetaData[] grandparents, CompactionOptions options, CompactionReason reason)
+    {
+        StartLevel = startLevel;
+        OutputLevel = outputLevel;
+        StartInputs = startInputs;
+        OutputInputs = outputInputs;
+        Grandparents = grandparents;
+        Reason = reason;
+        TargetFileSize = options.TargetFileSize(outputLevel);
+        MaxCompactionBytes = options.MaxCompactionBytes;
+        DynamicFileSize = options.LevelCompactionDynamicFileSize;
+        (SmallestUserKey, LargestUserKey) = Range(startInputs, outputInputs);
+        foreach (FileMetaData f in startInputs)
+        {
+            InputBytes += (long)f.FileSize;
+        }
+        foreach (FileMetaData f in outputInputs)
+        {
+            InputBytes += (long)f.FileSize;
+        }
+        long gpBytes = 0;
+        foreach (FileMetaData f in grandparents)
+        {
+            gpBytes += (long)f.FileSize;
+        }
+        IsTrivialMove = startLevel != outputLevel && startInputs.Length == 1 && outputInputs.Length == 0 &&
+            gpBytes <= MaxCompactionBytes;
+    }
+
+    public int StartLevel { get; }
+
+    public int OutputLevel { get; }
+
+    public FileMetaData[] StartInputs { get; }
+
+    public FileMetaData[] OutputInputs { get; }
+
+    public FileMetaData[] Grandparents { get; }
+
+    public CompactionReason Reason { get; }
+
+    public long TargetFileSize { get; }
+
+    public long MaxCompactionBytes { get; }
+
+    public bool DynamicFileSize { get; }
+
+    public long InputBytes { get; }
+
+    public byte[] SmallestUserKey { get; }
+
+    public byte[] LargestUserKey { get; }
+
+    /// <summary>One input file and nothing to merge it with: the MANIFEST just moves it down a level.</summary>
+    public bool IsTrivialMove { get; }
+
+    /// <summary>Score of the start level when picked (0 for manual compactions).</summary>
+    public double Score { get; init; }
+
+    public IEnumerable<FileMetaData> AllInputs()
+    {
+        foreach (FileMetaData f in StartInputs)
+        {
+            yield return f;
+        }
+        foreach (FileMetaData f in OutputInputs)
+        {
+            yield return f;
+        }
+    }
+
+    /// <summary>Smallest and largest user keys over the files of both lists.</summary>
+    public static (byte[] Smallest, byte[] Largest) Range(IReadOnlyList<FileMetaData> a, IReadOnlyList<FileMetaData> b)
+    {
+        byte[]? smallest = null;
+        byte[]? largest = null;
+        Extend(a, ref smallest, ref largest);
+        Extend(b, ref smallest, ref largest);
+        if (smallest == null || largest == null)
+        {
+            throw new ArgumentException("A compaction needs at least one input file.");
+        }
+        return (smallest, largest);
+    }
+
+    private static void Extend(IReadOnlyList<FileMetaData> files, ref byte[]? smallest, ref byte[]? largest)
+    {
+        foreach (FileMetaData f in files)
+        {
+            ReadOnlySpan<byte> s = InternalKeys.UserKey(f.Smallest);
+            ReadOnlySpan<byte> l = InternalKeys.UserKey(f.Largest);
+            if (smallest == null || s.SequenceCompareTo(smallest) < 0)
+            {
+                smallest = s.ToArray();
+            }
+            if (largest == null || l.SequenceCompareTo(largest) > 0)
+            {
+                largest = l.ToArray();
+            }
+        }
+    }
+}

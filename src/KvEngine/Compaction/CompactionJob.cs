@@ -1,0 +1,220 @@
+using KvEngine.Db;
+using KvEngine.Format;
+using KvEngine.Iterators;
+using KvEngine.Manifest;
+using KvEngine.Util;
+
+using Version = KvEngine.Db.Version;
+
+namespace KvEngine.Compaction;
+
+/// <summary>
+/// Runs one <see cref="Compaction"/>: merges its input files (a table iterator per level-0 file, a
+/// level iterator per sorted level), keeps what <see cref="SnapshotStripeFilter"/> says a reader
+/// may still need, and writes the rest into new tables of the output level, cut where
+/// <see cref="CompactionOutputCutter"/> says (only between user keys, so a user key never spans two
+/// files of a level). Every output is fsynced, then the directory once; the result carries the
+/// VersionEdit that deletes the inputs and adds the outputs, for the database to log atomically.
+/// On failure or cancellation every output written so far is deleted and the exception propagates.
+/// A trivial move never gets here. Not thread-safe; one thread runs a job.
+/// </summary>
+internal sealed class CompactionJob
+{
+    private readonly Compaction _c;
+    private readonly Version _version;
+    private readonly CompactionEnvironment _env;
+    private readonly ulong[] _snapshots;
+    private readonly CancellationToken _cancel;
+
+    /// <param name="compaction">What to compact.</param>
+    /// <param name="inputVersion">A version (kept referenced by the caller) holding the inputs.</param>
+    /// <param name="env">Files, tables, output numbers.</param>
+    /// <param name="snapshotsAscending">Sequence numbers of the live snapshots, taken now.</param>
+    /// <param name="cancel">Stops the job (database closing).</param>
+    public CompactionJob(Compaction compaction, Version inputVersion, CompactionEnvironment env, ulong[] snapshotsAscending,
+        CancellationToken cancel)
+    {
+        _c = compaction;
+        _version = inputVersion;
+        _env = env;
+        _snapshots = snapshotsAscending;
+        _cancel = cancel;
+    }
+
+    public CompactionJobResult Run()
+    {
+        var outputs = new List<FileMetaData>();
+        var paths = new List<string>();
+        CompactionOutputFile? current = null;
+        bool ok = false;
+        long keysIn = 0;
+        long keysOut = 0;
+        ulong oldestAncester = OldestAncesterTime();
+        bool bottommost = DeeperLevelsProbe.IsBottommost(_version, _c.OutputLevel, _c.SmallestUserKey, _c.LargestUserKey);
+        var probe = new DeeperLevelsProbe(_version, _c.OutputLevel);
+        var cutter = new CompactionOutputCutter(_c.Grandparents, _c.TargetFileSize, _c.MaxCompactionBytes, _c.DynamicFileSize, bottommost);
+        using var filter = new SnapshotStripeFilter(_snapshots);
+        using var lastOutputUserKey = new ByteBuffer(64);
+        bool haveOutputKey = false;
+        try
+        {
+            using InternalIterator input = OpenInputs();
+            for (input.SeekToFirst(); input.Valid; input.Next())
+            {
+                _cancel.ThrowIfCancellationRequested();
+                ReadOnlySpan<byte> key = input.Key;
+                keysIn++;
+                if (!filter.ShouldKeep(key, probe))
+                {
+                    continue;
+                }
+                ReadOnlySpan<byte> userKey = InternalKeys.UserKey(key);
+                if (!haveOutputKey || !userKey.SequenceEqual(lastOutputUserKey.WrittenSpan))
+                {
+                    if (cutter.ShouldStopBefore(userKey, current != null, current?.EstimatedSize ?? 0))
+                    {
+                        outputs.Add(current!.Finish(oldestAncester));
+                        current.Dispose();
+                        current = null;
+                    }
+                    lastOutputUserKey.Clear();
+                    lastOutputUserKey.Append(userKey);
+                    haveOutputKey = true;
+                }
+                if (current == null)
+                {
+                    ulong number = _env.NewOutputFileNumber();
+                    string path = FileNames.TableFile(_env.Directory, number);
+                    paths.Add(path);
+                    current = new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions);
+                }
+                current.Add(key, input.Value);
+                keysOut++;
+            }
+            if (current != null)
+            {
+                outputs.Add(current.Finish(oldestAncester));
+                current.Dispose();
+                current = null;
+            }
+            _env.FileSystem.SyncDirectory(_env.Directory);
+            ok = true;
+        }
+        finally
+        {
+            current?.Dispose();
+            if (!ok)
+            {
+                foreach (string path in paths)
+                {
+                    TryDelete(path);
+                }
+            }
+        }
+
+        var edit = new VersionEdit();
+        long readStart = 0;
+        long readOutput = 0;
+        foreach (FileMetaData f in _c.StartInputs)
+        {
+            edit.DeleteFile(_c.StartLevel, f.Number);
+            readStart += (long)f.FileSize;
+        }
+        foreach (FileMetaData f in _c.OutputInputs)
+        {
+            edit.DeleteFile(_c.OutputLevel, f.Number);
+            readOutput += (long)f.FileSize;
+        }
+        long written = 0;
+        foreach (FileMetaData f in outputs)
+        {
+            edit.AddFile(_c.OutputLevel, f);
+            written += (long)f.FileSize;
+        }
+        return new CompactionJobResult
+        {
+            Edit = edit,
+            Outputs = outputs,
+            BytesReadStartLevel = readStart,
+            BytesReadOutputLevel = readOutput,
+            BytesWritten = written,
+            KeysIn = keysIn,
+            KeysDropped = keysIn - keysOut,
+        };
+    }
+
+    /// <summary>The edit of a trivial move: the single input leaves its level for the output level.</summary>
+    public static VersionEdit TrivialMoveEdit(Compaction c)
+    {
+        var edit = new VersionEdit();
+        FileMetaData f = c.StartInputs[0];
+        edit.DeleteFile(c.StartLevel, f.Number);
+        edit.AddFile(c.OutputLevel, f);
+        return edit;
+    }
+
+    private InternalIterator OpenInputs()
+    {
+        var children = new List<InternalIterator>();
+        try
+        {
+            foreach (FileMetaData f in _c.AllInputs())
+            {
+                if (_env.Tables.Get(f).RangeDelHandle != null)
+                {
+                    throw new KvException(
+                        $"Table {f.Number} holds range deletions, which KvEngine's compaction does not support yet.");
+                }
+            }
+            if (_c.StartLevel == 0)
+            {
+                foreach (FileMetaData f in _c.StartInputs)
+                {
+                    children.Add(_env.Tables.Get(f).NewIterator(verifyChecksums: true));
+                }
+            }
+            else
+            {
+                children.Add(new LevelFiles(_env.Tables, _c.StartInputs, verifyChecksums: true).CreateIterator());
+            }
+            if (_c.OutputInputs.Length > 0)
+            {
+                children.Add(new LevelFiles(_env.Tables, _c.OutputInputs, verifyChecksums: true).CreateIterator());
+            }
+            return MergingIterator.Create(children.ToArray());
+        }
+        catch
+        {
+            foreach (InternalIterator it in children)
+            {
+                it.Dispose();
+            }
+            throw;
+        }
+    }
+
+    private ulong OldestAncesterTime()
+    {
+        ulong oldest = 0;
+        foreach (FileMetaData f in _c.AllInputs())
+        {
+            if (f.OldestAncesterTime != 0 && (oldest == 0 || f.OldestAncesterTime < oldest))
+            {
+                oldest = f.OldestAncesterTime;
+            }
+        }
+        return oldest;
+    }
+
+    private void TryDelete(string path)
+    {
+        try
+        {
+            _env.FileSystem.DeleteFile(path);
+        }
+        catch (IOException)
+        {
+            // Not in any version: the obsolete-file sweep removes it later.
+        }
+    }
+}

@@ -1,0 +1,23 @@
+using KvEngine.Manifest;
+
+namespace KvEngine.Compaction;
+
+/// <summary>What a finished <see cref="CompactionJob"/> produced. Plain data.</summary>
+internal sealed class CompactionJobResult
+{
+    public required VersionEdit Edit { get; init; }
+
+    public required IReadOnlyList<FileMetaData> Outputs { get; init; }
+
+    /// <summary>Bytes of the start-level input files.</summary>
+    public long BytesReadStartLevel { get; init; }
+
+    /// <summary>Bytes of the output-level input files.</summary>
+    public long BytesReadOutputLevel { get; init; }
+
+    public long BytesWritten { get; init; }
+
+    public long KeysIn { get; init; }
+
+    public long KeysDropped { get; init; }
+}

@@ -1,0 +1,60 @@
+namespace KvEngine.Compaction;
+
+/// <summary>
+/// The tuning values of leveled compaction, copied from <see cref="KvOptions"/> at open (RocksDB's
+/// names). Immutable record; the defaults are RocksDB 7.8's.
+/// </summary>
+internal sealed record CompactionOptions
+{
+    public int NumLevels { get; init; } = Db.Version.NumLevels;
+
+    public int Level0FileNumCompactionTrigger { get; init; } = 4;
+
+    public int Level0SlowdownWritesTrigger { get; init; } = 20;
+
+    public int Level0StopWritesTrigger { get; init; } = 36;
+
+    public long MaxBytesForLevelBase { get; init; } = 256L << 20;
+
+    public double MaxBytesForLevelMultiplier { get; init; } = 10;
+
+    public bool LevelCompactionDynamicLevelBytes { get; init; }
+
+    public long TargetFileSizeBase { get; init; } = 64L << 20;
+
+    public int TargetFileSizeMultiplier { get; init; } = 1;
+
+    /// <summary>Upper bound of one compaction's input bytes (RocksDB: 25 x target_file_size_base).</summary>
+    public long MaxCompactionBytes { get; init; } = 25 * (64L << 20);
+
+    /// <summary>Align outputs to grandparent boundaries, 0.5x..2x target (PR 10655).</summary>
+    public bool LevelCompactionDynamicFileSize { get; init; } = true;
+
+    public bool DisableAutoCompactions { get; init; }
+
+    public static CompactionOptions From(KvOptions o) => new()
+    {
+        Level0FileNumCompactionTrigger = o.Level0FileNumCompactionTrigger,
+        Level0SlowdownWritesTrigger = o.Level0SlowdownWritesTrigger,
+        Level0StopWritesTrigger = o.Level0StopWritesTrigger,
+        MaxBytesForLevelBase = o.MaxBytesForLevelBase,
+        MaxBytesForLevelMultiplier = o.MaxBytesForLevelMultiplier,
+        LevelCompactionDynamicLevelBytes = o.LevelCompactionDynamicLevelBytes,
+        TargetFileSizeBase = o.TargetFileSizeBase,
+        TargetFileSizeMultiplier = o.TargetFileSizeMultiplier,
+        MaxCompactionBytes = o.MaxCompactionBytes > 0 ? o.MaxCompactionBytes : 25 * o.TargetFileSizeBase,
+        LevelCompactionDynamicFileSize = o.LevelCompactionDynamicFileSize,
+        DisableAutoCompactions = o.DisableAutoCompactions,
+    };
+
+    /// <summary>Target output file size for <paramref name="level"/> (levels 0 and 1 use the base).</summary>
+    public long TargetFileSize(int level)
+    {
+        long size = TargetFileSizeBase;
+        for (int i = 2; i <= level; i++)
+        {
+            size = size > long.MaxValue / TargetFileSizeMultiplier ? long.MaxValue : size * TargetFileSizeMultiplier;
+        }
+        return size;
+    }
+}

@@ -1,0 +1,108 @@
+using KvEngine.Format;
+using KvEngine.Manifest;
+using KvEngine.Storage;
+using KvEngine.Table;
+
+namespace KvEngine.Compaction;
+
+/// <summary>
+/// One table being written by a compaction: the file, its builder, and the metadata gathered as
+/// entries arrive (key range, sequence range, estimated size). <see cref="Finish"/> completes the
+/// table and fsyncs the file; <see cref="Abandon"/> closes it unfinished (the caller deletes it).
+/// Not thread-safe.
+/// </summary>
+internal sealed class CompactionOutputFile : IDisposable
+{
+    private readonly IWritableFile _file;
+    private readonly TableBuilder _builder;
+    private ulong _smallestSeq = ulong.MaxValue;
+    private ulong _largestSeq;
+    private long _lastFileSize;
+    private long _unflushedBytes;
+    private bool _closed;
+
+    public CompactionOutputFile(ulong number, string path, IFileSystem fs, TableOptions options)
+    {
+        Number = number;
+        Path = path;
+        _file = fs.CreateWritable(path);
+        try
+        {
+            _builder = new TableBuilder(options, _file);
+        }
+        catch
+        {
+            _file.Dispose();
+            throw;
+        }
+    }
+
+    public ulong Number { get; }
+
+    public string Path { get; }
+
+    public long NumEntries => _builder.NumEntries;
+
+    /// <summary>Bytes written so far plus the raw size of the data block not yet written.</summary>
+    public long EstimatedSize => _builder.FileSize + _unflushedBytes;
+
+    public void Add(ReadOnlySpan<byte> internalKey, ReadOnlySpan<byte> value)
+    {
+        _builder.Add(internalKey, value);
+        ulong seq = InternalKeys.Sequence(internalKey);
+        _smallestSeq = Math.Min(_smallestSeq, seq);
+        _largestSeq = Math.Max(_largestSeq, seq);
+        if (_builder.FileSize != _lastFileSize)
+        {
+            _lastFileSize = _builder.FileSize;
+            _unflushedBytes = 0;
+        }
+        _unflushedBytes += internalKey.Length + value.Length;
+    }
+
+    /// <summary>Finishes the table, fsyncs and closes the file, and describes it.</summary>
+    public FileMetaData Finish(ulong oldestAncesterTime)
+    {
+        byte[] smallest = _builder.SmallestKey.ToArray();
+        byte[] largest = _builder.LargestKey.ToArray();
+        _builder.Finish();
+        _file.Sync();
+        _closed = true;
+        _builder.Dispose();
+        _file.Dispose();
+        ulong now = (ulong)DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        return new FileMetaData
+        {
+            Number = Number,
+            FileSize = (ulong)_builder.FileSize,
+            Smallest = smallest,
+            Largest = largest,
+            SmallestSeqno = _smallestSeq,
+            LargestSeqno = _largestSeq,
+            OldestAncesterTime = oldestAncesterTime == 0 ? now : oldestAncesterTime,
+            FileCreationTime = now,
+        };
+    }
+
+    /// <summary>Closes the file without completing the table.</summary>
+    public void Abandon()
+    {
+        if (_closed)
+        {
+            return;
+        }
+        _closed = true;
+        _builder.Abandon();
+        _builder.Dispose();
+        try
+        {
+            _file.Dispose();
+        }
+        catch (IOException)
+        {
+            // The file is deleted by the caller or swept as obsolete at the next open.
+        }
+    }
+
+    public void Dispose() => Abandon();
+}

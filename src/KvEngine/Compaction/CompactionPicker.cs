@@ -1,0 +1,390 @@
+using KvEngine.Db;
+using KvEngine.Format;
+using KvEngine.Manifest;
+
+using Version = KvEngine.Db.Version;
+
+namespace KvEngine.Compaction;
+
+/// <summary>
+/// Picks leveled compactions the way RocksDB's LevelCompactionPicker does, with round-robin file
+/// choice inside a level (a compact pointer per level, LevelDB style):
+/// <list type="bullet">
+/// <item>Scores: level 0 = max(files not being compacted / Level0FileNumCompactionTrigger,
+/// level-0 bytes / MaxBytesForLevelBase); level i (1..n-2) = bytes not being compacted / target.
+/// The highest score &gt;= 1 whose files can be picked wins.</item>
+/// <item>Level 0 compacts all its files into the base level; another level compacts the next file
+/// after its compact pointer (wrapping), expanded so no user key is split across the input
+/// boundary (a clean cut), plus the overlapping files of the next level (also clean-cut), then grown
+/// on the start level while that adds no output-level file and stays under MaxCompactionBytes.</item>
+/// <item>Files being compacted are never picked again, and no two running compactions write
+/// overlapping key ranges of the same level.</item>
+/// </list>
+/// Not thread-safe: the database calls it under its mutex. The compact pointers live in memory
+/// only (after a reopen the round-robin restarts at the first file).
+/// </summary>
+internal sealed class CompactionPicker
+{
+    private readonly CompactionOptions _options;
+    private readonly byte[]?[] _compactPointer;
+    private readonly HashSet<ulong> _busy = new();
+    private readonly List<Compaction> _running = new();
+
+    public CompactionPicker(CompactionOptions options)
+    {
+        _options = options;
+        _compactPointer = new byte[options.NumLevels][];
+    }
+
+    public CompactionOptions Options => _options;
+
+    public int RunningCount => _running.Count;
+
+    public bool IsBeingCompacted(ulong fileNumber) => _busy.Contains(fileNumber);
+
+    /// <summary>Score of every level but the last (index = level), as RocksDB computes it.</summary>
+    public double[] ComputeScores(Version v, LevelTargets targets)
+    {
+        var scores = new double[_options.NumLevels - 1];
+        int l0Files = 0;
+        long l0Bytes = 0;
+        foreach (FileMetaData f in v.Files(0))
+        {
+            if (!_busy.Contains(f.Number))
+            {
+                l0Files++;
+                l0Bytes += (long)f.FileSize;
+            }
+        }
+        scores[0] = Math.Max((double)l0Files / _options.Level0FileNumCompactionTrigger,
+            (double)l0Bytes / _options.MaxBytesForLevelBase);
+        for (int level = 1; level < scores.Length; level++)
+        {
+            long bytes = 0;
+            foreach (FileMetaData f in v.Files(level))
+            {
+                if (!_busy.Contains(f.Number))
+                {
+                    bytes += (long)f.FileSize;
+                }
+            }
+            long target = targets.MaxBytesForLevel(level);
+            scores[level] = target == long.MaxValue ? 0 : (double)bytes / target;
+        }
+        return scores;
+    }
+
+    /// <summary>True when some level's score is at least 1 (RocksDB's "compaction pending").</summary>
+    public bool NeedsCompaction(Version v)
+    {
+        foreach (double s in ComputeScores(v, LevelTargets.Compute(v, _options)))
+        {
+            if (s >= 1)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /// <summary>
+    /// The most urgent compaction whose files are free, registered as running; null when no level
+    /// needs one or every candidate is busy. Release it with <see cref="Release"/>.
+    /// </summary>
+    public Compaction? Pick(Version v)
+    {
+        LevelTargets targets = LevelTargets.Compute(v, _options);
+        double[] scores = ComputeScores(v, targets);
+        var order = new int[scores.Length];
+        for (int i = 0; i < order.Length; i++)
+        {
+            order[i] = i;
+        }
+        // Highest score first; ties favour the shallower level (a stable order).
+        Array.Sort(order, (a, b) => scores[a] != scores[b] ? scores[b].CompareTo(scores[a]) : a.CompareTo(b));
+        foreach (int level in order)
+        {
+            if (scores[level] < 1)
+            {
+                break;
+            }
+            Compaction? c = level == 0 ? PickLevel0(v, targets, scores[0]) : PickLevel(v, level, scores[level]);
+            if (c != null)
+            {
+                Register(c);
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /// <summary>
+    /// A manual compaction of the files of <paramref name="level"/> that overlap [begin, end] and
+    /// lie after the user key <paramref name="after"/> (exclusive; null = from the start), into
+    /// <paramref name="outputLevel"/>. Files of a level above 0 are taken in key order up to
+    /// MaxCompactionBytes per compaction. Registers it when picked.
+    /// </summary>
+    public ManualPickResult PickManual(Version v, int level, int outputLevel, byte[]? begin, byte[]? end, byte[]? after,
+        out Compaction? compaction)
+    {
+        compaction = null;
+        var found = new List<FileMetaData>();
+        v.GetOverlappingFiles(level, begin, end, found);
+        if (after != null)
+        {
+            found.RemoveAll(f => InternalKeys.UserKey(f.Smallest).SequenceCompareTo(after) <= 0);
+        }
+        if (found.Count == 0)
+        {
+            return ManualPickResult.NothingToDo;
+        }
+        List<FileMetaData> inputs;
+        if (level == 0)
+        {
+            inputs = found;
+        }
+        else
+        {
+            IReadOnlyList<FileMetaData> files = v.Files(level);
+            int lo = IndexOf(files, found[0]);
+            int hi = lo;
+            long bytes = (long)files[lo].FileSize;
+            while (hi + 1 < files.Count && found.Contains(files[hi + 1]) && bytes < _options.MaxCompactionBytes)
+            {
+                hi++;
+                bytes += (long)files[hi].FileSize;
+            }
+            ExpandToCleanCut(files, ref lo, ref hi);
+            inputs = Slice(files, lo, hi);
+        }
+        Compaction? c = Build(v, level, outputLevel, inputs, CompactionReason.ManualCompaction, 0, expand: false);
+        if (c == null)
+        {
+            return ManualPickResult.Conflict;
+        }
+        Register(c);
+        compaction = c;
+        return ManualPickResult.Picked;
+    }
+
+    /// <summary>Marks the compaction's inputs free again; call once it is installed or abandoned.</summary>
+    public void Release(Compaction c)
+    {
+        _running.Remove(c);
+        foreach (FileMetaData f in c.AllInputs())
+        {
+            _busy.Remove(f.Number);
+        }
+    }
+
+    private void Register(Compaction c)
+    {
+        _running.Add(c);
+        foreach (FileMetaData f in c.AllInputs())
+        {
+            _busy.Add(f.Number);
+        }
+    }
+
+    private Compaction? PickLevel0(Version v, LevelTargets targets, double score)
+    {
+        IReadOnlyList<FileMetaData> files = v.Files(0);
+        if (files.Count == 0)
+        {
+            return null;
+        }
+        foreach (FileMetaData f in files)
+        {
+            if (_busy.Contains(f.Number))
+            {
+                return null; // one level-0 compaction at a time, as in RocksDB
+            }
+        }
+        var inputs = new List<FileMetaData>(files);
+        return Build(v, 0, targets.BaseLevel, inputs, CompactionReason.Level0FilesNum, score, expand: false);
+    }
+
+    private Compaction? PickLevel(Version v, int level, double score)
+    {
+        IReadOnlyList<FileMetaData> files = v.Files(level);
+        if (files.Count == 0)
+        {
+            return null;
+        }
+        int start = 0;
+        byte[]? pointer = _compactPointer[level];
+        if (pointer != null)
+        {
+            while (start < files.Count && InternalKeyComparer.Compare(files[start].Largest, pointer) <= 0)
+            {
+                start++;
+            }
+            if (start == files.Count)
+            {
+                start = 0;
+            }
+        }
+        for (int k = 0; k < files.Count; k++)
+        {
+            int i = (start + k) % files.Count;
+            if (_busy.Contains(files[i].Number))
+            {
+                continue;
+            }
+            int lo = i;
+            int hi = i;
+            ExpandToCleanCut(files, ref lo, ref hi);
+            List<FileMetaData> inputs = Slice(files, lo, hi);
+            Compaction? c = Build(v, level, level + 1, inputs, CompactionReason.LevelMaxLevelSize, score, expand: true);
+            if (c != null)
+            {
+                _compactPointer[level] = c.StartInputs[^1].Largest;
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /// <summary>
+    /// Adds output-level files, optionally grows the start level, checks that nothing is busy and
+    /// that no running compaction writes an overlapping range of the output level. Null when the
+    /// candidate conflicts.
+    /// </summary>
+    private Compaction? Build(Version v, int level, int outputLevel, List<FileMetaData> inputs, CompactionReason reason,
+        double score, bool expand)
+    {
+        if (AnyBusy(inputs))
+        {
+            return null;
+        }
+        List<FileMetaData> outputs = new();
+        if (outputLevel != level)
+        {
+            (byte[] smallest, byte[] largest) = Compaction.Range(inputs, Array.Empty<FileMetaData>());
+            outputs = OverlappingCleanCut(v, outputLevel, smallest, largest);
+            if (AnyBusy(outputs))
+            {
+                return null;
+            }
+            if (expand && outputs.Count > 0 && level > 0)
+            {
+                TryExpandStartLevel(v, level, outputLevel, ref inputs, outputs);
+            }
+        }
+        (byte[] lo, byte[] hi) = Compaction.Range(inputs, outputs);
+        foreach (Compaction r in _running)
+        {
+            if (r.OutputLevel == outputLevel &&
+                lo.AsSpan().SequenceCompareTo(r.LargestUserKey) <= 0 && hi.AsSpan().SequenceCompareTo(r.SmallestUserKey) >= 0)
+            {
+                return null;
+            }
+        }
+        var grandparents = new List<FileMetaData>();
+        for (int g = outputLevel + 1; g < _options.NumLevels && grandparents.Count == 0; g++)
+        {
+            v.GetOverlappingFiles(g, lo, hi, grandparents);
+        }
+        return new Compaction(level, outputLevel, inputs.ToArray(), outputs.ToArray(), grandparents.ToArray(), _options, reason)
+        {
+            Score = score,
+        };
+    }
+
+    /// <summary>
+    /// RocksDB's SetupOtherInputs expansion: take every start-level file in the combined range if
+    /// that pulls in no further output-level file and the total stays below MaxCompactionBytes.
+    /// </summary>
+    private void TryExpandStartLevel(Version v, int level, int outputLevel, ref List<FileMetaData> inputs, List<FileMetaData> outputs)
+    {
+        (byte[] smallest, byte[] largest) = Compaction.Range(inputs, outputs);
+        List<FileMetaData> expanded = OverlappingCleanCut(v, level, smallest, largest);
+        if (expanded.Count <= inputs.Count || AnyBusy(expanded))
+        {
+            return;
+        }
+        long total = Bytes(expanded) + Bytes(outputs);
+        if (total >= _options.MaxCompactionBytes)
+        {
+            return;
+        }
+        (byte[] s2, byte[] l2) = Compaction.Range(expanded, Array.Empty<FileMetaData>());
+        List<FileMetaData> outputs2 = OverlappingCleanCut(v, outputLevel, s2, l2);
+        if (outputs2.Count == outputs.Count)
+        {
+            inputs = expanded;
+        }
+    }
+
+    private static List<FileMetaData> OverlappingCleanCut(Version v, int level, byte[] smallest, byte[] largest)
+    {
+        var found = new List<FileMetaData>();
+        v.GetOverlappingFiles(level, smallest, largest, found);
+        if (level == 0 || found.Count == 0)
+        {
+            return found;
+        }
+        IReadOnlyList<FileMetaData> files = v.Files(level);
+        int lo = IndexOf(files, found[0]);
+        int hi = IndexOf(files, found[^1]);
+        ExpandToCleanCut(files, ref lo, ref hi);
+        return Slice(files, lo, hi);
+    }
+
+    /// <summary>Grows [lo, hi] while a neighbouring file shares a boundary user key.</summary>
+    internal static void ExpandToCleanCut(IReadOnlyList<FileMetaData> files, ref int lo, ref int hi)
+    {
+        while (lo > 0 && InternalKeys.UserKey(files[lo - 1].Largest).SequenceEqual(InternalKeys.UserKey(files[lo].Smallest)))
+        {
+            lo--;
+        }
+        while (hi + 1 < files.Count && InternalKeys.UserKey(files[hi].Largest).SequenceEqual(InternalKeys.UserKey(files[hi + 1].Smallest)))
+        {
+            hi++;
+        }
+    }
+
+    private static int IndexOf(IReadOnlyList<FileMetaData> files, FileMetaData f)
+    {
+        for (int i = 0; i < files.Count; i++)
+        {
+            if (ReferenceEquals(files[i], f))
+            {
+                return i;
+            }
+        }
+        throw new InvalidOperationException($"File {f.Number} is not in its level.");
+    }
+
+    private static List<FileMetaData> Slice(IReadOnlyList<FileMetaData> files, int lo, int hi)
+    {
+        var list = new List<FileMetaData>(hi - lo + 1);
+        for (int i = lo; i <= hi; i++)
+        {
+            list.Add(files[i]);
+        }
+        return list;
+    }
+
+    private bool AnyBusy(List<FileMetaData> files)
+    {
+        foreach (FileMetaData f in files)
+        {
+            if (_busy.Contains(f.Number))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static long Bytes(List<FileMetaData> files)
+    {
+        long sum = 0;
+        foreach (FileMetaData f in files)
+        {
+            sum += (long)f.FileSize;
+        }
+        return sum;
+    }
+}

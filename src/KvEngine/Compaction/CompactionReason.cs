@@ -1,0 +1,14 @@
+namespace KvEngine.Compaction;
+
+/// <summary>Why a compaction ran (a subset of RocksDB's CompactionReason).</summary>
+internal enum CompactionReason
+{
+    /// <summary>Level 0 reached its file-count (or size) trigger.</summary>
+    Level0FilesNum,
+
+    /// <summary>A level above 0 exceeded its target size.</summary>
+    LevelMaxLevelSize,
+
+    /// <summary>KvDb.CompactRange.</summary>
+    ManualCompaction,
+}

@@ -1,0 +1,59 @@
+namespace KvEngine.Compaction;
+
+/// <summary>
+/// Cumulative counters of background work, named after RocksDB's statistics tickers
+/// ("rocksdb.compact.read.bytes", ...). Thread-safe: updated with interlocked adds, read with
+/// volatile loads; a reader may see one counter updated and another not yet.
+/// </summary>
+internal sealed class EngineCounters
+{
+    private long _compactReadBytes;
+    private long _compactWriteBytes;
+    private long _flushWriteBytes;
+    private long _compactions;
+    private long _trivialMoves;
+    private long _stallMicros;
+
+    /// <summary>Bytes of compaction input files read (trivial moves read nothing).</summary>
+    public long CompactReadBytes => Volatile.Read(ref _compactReadBytes);
+
+    /// <summary>Bytes of compaction output files written.</summary>
+    public long CompactWriteBytes => Volatile.Read(ref _compactWriteBytes);
+
+    /// <summary>Bytes of level-0 tables written by flushes.</summary>
+    public long FlushWriteBytes => Volatile.Read(ref _flushWriteBytes);
+
+    /// <summary>Compactions completed, trivial moves included.</summary>
+    public long Compactions => Volatile.Read(ref _compactions);
+
+    public long TrivialMoves => Volatile.Read(ref _trivialMoves);
+
+    /// <summary>Microseconds writers spent delayed or stopped by level-0 triggers.</summary>
+    public long StallMicros => Volatile.Read(ref _stallMicros);
+
+    public void AddCompaction(long readBytes, long writeBytes, bool trivialMove)
+    {
+        Interlocked.Add(ref _compactReadBytes, readBytes);
+        Interlocked.Add(ref _compactWriteBytes, writeBytes);
+        Interlocked.Increment(ref _compactions);
+        if (trivialMove)
+        {
+            Interlocked.Increment(ref _trivialMoves);
+        }
+    }
+
+    public void AddFlush(long writeBytes) => Interlocked.Add(ref _flushWriteBytes, writeBytes);
+
+    public void AddStall(long micros) => Interlocked.Add(ref _stallMicros, micros);
+
+    /// <summary>Every counter with its RocksDB ticker name (kvengine.* where RocksDB has none).</summary>
+    public IReadOnlyList<KeyValuePair<string, long>> ToList() => new KeyValuePair<string, long>[]
+    {
+        new("rocksdb.compact.read.bytes", CompactReadBytes),
+        new("rocksdb.compact.write.bytes", CompactWriteBytes),
+        new("rocksdb.flush.write.bytes", FlushWriteBytes),
+        new("rocksdb.stall.micros", StallMicros),
+        new("kvengine.compactions", Compactions),
+        new("kvengine.trivial.moves", TrivialMoves),
+    };
+}

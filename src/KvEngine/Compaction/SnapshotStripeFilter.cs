@@ -1,0 +1,104 @@
+using KvEngine.Format;
+using KvEngine.Util;
+
+using ValueType = KvEngine.Format.ValueType;
+
+namespace KvEngine.Compaction;
+
+/// <summary>
+/// Decides, for the entries of a compaction in internal-key order (user key ascending, newest
+/// first), which to keep (RocksDB's CompactionIterator without merge operands or filters).
+/// <para>
+/// The live snapshots s0 &lt; s1 &lt; ... cut the sequence numbers into stripes: an entry with
+/// sequence q belongs to the stripe of the first snapshot &gt;= q, or to the stripe after the last
+/// snapshot. Readers at a snapshot see the newest entry of each key at or below it, so of the
+/// entries of one user key, only the newest in each stripe can ever be read: every other one is
+/// dropped. A deletion is dropped too when every snapshot sees it (its sequence is at most the
+/// earliest snapshot) and no level below the output can hold the key, since then nothing remains
+/// for it to hide; the older entries of its stripe go with it.
+/// </para>
+/// Not thread-safe; one per compaction.
+/// </summary>
+internal sealed class SnapshotStripeFilter : IDisposable
+{
+    private readonly ulong[] _snapshots;
+    private readonly ulong _earliestSnapshot;
+    private readonly ByteBuffer _userKey = new(64);
+    private bool _hasKey;
+    private int _lastStripe;
+
+    /// <param name="snapshotsAscending">Sequence numbers of the live snapshots, ascending.</param>
+    public SnapshotStripeFilter(ulong[] snapshotsAscending)
+    {
+        _snapshots = snapshotsAscending;
+        _earliestSnapshot = snapshotsAscending.Length > 0 ? snapshotsAscending[0] : InternalKeys.MaxSequenceNumber;
+    }
+
+    /// <summary>Entries dropped because a newer entry of the same stripe hides them.</summary>
+    public long DroppedShadowed { get; private set; }
+
+    /// <summary>Deletions dropped at the bottom of the tree.</summary>
+    public long DroppedDeletions { get; private set; }
+
+    /// <summary>The stripe of sequence number <paramref name="sequence"/>.</summary>
+    public int StripeOf(ulong sequence)
+    {
+        int lo = 0;
+        int hi = _snapshots.Length;
+        while (lo < hi)
+        {
+            int mid = (lo + hi) >>> 1;
+            if (_snapshots[mid] < sequence)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /// <summary>
+    /// True to write the entry out. <paramref name="deeper"/> answers whether levels below the
+    /// output may hold a user key; null means they may (never drop deletions).
+    /// </summary>
+    public bool ShouldKeep(ReadOnlySpan<byte> internalKey, DeeperLevelsProbe? deeper)
+    {
+        ReadOnlySpan<byte> userKey = InternalKeys.UserKey(internalKey);
+        ulong trailer = InternalKeys.Trailer(internalKey);
+        ulong sequence = trailer >> 8;
+        var type = (ValueType)(byte)trailer;
+        if (type is not (ValueType.Value or ValueType.Deletion or ValueType.SingleDeletion))
+        {
+            throw new KvException(type == ValueType.Merge
+                ? "A table holds merge operands; KvEngine has no merge operator and cannot compact it."
+                : $"A table holds an entry of type {(int)type}, which compaction does not support.");
+        }
+        int stripe = StripeOf(sequence);
+        if (_hasKey && userKey.SequenceEqual(_userKey.WrittenSpan))
+        {
+            if (stripe == _lastStripe)
+            {
+                DroppedShadowed++;
+                return false;
+            }
+        }
+        else
+        {
+            _userKey.Clear();
+            _userKey.Append(userKey);
+            _hasKey = true;
+        }
+        _lastStripe = stripe;
+        if (type != ValueType.Value && sequence <= _earliestSnapshot && deeper != null && deeper.KeyNotExistsBeyondOutputLevel(userKey))
+        {
+            DroppedDeletions++;
+            return false;
+        }
+        return true;
+    }
+
+    public void Dispose() => _userKey.Dispose();
+}

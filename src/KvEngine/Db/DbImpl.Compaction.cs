@@ -1,0 +1,440 @@
+using System.Diagnostics;
+using KvEngine.Compaction;
+using KvEngine.Manifest;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// Background work (flushes first, then compactions) on <see cref="KvOptions.MaxBackgroundJobs"/>
+/// threads, and manual compaction.
+/// <para>
+/// Each background thread loops: under the mutex it takes the oldest immutable memtable if no
+/// flush is running, otherwise asks the picker for a compaction if fewer than the compaction
+/// limit run (jobs minus a quarter reserved for flushes, at least one), otherwise sleeps on the
+/// wake semaphore (released at every memtable switch and after every job). Flushes run one at a
+/// time, oldest memtable first. The picker marks the files of running compactions, so no file is
+/// in two compactions; a finished compaction's edit is logged, then a new read state installed,
+/// then its files released, waiting writers woken and obsolete files deleted.
+/// </para>
+/// </summary>
+internal sealed partial class DbImpl
+{
+    private readonly CancellationTokenSource _shutdown = new();
+    private Thread[] _backgroundThreads = Array.Empty<Thread>();
+    private bool _flushRunning;
+    private int _autoCompactionsRunning;
+    private int _manualCompactionsRunning;
+
+    internal EngineCounters Counters => _counters;
+
+    internal CompactionStatistics CompactionStats => _compactionStats;
+
+    /// <summary>Compactions that may run at once in the background (RocksDB's split of max_background_jobs).</summary>
+    private int MaxAutoCompactions => _options.MaxBackgroundJobs >= 2
+        ? _options.MaxBackgroundJobs - Math.Max(1, _options.MaxBackgroundJobs / 4)
+        : 1;
+
+    private void StartBackground()
+    {
+        _backgroundThreads = new Thread[_options.MaxBackgroundJobs];
+        for (int i = 0; i < _backgroundThreads.Length; i++)
+        {
+            _backgroundThreads[i] = new Thread(BackgroundLoop)
+            {
+                IsBackground = true,
+                Name = "KvEngine background " + i,
+            };
+            _backgroundThreads[i].Start();
+        }
+    }
+
+    /// <summary>Stops background work: cancels running compactions and joins the threads.</summary>
+    private void StopBackground()
+    {
+        _shutdown.Cancel();
+        lock (_mutex)
+        {
+            _closing = true;
+            Monitor.PulseAll(_mutex);
+            while (_manualCompactionsRunning > 0)
+            {
+                Monitor.Wait(_mutex);
+            }
+        }
+        _backgroundWake.Release(Math.Max(1, _backgroundThreads.Length));
+        foreach (Thread t in _backgroundThreads)
+        {
+            t.Join();
+        }
+    }
+
+    private void BackgroundLoop()
+    {
+        while (true)
+        {
+            ImmutableMemTable? flush = null;
+            Compaction.Compaction? compaction = null;
+            ReadState? pinned = null;
+            lock (_mutex)
+            {
+                if (_closing)
+                {
+                    return;
+                }
+                if (_backgroundError == null)
+                {
+                    if (_immutable.Count > 0 && !_flushRunning)
+                    {
+                        flush = _immutable[0];
+                        _flushRunning = true;
+                    }
+                    else if (!_compactionOptions.DisableAutoCompactions && _autoCompactionsRunning < MaxAutoCompactions)
+                    {
+                        pinned = AcquireReadState();
+                        compaction = _picker.Pick(pinned.Version);
+                        if (compaction != null)
+                        {
+                            _autoCompactionsRunning++;
+                        }
+                        else
+                        {
+                            pinned.Unref();
+                            pinned = null;
+                        }
+                    }
+                }
+            }
+            if (flush != null)
+            {
+                RunFlush(flush);
+            }
+            else if (compaction != null)
+            {
+                try
+                {
+                    RunCompaction(compaction, pinned!);
+                }
+                catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException or OperationCanceledException)
+                {
+                    // Recorded as the background error by RunCompaction (or the database is closing).
+                }
+                finally
+                {
+                    lock (_mutex)
+                    {
+                        _autoCompactionsRunning--;
+                    }
+                }
+            }
+            else
+            {
+                _backgroundWake.Wait();
+                continue;
+            }
+            if (_backgroundWake.CurrentCount == 0)
+            {
+                _backgroundWake.Release(); // let an idle thread look for work this job made possible
+            }
+        }
+    }
+
+    private void RunFlush(ImmutableMemTable job)
+    {
+        try
+        {
+            FlushImmutable(job);
+        }
+        catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
+        {
+            lock (_mutex)
+            {
+                _backgroundError ??= e;
+                foreach (ImmutableMemTable imm in _immutable)
+                {
+                    imm.Flushed.TrySetException(Wrap(e));
+                }
+                Monitor.PulseAll(_mutex);
+            }
+        }
+        finally
+        {
+            lock (_mutex)
+            {
+                _flushRunning = false;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Runs a registered compaction on this thread, logs its edit, installs the new read state and
+    /// releases its files. A failure (other than closing) becomes the background error; either way
+    /// the exception propagates. Releases <paramref name="pinned"/> (the read state whose version
+    /// the compaction was picked from) before deleting the inputs that became obsolete.
+    /// </summary>
+    private void RunCompaction(Compaction.Compaction c, ReadState pinned)
+    {
+        var sw = Stopwatch.StartNew();
+        var outputs = new List<ulong>();
+        var stats = new LevelCompactionStats { Count = 1 };
+        try
+        {
+            if (c.IsTrivialMove)
+            {
+                _versions.LogAndApply(CompactionJob.TrivialMoveEdit(c));
+                stats.BytesMoved = (long)c.StartInputs[0].FileSize;
+            }
+            else
+            {
+                var env = new CompactionEnvironment(_dir, _fs, _tables, _tableOptions, () =>
+                {
+                    ulong n = NewPendingOutput();
+                    outputs.Add(n);
+                    return n;
+                });
+                var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown.Token);
+                CompactionJobResult r = job.Run();
+                _versions.LogAndApply(r.Edit);
+                stats.BytesReadNonOutput = r.BytesReadStartLevel;
+                stats.BytesReadOutput = r.BytesReadOutputLevel;
+                stats.BytesWritten = r.BytesWritten;
+                stats.KeysIn = r.KeysIn;
+                stats.KeysDropped = r.KeysDropped;
+            }
+        }
+        catch (Exception e)
+        {
+            lock (_mutex)
+            {
+                _picker.Release(c);
+                foreach (ulong n in outputs)
+                {
+                    _pendingOutputs.Remove(n);
+                }
+                if (e is not OperationCanceledException && !_closing)
+                {
+                    _backgroundError ??= e;
+                }
+                Monitor.PulseAll(_mutex);
+            }
+            throw;
+        }
+        finally
+        {
+            pinned.Unref();
+        }
+        lock (_mutex)
+        {
+            InstallReadState();
+            _picker.Release(c);
+            foreach (ulong n in outputs)
+            {
+                _pendingOutputs.Remove(n);
+            }
+            Monitor.PulseAll(_mutex);
+        }
+        stats.Micros = sw.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
+        _compactionStats.AddCompaction(c.OutputLevel, stats);
+        _counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
+        DeleteObsoleteFiles(atOpen: false);
+    }
+
+    /// <summary>A new file number, registered as a pending output until its owner removes it.</summary>
+    private ulong NewPendingOutput()
+    {
+        lock (_mutex)
+        {
+            ulong n = _versions.NewFileNumber();
+            _pendingOutputs.Add(n);
+            return n;
+        }
+    }
+
+    /// <summary>
+    /// Flushes the memtable, then compacts every level holding keys in [begin, end] (user keys,
+    /// null = unbounded) into the next one, down to the deepest such level (RocksDB's CompactRange
+    /// without a bottommost-level rewrite). Runs on the calling thread; waits for background
+    /// compactions of the same files.
+    /// </summary>
+    public void CompactRange(byte[]? begin, byte[]? end)
+    {
+        ThrowIfDisposed();
+        if (begin != null && end != null && begin.AsSpan().SequenceCompareTo(end) > 0)
+        {
+            throw new ArgumentException("The range's begin key is after its end key.", nameof(begin));
+        }
+        FlushCore(wait: true);
+        lock (_mutex)
+        {
+            ThrowIfDisposed();
+            _manualCompactionsRunning++;
+        }
+        try
+        {
+            Version v = _versions.Current;
+            int maxLevel = -1;
+            var scratch = new List<FileMetaData>();
+            for (int level = 0; level < Version.NumLevels; level++)
+            {
+                scratch.Clear();
+                v.GetOverlappingFiles(level, begin, end, scratch);
+                if (scratch.Count > 0)
+                {
+                    maxLevel = level;
+                }
+            }
+            int current = 0;
+            while (maxLevel >= 0 && (current == 0 || current < maxLevel))
+            {
+                int output = current == 0 ? BaseLevel() : current + 1;
+                CompactLevelRange(current, output, begin, end);
+                current = output;
+            }
+        }
+        finally
+        {
+            lock (_mutex)
+            {
+                _manualCompactionsRunning--;
+                Monitor.PulseAll(_mutex);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Compacts the files of <paramref name="level"/> overlapping [begin, end] into
+    /// <paramref name="outputLevel"/> and nothing else (RocksDB's TEST_CompactRange), on this thread.
+    /// </summary>
+    internal void CompactLevel(int level, int outputLevel, byte[]? begin, byte[]? end)
+    {
+        ThrowIfDisposed();
+        if (level < 0 || outputLevel <= level || outputLevel >= Version.NumLevels || (level > 0 && outputLevel != level + 1))
+        {
+            throw new ArgumentOutOfRangeException(nameof(outputLevel), $"Cannot compact level {level} into level {outputLevel}.");
+        }
+        lock (_mutex)
+        {
+            _manualCompactionsRunning++;
+        }
+        try
+        {
+            CompactLevelRange(level, outputLevel, begin, end);
+        }
+        finally
+        {
+            lock (_mutex)
+            {
+                _manualCompactionsRunning--;
+                Monitor.PulseAll(_mutex);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Runs the compactions the picker chooses, one after another on this thread, until no level
+    /// needs one; returns how many ran. Deterministic for a given tree (with auto compactions off,
+    /// nothing else compacts), for tests and benchmarks that compare compaction behaviours.
+    /// </summary>
+    internal int RunCompactionsInline()
+    {
+        ThrowIfDisposed();
+        int count = 0;
+        while (true)
+        {
+            Compaction.Compaction? c;
+            ReadState pinned;
+            lock (_mutex)
+            {
+                if (_backgroundError != null)
+                {
+                    throw new KvException("Compaction stopped after a background error: " + _backgroundError.Message, _backgroundError);
+                }
+                pinned = AcquireReadState();
+                c = _picker.Pick(pinned.Version);
+                if (c == null)
+                {
+                    pinned.Unref();
+                    return count;
+                }
+                _manualCompactionsRunning++;
+            }
+            try
+            {
+                RunCompaction(c, pinned);
+            }
+            finally
+            {
+                lock (_mutex)
+                {
+                    _manualCompactionsRunning--;
+                    Monitor.PulseAll(_mutex);
+                }
+            }
+            count++;
+        }
+    }
+
+    private int BaseLevel()
+    {
+        ReadState s = AcquireReadState();
+        try
+        {
+            return LevelTargets.Compute(s.Version, _compactionOptions).BaseLevel;
+        }
+        finally
+        {
+            s.Unref();
+        }
+    }
+
+    public ValueTask CompactRangeAsync(byte[]? begin, byte[]? end, CancellationToken cancellationToken) =>
+        new(Task.Run(() => CompactRange(begin, end), cancellationToken));
+
+    private void CompactLevelRange(int level, int output, byte[]? begin, byte[]? end)
+    {
+        byte[]? after = null;
+        while (true)
+        {
+            Compaction.Compaction? c;
+            ReadState pinned;
+            lock (_mutex)
+            {
+                while (true)
+                {
+                    if (_backgroundError != null)
+                    {
+                        throw new KvException("Compaction stopped after a background error: " + _backgroundError.Message, _backgroundError);
+                    }
+                    if (_closing)
+                    {
+                        throw new ObjectDisposedException(nameof(KvDb));
+                    }
+                    pinned = AcquireReadState();
+                    ManualPickResult r = _picker.PickManual(pinned.Version, level, output, begin, end, after, out c);
+                    if (r == ManualPickResult.Picked)
+                    {
+                        break;
+                    }
+                    pinned.Unref();
+                    if (r == ManualPickResult.NothingToDo)
+                    {
+                        return;
+                    }
+                    Monitor.Wait(_mutex);
+                }
+            }
+            try
+            {
+                RunCompaction(c!, pinned);
+            }
+            catch (OperationCanceledException e)
+            {
+                throw new ObjectDisposedException("The database was closed during a manual compaction.", e);
+            }
+            if (level == 0)
+            {
+                return; // level 0 compacts every overlapping file at once
+            }
+            after = Format.InternalKeys.UserKey(c!.StartInputs[^1].Largest).ToArray();
+        }
+    }
+}
