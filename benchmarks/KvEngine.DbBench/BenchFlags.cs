@@ -31,6 +31,16 @@ internal sealed class BenchFlags
     public bool Histogram { get; private set; }
     public bool VerifyChecksum { get; private set; } = true;
     public int ReportIntervalSeconds { get; private set; }
+    public long TargetFileSizeBase { get; private set; } = 64L << 20;
+    public long MaxBytesForLevelBase { get; private set; } = 256L << 20;
+    public double MaxBytesForLevelMultiplier { get; private set; } = 10;
+    public int Level0FileNumCompactionTrigger { get; private set; } = 4;
+    public int Level0SlowdownWritesTrigger { get; private set; } = 20;
+    public int Level0StopWritesTrigger { get; private set; } = 36;
+    public int MaxBackgroundJobs { get; private set; } = 2;
+    public bool DisableAutoCompactions { get; private set; }
+    public bool LevelCompactionDynamicFileSize { get; private set; } = true;
+    public bool LevelCompactionDynamicLevelBytes { get; private set; }
 
     public long ReadCount => Reads < 0 ? Num : Reads;
 
@@ -84,12 +94,22 @@ internal sealed class BenchFlags
             case "cache_index_and_filter_blocks":
             case "compressed_secondary_cache_size":
                 throw Bad(raw, "the block cache is not built yet in KvEngine");
-            case "target_file_size_base":
-            case "max_bytes_for_level_base":
-            case "level0_file_num_compaction_trigger":
+            case "target_file_size_base": TargetFileSizeBase = Long(v, raw, 1024); break;
+            case "max_bytes_for_level_base": MaxBytesForLevelBase = Long(v, raw, 1024); break;
+            case "max_bytes_for_level_multiplier": MaxBytesForLevelMultiplier = Double(v, raw); break;
+            case "level0_file_num_compaction_trigger": Level0FileNumCompactionTrigger = (int)Long(v, raw, 1); break;
+            case "level0_slowdown_writes_trigger": Level0SlowdownWritesTrigger = (int)Long(v, raw, 1); break;
+            case "level0_stop_writes_trigger": Level0StopWritesTrigger = (int)Long(v, raw, 1); break;
+            case "max_background_jobs": MaxBackgroundJobs = (int)Long(v, raw, 1); break;
+            case "disable_auto_compactions": DisableAutoCompactions = Bool(v, raw); break;
+            case "level_compaction_dynamic_file_size": LevelCompactionDynamicFileSize = Bool(v, raw); break;
+            case "level_compaction_dynamic_level_bytes": LevelCompactionDynamicLevelBytes = Bool(v, raw); break;
             case "compaction_style":
-            case "max_background_jobs":
-                throw Bad(raw, "compaction is not built yet in KvEngine");
+                if (Long(v, raw, 0) != 0)
+                {
+                    throw Bad(raw, "KvEngine has leveled compaction (0) only; universal (1) and FIFO (2) are not built yet");
+                }
+                break;
             default:
                 throw Bad(raw, "unknown flag");
         }

@@ -59,6 +59,16 @@ internal sealed class BenchRunner
         BloomBitsPerKey = _f.BloomBits < 0 ? 0 : _f.BloomBits,
         BlockSize = _f.BlockSize,
         Statistics = _stats,
+        TargetFileSizeBase = _f.TargetFileSizeBase,
+        MaxBytesForLevelBase = _f.MaxBytesForLevelBase,
+        MaxBytesForLevelMultiplier = _f.MaxBytesForLevelMultiplier,
+        Level0FileNumCompactionTrigger = _f.Level0FileNumCompactionTrigger,
+        Level0SlowdownWritesTrigger = _f.Level0SlowdownWritesTrigger,
+        Level0StopWritesTrigger = _f.Level0StopWritesTrigger,
+        MaxBackgroundJobs = _f.MaxBackgroundJobs,
+        DisableAutoCompactions = _f.DisableAutoCompactions,
+        LevelCompactionDynamicFileSize = _f.LevelCompactionDynamicFileSize,
+        LevelCompactionDynamicLevelBytes = _f.LevelCompactionDynamicLevelBytes,
     });
 
     private void RunOne(string name)
@@ -79,7 +89,7 @@ internal sealed class BenchRunner
         };
         if (method == null)
         {
-            Console.WriteLine(_db!.GetProperty("rocksdb.levelstats"));
+            Console.WriteLine(_db!.GetProperty("rocksdb.stats"));
             return;
         }
         bool fresh = name is "fillseq" or "fillrandom" or "fillsync";

@@ -103,6 +103,7 @@ public sealed class KvStatistics
         names[(int)Ticker.FlushWriteBytes] = "rocksdb.flush.write.bytes";
         names[(int)Ticker.CompactReadBytes] = "rocksdb.compact.read.bytes";
         names[(int)Ticker.CompactWriteBytes] = "rocksdb.compact.write.bytes";
+        names[(int)Ticker.StallMicros] = "rocksdb.stall.micros";
         names[(int)Ticker.NoFileOpens] = "rocksdb.no.file.opens";
         names[(int)Ticker.BlockReads] = "kvengine.block.reads";
         names[(int)Ticker.BlockReadBytes] = "kvengine.block.read.bytes";

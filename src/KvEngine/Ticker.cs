@@ -29,6 +29,7 @@ public enum Ticker
     FlushWriteBytes,
     CompactReadBytes,
     CompactWriteBytes,
+    StallMicros,
     NoFileOpens,
     BlockReads,
     BlockReadBytes,

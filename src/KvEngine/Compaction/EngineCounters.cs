@@ -3,16 +3,23 @@ namespace KvEngine.Compaction;
 /// <summary>
 /// Cumulative counters of background work, named after RocksDB's statistics tickers
 /// ("rocksdb.compact.read.bytes", ...). Thread-safe: updated with interlocked adds, read with
-/// volatile loads; a reader may see one counter updated and another not yet.
+/// volatile loads; a reader may see one counter updated and another not yet. Each update is also
+/// recorded in the user's <see cref="KvStatistics"/>, when one is configured.
 /// </summary>
 internal sealed class EngineCounters
 {
+    private readonly KvStatistics? _stats;
     private long _compactReadBytes;
     private long _compactWriteBytes;
     private long _flushWriteBytes;
     private long _compactions;
     private long _trivialMoves;
     private long _stallMicros;
+
+    public EngineCounters(KvStatistics? stats)
+    {
+        _stats = stats;
+    }
 
     /// <summary>Bytes of compaction input files read (trivial moves read nothing).</summary>
     public long CompactReadBytes => Volatile.Read(ref _compactReadBytes);
@@ -40,11 +47,24 @@ internal sealed class EngineCounters
         {
             Interlocked.Increment(ref _trivialMoves);
         }
+        if (_stats != null)
+        {
+            _stats.Record(Ticker.CompactReadBytes, readBytes);
+            _stats.Record(Ticker.CompactWriteBytes, writeBytes);
+        }
     }
 
-    public void AddFlush(long writeBytes) => Interlocked.Add(ref _flushWriteBytes, writeBytes);
+    public void AddFlush(long writeBytes)
+    {
+        Interlocked.Add(ref _flushWriteBytes, writeBytes);
+        _stats?.Record(Ticker.FlushWriteBytes, writeBytes);
+    }
 
-    public void AddStall(long micros) => Interlocked.Add(ref _stallMicros, micros);
+    public void AddStall(long micros)
+    {
+        Interlocked.Add(ref _stallMicros, micros);
+        _stats?.Record(Ticker.StallMicros, micros);
+    }
 
     /// <summary>Every counter with its RocksDB ticker name (kvengine.* where RocksDB has none).</summary>
     public IReadOnlyList<KeyValuePair<string, long>> ToList() => new KeyValuePair<string, long>[]

@@ -140,7 +140,6 @@ internal sealed partial class DbImpl
             }
             _fs.SyncDirectory(_dir);
             ok = true;
-            _stats?.Record(Ticker.FlushWriteBytes, fileSize);
             long now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
             return new FileMetaData
             {

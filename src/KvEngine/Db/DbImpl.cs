@@ -52,7 +52,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly CompactionOptions _compactionOptions;
     private readonly CompactionPicker _picker;
     private readonly CompactionStatistics _compactionStats = new(Version.NumLevels);
-    private readonly EngineCounters _counters = new();
+    private readonly EngineCounters _counters;
     private MemTable _mem;
     private ReadState _readState;
     private IWritableFile? _logFile;
@@ -79,6 +79,7 @@ internal sealed partial class DbImpl : IDisposable
             Statistics = options.Statistics,
         };
         _stats = options.Statistics;
+        _counters = new EngineCounters(options.Statistics);
         _compactionOptions = CompactionOptions.From(options);
         _picker = new CompactionPicker(_compactionOptions);
         _versions = new VersionSet(dir, _fs);
