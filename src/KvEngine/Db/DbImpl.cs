@@ -69,6 +69,7 @@ internal sealed partial class DbImpl : IDisposable
             Compression = (Compression.CompressionType)(byte)options.Compression,
             Checksum = (ChecksumType)(byte)options.Checksum,
             FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
+            OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
         };
         _versions = new VersionSet(dir, _fs);
         _tables = new TableCache(dir, _fs, _tableOptions);
