@@ -31,6 +31,8 @@ internal sealed class BenchFlags
     public bool Histogram { get; private set; }
     public bool VerifyChecksum { get; private set; } = true;
     public int ReportIntervalSeconds { get; private set; }
+    public bool OptimizeFiltersForMemory { get; private set; }
+    public FilterBenchFlags Filter { get; } = new();
 
     public long ReadCount => Reads < 0 ? Num : Reads;
 
@@ -80,6 +82,7 @@ internal sealed class BenchFlags
             case "histogram": Histogram = Bool(v, raw); break;
             case "verify_checksum": VerifyChecksum = Bool(v, raw); break;
             case "report_interval_seconds": ReportIntervalSeconds = (int)Long(v, raw, 0); break;
+            case "optimize_filters_for_memory": OptimizeFiltersForMemory = Bool(v, raw); break;
             case "cache_size":
             case "cache_numshardbits":
             case "cache_index_and_filter_blocks":
@@ -92,7 +95,8 @@ internal sealed class BenchFlags
             case "max_background_jobs":
                 throw Bad(raw, "compaction is not built yet in KvEngine");
             default:
-                throw Bad(raw, "unknown flag");
+                _ = Filter.TrySet(name, v) ? 0 : throw Bad(raw, "unknown flag");
+                break;
         }
     }
 
