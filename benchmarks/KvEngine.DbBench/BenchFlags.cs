@@ -41,6 +41,8 @@ internal sealed class BenchFlags
     public bool DisableAutoCompactions { get; private set; }
     public bool LevelCompactionDynamicFileSize { get; private set; } = true;
     public bool LevelCompactionDynamicLevelBytes { get; private set; }
+    public bool OptimizeFiltersForMemory { get; private set; }
+    public FilterBenchFlags Filter { get; } = new();
 
     public long ReadCount => Reads < 0 ? Num : Reads;
 
@@ -89,6 +91,7 @@ internal sealed class BenchFlags
             case "histogram": Histogram = Bool(v, raw); break;
             case "verify_checksum": VerifyChecksum = Bool(v, raw); break;
             case "report_interval_seconds": ReportIntervalSeconds = (int)Long(v, raw, 0); break;
+            case "optimize_filters_for_memory": OptimizeFiltersForMemory = Bool(v, raw); break;
             case "cache_size":
             case "cache_numshardbits":
             case "cache_index_and_filter_blocks":
@@ -111,7 +114,8 @@ internal sealed class BenchFlags
                 }
                 break;
             default:
-                throw Bad(raw, "unknown flag");
+                _ = Filter.TrySet(name, v) ? 0 : throw Bad(raw, "unknown flag");
+                break;
         }
     }
 

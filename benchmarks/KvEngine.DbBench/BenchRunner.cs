@@ -24,6 +24,10 @@ internal sealed class BenchRunner
 
     public int Run()
     {
+        if (_f.Benchmarks == "filterbench")
+        {
+            return new FilterBench(_f).Run();
+        }
         PrintHeader();
         if (!_f.UseExistingDb && Directory.Exists(_f.Db))
         {
@@ -57,6 +61,7 @@ internal sealed class BenchRunner
         Compression = _f.CompressionType,
         Checksum = _f.ChecksumType,
         BloomBitsPerKey = _f.BloomBits < 0 ? 0 : _f.BloomBits,
+        OptimizeFiltersForMemory = _f.OptimizeFiltersForMemory,
         BlockSize = _f.BlockSize,
         Statistics = _stats,
         TargetFileSizeBase = _f.TargetFileSizeBase,

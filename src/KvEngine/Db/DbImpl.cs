@@ -77,6 +77,7 @@ internal sealed partial class DbImpl : IDisposable
             Checksum = (ChecksumType)(byte)options.Checksum,
             FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
             Statistics = options.Statistics,
+            OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
         };
         _stats = options.Statistics;
         _counters = new EngineCounters(options.Statistics);

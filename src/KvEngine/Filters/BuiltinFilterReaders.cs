@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using KvEngine.Memory;
 
 namespace KvEngine.Filters;
 
@@ -38,27 +39,51 @@ internal static class BuiltinFilterReaders
         return CreateLegacyBloom(filterBlock.Slice(0, len), rawProbes, trailer);
     }
 
-    private static IFilterBitsReader CreateNewBloom(ReadOnlyMemory<byte> bits, ReadOnlySpan<byte> trailer)
+    /// <summary>
+    /// Like <see cref="Create"/>, but copies the filter so <paramref name="filterBlock"/> may be reused:
+    /// a FastLocalBloom block's whole lines go to native memory from <paramref name="allocator"/>
+    /// (a <see cref="FastLocalBloomNativeReader"/>, which the caller disposes); other formats to a managed copy.
+    /// </summary>
+    public static IFilterBitsReader Load(ReadOnlySpan<byte> filterBlock, NativeAllocator allocator)
+    {
+        ArgumentNullException.ThrowIfNull(allocator);
+        int len = filterBlock.Length - FastLocalBloomMath.MetadataLength;
+        if (len > 0 && filterBlock[len] == FilterTrailer.NewBloomMarker
+            && TryParseFastLocalBloom(filterBlock.Slice(len), len, out int numProbes))
+        {
+            int lines = len / FastLocalBloomMath.CacheLineBytes;
+            NativeBuffer bits = allocator.Allocate(lines * FastLocalBloomMath.CacheLineBytes);
+            try
+            {
+                filterBlock.Slice(0, bits.Length).CopyTo(bits.Span);
+                return new FastLocalBloomNativeReader(bits, numProbes);
+            }
+            catch
+            {
+                bits.Dispose();
+                throw;
+            }
+        }
+        return Create(filterBlock.ToArray());
+    }
+
+    private static IFilterBitsReader CreateNewBloom(ReadOnlyMemory<byte> bits, ReadOnlySpan<byte> trailer) =>
+        TryParseFastLocalBloom(trailer, bits.Length, out int numProbes)
+            ? new FastLocalBloomBitsReader(bits, numProbes)
+            : AlwaysTrueFilterReader.Instance;
+
+    /// <summary>True when a new-Bloom trailer (marker 0xFF) describes a FastLocalBloom filter this code can read.</summary>
+    private static bool TryParseFastLocalBloom(ReadOnlySpan<byte> trailer, int bitsLength, out int numProbes)
     {
         byte subImpl = trailer[1];
         byte blockAndProbes = trailer[2];
         int log2BlockBytes = ((blockAndProbes >> 5) & 7) + 6;
-        int numProbes = blockAndProbes & FilterTrailer.ProbesMask;
-        if (numProbes < 1 || numProbes > 30)
-        {
-            return AlwaysTrueFilterReader.Instance;
-        }
-        if (BinaryPrimitives.ReadUInt16LittleEndian(trailer.Slice(3)) != 0)
-        {
-            return AlwaysTrueFilterReader.Instance; // reserved, possibly a future hash seed
-        }
-        if (subImpl != FilterTrailer.FastLocalBloomSubImpl
-            || log2BlockBytes != 6
-            || bits.Length < FastLocalBloomMath.CacheLineBytes)
-        {
-            return AlwaysTrueFilterReader.Instance;
-        }
-        return new FastLocalBloomBitsReader(bits, numProbes);
+        numProbes = blockAndProbes & FilterTrailer.ProbesMask;
+        return numProbes is >= 1 and <= 30
+            && BinaryPrimitives.ReadUInt16LittleEndian(trailer.Slice(3)) == 0 // reserved, possibly a future hash seed
+            && subImpl == FilterTrailer.FastLocalBloomSubImpl
+            && log2BlockBytes == 6
+            && bitsLength >= FastLocalBloomMath.CacheLineBytes;
     }
 
     private static IFilterBitsReader CreateLegacyBloom(ReadOnlyMemory<byte> bits, int numProbes, ReadOnlySpan<byte> trailer)

@@ -1,4 +1,6 @@
 using System.Buffers;
+using System.Runtime.Intrinsics.X86;
+using KvEngine.Memory;
 
 namespace KvEngine.Filters;
 
@@ -14,6 +16,8 @@ namespace KvEngine.Filters;
 /// bit-identical to RocksDB 7.8's FastLocalBloomBitsBuilder. A key whose hash equals the previous
 /// key's is counted once. Hashes live in a pooled, growable ulong buffer reused across
 /// <see cref="Finish(IBufferWriter{byte})"/> calls, so adding keys does not allocate per key.
+/// With a <see cref="FilterMemoryOptimizer"/> the default size gives way to one whose bit array
+/// fills an allocator size class exactly, and the probe count follows the final bits per key.
 /// Not thread-safe; one builder per filter being written. <see cref="Dispose"/> returns the buffer.
 /// </summary>
 internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
@@ -21,14 +25,17 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     private const int InitialCapacity = 256;
 
     private readonly int _millibitsPerKey;
+    private readonly FilterMemoryOptimizer? _optimizer;
     private ulong[] _hashes;
     private int _count;
 
     /// <param name="millibitsPerKey">Target density in thousandths of a bit per key (at least 1000).</param>
-    public FastLocalBloomBitsBuilder(int millibitsPerKey)
+    /// <param name="optimizer">Sizes filters to fill size classes (optimize_filters_for_memory); null for RocksDB's default sizing.</param>
+    public FastLocalBloomBitsBuilder(int millibitsPerKey, FilterMemoryOptimizer? optimizer = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(millibitsPerKey, 1000);
         _millibitsPerKey = millibitsPerKey;
+        _optimizer = optimizer;
         _hashes = ArrayPool<ulong>.Shared.Rent(InitialCapacity);
     }
 
@@ -62,8 +69,62 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     /// <summary>Probe count RocksDB writes for the configured density.</summary>
     public int NumProbes => FastLocalBloomMath.ChooseNumProbes(_millibitsPerKey);
 
-    /// <summary>Writes the filter at RocksDB's default size (<see cref="CalculateSpace"/>) and resets.</summary>
-    public void Finish(IBufferWriter<byte> output) => Finish(output, CalculateSpace(), probesFromActualSize: false);
+    public bool OptimizesForMemory => _optimizer != null;
+
+    /// <summary>
+    /// Writes the filter and resets: at RocksDB's default size (<see cref="CalculateSpace"/>), or,
+    /// with an optimizer, at the size it picks (probes then follow the final size).
+    /// </summary>
+    public void Finish(IBufferWriter<byte> output)
+    {
+        if (_optimizer == null)
+        {
+            Finish(output, CalculateSpace(), probesFromActualSize: false);
+        }
+        else
+        {
+            Finish(output, ChooseBitsLength() + FastLocalBloomMath.MetadataLength, probesFromActualSize: true);
+        }
+    }
+
+    /// <summary>
+    /// Builds the filter straight into native memory from <paramref name="allocator"/> (the bit array
+    /// alone, sized as <see cref="Finish(IBufferWriter{byte})"/> would) and resets. Returns the reader
+    /// that owns it, or null when no key was added (the filter would be its trailer alone).
+    /// </summary>
+    public FastLocalBloomNativeReader? FinishInMemory(NativeAllocator allocator)
+    {
+        ArgumentNullException.ThrowIfNull(allocator);
+        ObjectDisposedException.ThrowIf(_hashes.Length == 0, this);
+        long bitsLength = _optimizer == null ? CalculateSpace() - FastLocalBloomMath.MetadataLength : ChooseBitsLength();
+        if (bitsLength == 0)
+        {
+            _count = 0;
+            return null;
+        }
+        if (bitsLength > SizeClasses.MaxSize)
+        {
+            throw new ArgumentOutOfRangeException(nameof(allocator), bitsLength, "Filter is larger than one allocation can hold.");
+        }
+        long lenWithMetadata = bitsLength + FastLocalBloomMath.MetadataLength;
+        int numProbes = _optimizer != null
+            ? FastLocalBloomMath.NumProbesForSize(_count, lenWithMetadata)
+            : FastLocalBloomMath.ChooseNumProbes(_millibitsPerKey);
+        NativeBuffer bits = allocator.Allocate((int)bitsLength, zeroed: true);
+        try
+        {
+            AddAll(bits.Span, numProbes);
+            _count = 0;
+            return new FastLocalBloomNativeReader(bits, numProbes);
+        }
+        catch
+        {
+            bits.Dispose();
+            throw;
+        }
+    }
+
+    private long ChooseBitsLength() => _optimizer!.ChooseBitsLength(_count, _millibitsPerKey);
 
     /// <summary>
     /// Writes the filter at a caller-chosen size and resets. <paramref name="lenWithMetadata"/> must be
@@ -98,19 +159,65 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         block.Clear();
         if (len > 0)
         {
-            Span<byte> bits = block.Slice(0, len);
-            uint numLines = (uint)(len / FastLocalBloomMath.CacheLineBytes);
-            ReadOnlySpan<ulong> hashes = _hashes.AsSpan(0, _count);
-            for (int i = 0; i < hashes.Length; i++)
-            {
-                FastLocalBloomImpl.AddHash(hashes[i], numLines, numProbes, bits);
-            }
+            AddAll(block.Slice(0, len), numProbes);
         }
         block[len] = FilterTrailer.NewBloomMarker;
         block[len + 1] = FilterTrailer.FastLocalBloomSubImpl;
         block[len + 2] = (byte)numProbes;
         output.Advance(length);
         _count = 0;
+    }
+
+    /// <summary>
+    /// Sets every added hash's probe bits in <paramref name="bits"/> (whole lines, zeroed). Like
+    /// RocksDB's AddAllEntries, lines are located (and prefetched) eight hashes ahead of the one
+    /// being set, so large filters overlap their cache misses.
+    /// </summary>
+    private unsafe void AddAll(Span<byte> bits, int numProbes)
+    {
+        const int Ahead = 8;
+        uint numLines = (uint)(bits.Length / FastLocalBloomMath.CacheLineBytes);
+        ReadOnlySpan<ulong> hashes = _hashes.AsSpan(0, _count);
+        int n = hashes.Length;
+        int* offsets = stackalloc int[Ahead];
+        fixed (byte* data = bits)
+        fixed (ulong* h = hashes)
+        {
+            int primed = Math.Min(Ahead, n);
+            for (int i = 0; i < primed; i++)
+            {
+                offsets[i] = Prepare(data, (uint)h[i], numLines);
+            }
+            for (int i = 0; i < n; i++)
+            {
+                int slot = i & (Ahead - 1);
+                SetProbes(data + offsets[slot], (uint)(h[i] >> 32), numProbes);
+                if (i + Ahead < n)
+                {
+                    offsets[slot] = Prepare(data, (uint)h[i + Ahead], numLines);
+                }
+            }
+        }
+    }
+
+    private static unsafe int Prepare(byte* data, uint h1, uint numLines)
+    {
+        int offset = FastLocalBloomImpl.LineOffset(h1, numLines);
+        if (Sse.IsSupported)
+        {
+            Sse.Prefetch0(data + offset);
+        }
+        return offset;
+    }
+
+    /// <summary>FastLocalBloomImpl.AddHashPrepared over a raw 64-byte line.</summary>
+    private static unsafe void SetProbes(byte* line, uint h2, int numProbes)
+    {
+        for (int p = 0; p < numProbes; p++, h2 *= FastLocalBloomImpl.ProbeMultiplier)
+        {
+            uint bit = h2 >> 23;
+            line[bit >> 3] |= (byte)(1 << (int)(bit & 7));
+        }
     }
 
     private void Grow()

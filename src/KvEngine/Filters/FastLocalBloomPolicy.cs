@@ -1,3 +1,5 @@
+using KvEngine.Memory;
+
 namespace KvEngine.Filters;
 
 /// <summary>
@@ -5,7 +7,10 @@ namespace KvEngine.Filters;
 /// FastLocalBloom full filters and reads every built-in filter format RocksDB may have written
 /// (see <see cref="BuiltinFilterReaders"/>). Bits per key are sanitized as RocksDB does
 /// (<see cref="FastLocalBloomMath.MillibitsPerKey"/>); a setting that RocksDB reads as "no filter"
-/// (below 0.5) is rejected, since the caller then wants no policy at all. Immutable and thread-safe.
+/// (below 0.5) is rejected, since the caller then wants no policy at all. Builders asked to optimize
+/// for memory share this policy's <see cref="MemoryOptimizer"/> (its FP-rate balance spans every
+/// table built with the policy, as RocksDB's aggregate_rounding_balance_ does). Thread-safe; the
+/// settings are immutable.
 /// </summary>
 internal sealed class FastLocalBloomPolicy : IFilterPolicy
 {
@@ -23,6 +28,9 @@ internal sealed class FastLocalBloomPolicy : IFilterPolicy
         MillibitsPerKey = millibits;
     }
 
+    /// <summary>Sizes filters of builders created with optimizeForMemory; shared by all of them.</summary>
+    public FilterMemoryOptimizer MemoryOptimizer { get; } = new();
+
     public string Name => PolicyName;
 
     /// <summary>Target density in thousandths of a bit per key (1000..100000).</summary>
@@ -37,6 +45,16 @@ internal sealed class FastLocalBloomPolicy : IFilterPolicy
     IFilterBitsBuilder IFilterPolicy.CreateBuilder() => CreateBuilder();
 
     public FastLocalBloomBitsBuilder CreateBuilder() => new(MillibitsPerKey);
+
+    IFilterBitsBuilder IFilterPolicy.CreateBuilder(bool optimizeForMemory) => CreateBuilder(optimizeForMemory);
+
+    /// <summary>A builder that, with <paramref name="optimizeForMemory"/>, sizes filters to fill size classes.</summary>
+    public FastLocalBloomBitsBuilder CreateBuilder(bool optimizeForMemory) =>
+        new(MillibitsPerKey, optimizeForMemory ? MemoryOptimizer : null);
+
+    /// <summary>FastLocalBloom blocks go to native memory as bare bit arrays; other formats to the managed heap.</summary>
+    public IFilterBitsReader LoadReader(ReadOnlySpan<byte> filterBlock, NativeAllocator allocator) =>
+        BuiltinFilterReaders.Load(filterBlock, allocator);
 
     public IFilterBitsReader CreateReader(ReadOnlyMemory<byte> filterBlock) => BuiltinFilterReaders.Create(filterBlock);
 

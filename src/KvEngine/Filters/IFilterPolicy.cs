@@ -1,3 +1,5 @@
+using KvEngine.Memory;
+
 namespace KvEngine.Filters;
 
 /// <summary>
@@ -13,9 +15,24 @@ internal interface IFilterPolicy
     IFilterBitsBuilder CreateBuilder();
 
     /// <summary>
+    /// A builder that, when <paramref name="optimizeForMemory"/> and the format supports it, sizes
+    /// filters to fill allocator size classes (RocksDB's optimize_filters_for_memory). The default
+    /// ignores the request.
+    /// </summary>
+    IFilterBitsBuilder CreateBuilder(bool optimizeForMemory) => CreateBuilder();
+
+    /// <summary>
     /// Wraps a whole filter block (bits plus its metadata trailer). The reader keeps a reference to
     /// <paramref name="filterBlock"/>, which must outlive it. Unknown or malformed contents give a
     /// reader that always answers "may match"; never throws for bad contents.
     /// </summary>
     IFilterBitsReader CreateReader(ReadOnlyMemory<byte> filterBlock);
+
+    /// <summary>
+    /// Copies a whole filter block into memory the returned reader owns (native memory from
+    /// <paramref name="allocator"/> where the format allows; the default copies to the managed heap),
+    /// so <paramref name="filterBlock"/> may be reused at once. A reader that is
+    /// <see cref="IDisposable"/> must be disposed by its owner.
+    /// </summary>
+    IFilterBitsReader LoadReader(ReadOnlySpan<byte> filterBlock, NativeAllocator allocator) => CreateReader(filterBlock.ToArray());
 }

@@ -13,9 +13,9 @@ internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
     private readonly bool _wholeKeyFiltering;
     private long _added;
 
-    public FullFilterBlockBuilder(IFilterPolicy policy, bool wholeKeyFiltering)
+    public FullFilterBlockBuilder(IFilterPolicy policy, bool wholeKeyFiltering, bool optimizeForMemory = false)
     {
-        _bits = policy.CreateBuilder();
+        _bits = policy.CreateBuilder(optimizeForMemory);
         _wholeKeyFiltering = wholeKeyFiltering;
         MetaIndexKey = TableFormat.FullFilterBlockPrefix + policy.Name;
     }

@@ -61,7 +61,7 @@ internal sealed class TableBuilder : IDisposable
         _indexBuilder = new ShortenedIndexBuilder(options.IndexBlockRestartInterval, options.IndexShortening);
         if (options.FilterPolicy != null)
         {
-            _filterBuilder = new FullFilterBlockBuilder(options.FilterPolicy, options.WholeKeyFiltering);
+            _filterBuilder = new FullFilterBlockBuilder(options.FilterPolicy, options.WholeKeyFiltering, options.OptimizeFiltersForMemory);
         }
         _deviationLimit = (int)((((long)options.BlockSize * (100 - options.BlockSizeDeviation)) + 99) / 100);
     }

@@ -1,5 +1,6 @@
 using KvEngine.Compression;
 using KvEngine.Filters;
+using KvEngine.Memory;
 
 namespace KvEngine.Table;
 
@@ -33,6 +34,15 @@ internal sealed record TableOptions
 
     /// <summary>Filter written with each table and used when reading; null for none.</summary>
     public IFilterPolicy? FilterPolicy { get; init; }
+
+    /// <summary>
+    /// Size each filter so its in-memory bit array fills an allocator size class, keeping the mean
+    /// FP rate on target (RocksDB's optimize_filters_for_memory; see <see cref="FilterMemoryOptimizer"/>).
+    /// </summary>
+    public bool OptimizeFiltersForMemory { get; init; }
+
+    /// <summary>Where table readers keep loaded filters.</summary>
+    public NativeAllocator FilterAllocator { get; init; } = NativeAllocator.Shared;
 
     /// <summary>Put whole user keys in the filter.</summary>
     public bool WholeKeyFiltering { get; init; } = true;

@@ -12,12 +12,13 @@ namespace KvEngine.Table;
 
 /// <summary>
 /// Reads one block-based table (format_version 2..5; layout in <see cref="TableBuilder"/>).
-/// Open reads the footer, metaindex, properties, index and filter, which stay in memory; data
+/// Open reads the footer, metaindex, properties, index and filter, which stay in memory (the filter
+/// in native memory from <see cref="TableOptions.FilterAllocator"/>, charged at its usable size); data
 /// blocks are read on demand with positional I/O into pooled buffers through
 /// <see cref="ReadBlock"/>, the single place a block cache will slot in.
 /// <para>
-/// Thread-safe: TryGet, KeyMayMatch and NewIterator may run concurrently. Owns the file and
-/// closes it on Dispose, which must wait until every iterator it handed out is disposed.
+/// Thread-safe: TryGet, KeyMayMatch and NewIterator may run concurrently. Owns the file and the
+/// filter's memory and releases them on Dispose, which must wait until every iterator it handed out is disposed.
 /// Corrupt contents raise <see cref="KvCorruptionException"/> naming the file.
 /// </para>
 /// </summary>
@@ -97,8 +98,16 @@ internal sealed class TableReader : IDisposable
 
         if (filter is BlockHandle fh && options.FilterPolicy != null)
         {
-            byte[] bytes = ReadBlockContents(fh, verifyChecksum: true, pooled: false, "filter", out int length);
-            _filter = options.FilterPolicy.CreateReader(bytes.AsMemory(0, length));
+            byte[] bytes = ReadBlockContents(fh, verifyChecksum: true, pooled: true, "filter", out int length);
+            try
+            {
+                _filter = options.FilterPolicy.LoadReader(bytes.AsSpan(0, length), options.FilterAllocator);
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(bytes);
+            }
+            FilterMemoryUsage = _filter is FastLocalBloomNativeReader native ? native.MemoryUsage : length;
             _filterHasWholeKeys = !Properties.UserCollected.ContainsKey(TablePropertyNames.WholeKeyFiltering) || Properties.WholeKeyFiltering;
         }
     }
@@ -111,6 +120,12 @@ internal sealed class TableReader : IDisposable
 
     /// <summary>Handle of the "rocksdb.range_del" block, or null when the table has none.</summary>
     public BlockHandle? RangeDelHandle { get; }
+
+    /// <summary>
+    /// Bytes the loaded filter holds in memory: the usable (size-class) size of its native
+    /// allocation, or the block length for filters kept on the managed heap; 0 without a filter.
+    /// </summary>
+    public long FilterMemoryUsage { get; }
 
     /// <summary>True when a filter block was loaded (the metaindex names the configured policy).</summary>
     public bool HasFilter => _filter != null;
@@ -257,7 +272,11 @@ internal sealed class TableReader : IDisposable
         }
     }
 
-    public void Dispose() => _file.Dispose();
+    public void Dispose()
+    {
+        _file.Dispose();
+        (_filter as IDisposable)?.Dispose();
+    }
 
     private Block ReadMetaBlock(BlockHandle handle, string kind)
     {

@@ -1,0 +1,70 @@
+using KvEngine.Memory;
+
+namespace KvEngine.Filters;
+
+/// <summary>
+/// A FastLocalBloom filter held in native memory from a <see cref="NativeAllocator"/>: only the bit
+/// array (whole 64-byte lines) is kept, its trailer's facts (probes, lines) live in fields, so the
+/// allocation is exactly the bits and <see cref="MemoryUsage"/> is its usable size. Queries are
+/// lock-free and allocation-free. Owns the buffer: <see cref="Dispose"/> frees it and must not race
+/// with queries (the owner, e.g. the table reader, disposes after its last use).
+/// </summary>
+internal sealed unsafe class FastLocalBloomNativeReader : IFilterBitsReader, IDisposable
+{
+    private readonly NativeBuffer _bits;
+    private readonly byte* _pointer;
+    private readonly int _length;
+    private readonly uint _numLines;
+    private readonly int _numProbes;
+    private int _disposed;
+
+    /// <param name="bits">Whole 64-byte lines (at least one), already filled; the reader takes ownership.</param>
+    /// <param name="numProbes">Probes per key, 1..30.</param>
+    public FastLocalBloomNativeReader(NativeBuffer bits, int numProbes)
+    {
+        if (bits.Length < FastLocalBloomMath.CacheLineBytes || bits.Length % FastLocalBloomMath.CacheLineBytes != 0)
+        {
+            throw new ArgumentException($"A bit array of {bits.Length} bytes is not whole 64-byte lines.", nameof(bits));
+        }
+        ArgumentOutOfRangeException.ThrowIfLessThan(numProbes, 1);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(numProbes, 30);
+        _bits = bits;
+        _pointer = bits.Pointer;
+        _length = bits.Length;
+        _numLines = (uint)(bits.Length / FastLocalBloomMath.CacheLineBytes);
+        _numProbes = numProbes;
+    }
+
+    public int NumProbes => _numProbes;
+
+    public int NumLines => (int)_numLines;
+
+    /// <summary>Bytes of the bit array (the allocation's requested length).</summary>
+    public int BitsLength => _length;
+
+    /// <summary>Length of the filter block this reader represents (bits plus the 5-byte trailer).</summary>
+    public long FilterBlockLength => _length + FastLocalBloomMath.MetadataLength;
+
+    /// <summary>Memory charged for the filter: the usable size of its allocation.</summary>
+    public long MemoryUsage => _bits.UsableSize;
+
+    /// <summary>The bit array (checked against use after free when the allocator's debug checks are on).</summary>
+    public ReadOnlySpan<byte> Bits => _bits.Span;
+
+    public bool MayMatch(ReadOnlySpan<byte> key) => HashMayMatch(XxPh3.Hash64(key));
+
+    /// <summary>Queries by a key's <see cref="XxPh3.Hash64(ReadOnlySpan{byte})"/> hash.</summary>
+    public bool HashMayMatch(ulong hash)
+    {
+        byte* line = _pointer + FastLocalBloomImpl.LineOffset((uint)hash, _numLines);
+        return FastLocalBloomImpl.HashMayMatchPrepared((uint)(hash >> 32), _numProbes, new ReadOnlySpan<byte>(line, FastLocalBloomMath.CacheLineBytes));
+    }
+
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _bits.Dispose();
+        }
+    }
+}

@@ -1,0 +1,218 @@
+using System.Numerics;
+using KvEngine.Memory;
+
+namespace KvEngine.Tests.Memory;
+
+public unsafe class NativeAllocatorTests
+{
+    private static NativeAllocator NewAllocator(bool debug = true, int shards = 0) =>
+        new(new NativeAllocatorOptions { DebugChecks = debug, Shards = shards });
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void EveryAllocationHasItsClassAsUsableSizeAndNaturalAlignment(bool debug)
+    {
+        using NativeAllocator allocator = NewAllocator(debug);
+        var buffers = new List<NativeBuffer>();
+        for (int size = 0; size <= 20_000; size += size < 300 ? 1 : 97)
+        {
+            NativeBuffer b = allocator.Allocate(size);
+            buffers.Add(b);
+            Assert.Equal(size, b.Length);
+            Assert.Equal(SizeClasses.UsableSize(size), b.UsableSize);
+            Assert.Equal(b.UsableSize, NativeAllocator.UsableSize(size));
+            long address = (long)b.Pointer;
+            Assert.Equal(0, address % SizeClasses.Quantum);
+            // Objects sit at multiples of their class in page-aligned slabs (large ones are page-aligned).
+            long natural = Math.Min(1L << BitOperations.TrailingZeroCount(b.UsableSize), 4096);
+            Assert.Equal(0, address % natural);
+            b.UsableSpan.Fill((byte)size);
+        }
+        foreach (NativeBuffer b in buffers)
+        {
+            Assert.True(b.UsableSpan.IndexOfAnyExcept((byte)b.Length) < 0, $"block of {b.Length} was overwritten");
+        }
+        MemoryUsage usage = allocator.GetUsage();
+        Assert.Equal(buffers.Sum(b => (long)b.Length), usage.RequestedBytes);
+        Assert.Equal(buffers.Sum(b => (long)b.UsableSize), usage.AllocatedBytes);
+        Assert.Equal(buffers.Count, usage.LiveAllocations);
+        Assert.True(usage.ResidentBytes >= usage.AllocatedBytes);
+        foreach (NativeBuffer b in buffers)
+        {
+            b.Dispose();
+        }
+        usage = allocator.GetUsage();
+        Assert.Equal(new MemoryUsage(0, 0, usage.ResidentBytes, 0), usage);
+    }
+
+    [Fact]
+    public void FreedBlocksAreReusedAndZeroedOnRequest()
+    {
+        using NativeAllocator allocator = NewAllocator(debug: false, shards: 1);
+        NativeBuffer a = allocator.Allocate(100);
+        a.Span.Fill(0xAB);
+        byte* first = a.Pointer;
+        a.Dispose();
+        long resident = allocator.GetUsage().ResidentBytes;
+        NativeBuffer b = allocator.Allocate(110, zeroed: true);
+        Assert.Equal((nint)first, (nint)b.Pointer);
+        Assert.True(b.UsableSpan.IndexOfAnyExcept((byte)0) < 0);
+        Assert.Equal(resident, allocator.GetUsage().ResidentBytes);
+        b.Dispose();
+    }
+
+    [Fact]
+    public void LargeAllocationsAreReturnedToTheSystem()
+    {
+        using NativeAllocator allocator = NewAllocator();
+        NativeBuffer b = allocator.Allocate(1_000_000);
+        Assert.Equal(1_048_576, b.UsableSize);
+        Assert.Equal(0, (long)b.Pointer % 4096);
+        Assert.Equal(new MemoryUsage(1_000_000, 1_048_576, 1_048_576, 1), allocator.GetUsage());
+        b.Dispose();
+        Assert.Equal(new MemoryUsage(0, 0, 0, 0), allocator.GetUsage());
+    }
+
+    [Fact]
+    public void ManyThreadsKeepConsistentAccounting()
+    {
+        using NativeAllocator allocator = NewAllocator(debug: true, shards: 4);
+        const int Threads = 4;
+        const int Operations = 40_000;
+        var failures = new List<string>();
+        var threads = new Thread[Threads];
+        var handOff = new System.Collections.Concurrent.ConcurrentQueue<NativeBuffer>();
+        for (int t = 0; t < Threads; t++)
+        {
+            int seed = t;
+            threads[t] = new Thread(() =>
+            {
+                var rng = new Random(seed);
+                var mine = new List<NativeBuffer>();
+                try
+                {
+                    for (int i = 0; i < Operations; i++)
+                    {
+                        int op = rng.Next(10);
+                        if (op < 5 || mine.Count == 0)
+                        {
+                            int size = rng.Next(100) switch
+                            {
+                                < 70 => rng.Next(0, 300),
+                                < 97 => rng.Next(300, 14_337),
+                                _ => rng.Next(14_337, 200_000),
+                            };
+                            NativeBuffer b = allocator.Allocate(size);
+                            b.Span.Fill((byte)(size * 31));
+                            mine.Add(b);
+                        }
+                        else
+                        {
+                            int at = rng.Next(mine.Count);
+                            NativeBuffer b = mine[at];
+                            mine[at] = mine[^1];
+                            mine.RemoveAt(mine.Count - 1);
+                            if (b.Span.IndexOfAnyExcept((byte)(b.Length * 31)) >= 0)
+                            {
+                                throw new InvalidOperationException($"block of {b.Length} bytes was overwritten");
+                            }
+                            if (op == 9)
+                            {
+                                handOff.Enqueue(b); // freed by another thread below
+                            }
+                            else
+                            {
+                                b.Dispose();
+                            }
+                        }
+                        if (handOff.TryDequeue(out NativeBuffer other))
+                        {
+                            other.Dispose();
+                        }
+                    }
+                    foreach (NativeBuffer b in mine)
+                    {
+                        b.Dispose();
+                    }
+                }
+                catch (Exception e)
+                {
+                    lock (failures)
+                    {
+                        failures.Add(e.ToString());
+                    }
+                }
+            });
+            threads[t].Start();
+        }
+        foreach (Thread t in threads)
+        {
+            t.Join();
+        }
+        while (handOff.TryDequeue(out NativeBuffer rest))
+        {
+            rest.Dispose();
+        }
+        Assert.Empty(failures);
+        MemoryUsage usage = allocator.GetUsage();
+        Assert.Equal(0, usage.RequestedBytes);
+        Assert.Equal(0, usage.AllocatedBytes);
+        Assert.Equal(0, usage.LiveAllocations);
+        Assert.True(usage.ResidentBytes > 0);
+    }
+
+    [Fact]
+    public void DebugChecksCatchDoubleFree()
+    {
+        using NativeAllocator allocator = NewAllocator(debug: true);
+        NativeBuffer small = allocator.Allocate(40);
+        NativeBuffer copy = small;
+        small.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => copy.Dispose());
+        NativeBuffer large = allocator.Allocate(100_000);
+        large.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => large.Dispose());
+        Assert.Equal(0, allocator.GetUsage().LiveAllocations);
+    }
+
+    [Fact]
+    public void DebugChecksCatchStaleHandleAfterTheBlockIsReused()
+    {
+        using NativeAllocator allocator = NewAllocator(debug: true, shards: 1);
+        NativeBuffer a = allocator.Allocate(64);
+        NativeBuffer stale = a;
+        a.Dispose();
+        NativeBuffer b = allocator.Allocate(64);
+        Assert.Equal((nint)stale.RawPointer, (nint)b.RawPointer);
+        Assert.Throws<ObjectDisposedException>(() => stale.Span.Length);
+        Assert.Throws<ObjectDisposedException>(() => stale.Dispose());
+        Assert.Equal(64, b.Span.Length);
+        b.Dispose();
+    }
+
+    [Fact]
+    public void DebugChecksCatchUseAndWriteAfterFree()
+    {
+        using NativeAllocator allocator = NewAllocator(debug: true, shards: 1);
+        NativeBuffer a = allocator.Allocate(200);
+        byte* p = a.Pointer;
+        a.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => a.Span.Length);
+        Assert.Throws<ObjectDisposedException>(() => (nint)a.Pointer);
+        p[100] = 1; // a write through a pointer kept past free
+        Assert.Throws<InvalidOperationException>(() => allocator.Allocate(200));
+    }
+
+    [Fact]
+    public void BuffersOfAnotherAllocatorAreRejected()
+    {
+        using NativeAllocator one = NewAllocator();
+        using NativeAllocator two = NewAllocator();
+        NativeBuffer b = one.Allocate(10);
+        Assert.Throws<ArgumentException>(() => two.Free(b));
+        b.Dispose();
+        default(NativeBuffer).Dispose();
+        Assert.Equal(0, default(NativeBuffer).UsableSize);
+    }
+}
