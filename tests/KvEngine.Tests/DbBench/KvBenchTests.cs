@@ -1,0 +1,89 @@
+using System.Diagnostics;
+using System.Text.RegularExpressions;
+
+namespace KvEngine.Tests.DbBench;
+
+/// <summary>
+/// Runs the real kvbench executable: db_bench's flags are accepted with db_bench's spelling,
+/// unknown or unbuilt ones are errors, and every benchmark prints the line that
+/// ../shared/bench/compare.py (and people used to db_bench) read.
+/// </summary>
+public sealed partial class KvBenchTests : IDisposable
+{
+    private readonly DirectoryInfo _dir = Directory.CreateTempSubdirectory("kvengine-kvbench-");
+
+    public void Dispose() => _dir.Delete(recursive: true);
+
+    // compare.py's pattern: "NAME : X micros/op Y ops/sec".
+    [GeneratedRegex(@"^(\w+)\s*:\s*([\d.]+)\s+micros/op\s+(\d+)\s+ops/sec")]
+    private static partial Regex ReportLine();
+
+    [Fact]
+    public void EveryBenchmarkPrintsADbBenchReportLine()
+    {
+        string[] benchmarks = ["fillseq", "fillrandom", "overwrite", "readrandom", "readseq", "readreverse", "seekrandom",
+            "readwhilewriting", "deleterandom", "fillsync"];
+        (int code, string stdout, string stderr) = Run(
+            $"-db={Path.Combine(_dir.FullName, "db")}", "-benchmarks=" + string.Join(',', benchmarks) + ",stats",
+            "-num=3000", "-key_size=16", "-value_size=100", "-compression_type=lz4", "-bloom_bits=10", "-histogram=1",
+            "-statistics=1");
+        Assert.True(code == 0, stderr);
+        var seen = new HashSet<string>();
+        foreach (string line in stdout.Split('\n'))
+        {
+            Match m = ReportLine().Match(line.Trim());
+            if (m.Success)
+            {
+                seen.Add(m.Groups[1].Value);
+                Assert.True(long.Parse(m.Groups[3].Value, System.Globalization.CultureInfo.InvariantCulture) > 0, line);
+            }
+        }
+        Assert.Equal(benchmarks.Order(), seen.Order());
+        Assert.Matches(@"readrandom\s*:.*\(\d+ of 3000 found\)", stdout);
+        Assert.Contains("Percentiles: P50:", stdout, StringComparison.Ordinal);
+        Assert.Contains("Cumulative compaction:", stdout, StringComparison.Ordinal);
+        Assert.Contains("rocksdb.number.keys.written COUNT : ", stdout, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("-no_such_flag=1", "unknown flag")]
+    [InlineData("-num=abc", "-num=abc")]
+    [InlineData("-compression_type=bzip2", "compression")]
+    [InlineData("-benchmarks=nosuchbench", "nosuchbench")]
+    public void BadFlagsAreErrorsWithAMessage(string flag, string expected)
+    {
+        (int code, _, string stderr) = Run($"-db={Path.Combine(_dir.FullName, "db")}", "-num=10", flag);
+        Assert.NotEqual(0, code);
+        Assert.Contains(expected, stderr, StringComparison.OrdinalIgnoreCase);
+    }
+
+    private static (int Code, string Stdout, string Stderr) Run(params string[] args)
+    {
+        var psi = new ProcessStartInfo("dotnet")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        psi.ArgumentList.Add(KvBenchPath());
+        foreach (string a in args)
+        {
+            psi.ArgumentList.Add(a);
+        }
+        using Process p = Process.Start(psi)!;
+        Task<string> stdout = p.StandardOutput.ReadToEndAsync();
+        Task<string> stderr = p.StandardError.ReadToEndAsync();
+        Assert.True(p.WaitForExit(TimeSpan.FromSeconds(120)), "kvbench did not finish in 120 s");
+        return (p.ExitCode, stdout.Result, stderr.Result);
+    }
+
+    private static string KvBenchPath()
+    {
+        var dir = new DirectoryInfo(AppContext.BaseDirectory); // tests/KvEngine.Tests/bin/<cfg>/net10.0/
+        string config = dir.Parent!.Name;
+        string root = dir.Parent!.Parent!.Parent!.Parent!.Parent!.FullName;
+        string path = Path.Combine(root, "benchmarks", "KvEngine.DbBench", "bin", config, "net10.0", "kvbench.dll");
+        Assert.True(File.Exists(path), $"kvbench not built at {path}");
+        return path;
+    }
+}
