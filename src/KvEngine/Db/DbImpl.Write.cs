@@ -191,6 +191,18 @@ internal sealed partial class DbImpl
                 Monitor.Wait(_mutex);
                 continue;
             }
+            // Later writes, Sync ones included, go to the new WAL only: the old one must be durable
+            // first, or a power loss could keep a synced write there while losing older unsynced
+            // ones here (a hole, not a prefix). Pebble also syncs the WAL it rotates away from.
+            try
+            {
+                _logFile!.Sync();
+            }
+            catch (IOException e)
+            {
+                _backgroundError ??= e;
+                throw;
+            }
             ulong newLog = _versions.NewFileNumber();
             OpenNewLog(newLog);
             _logNumber = newLog;

@@ -28,7 +28,7 @@ namespace KvEngine.Db;
 /// refuse further writes (<see cref="_backgroundError"/>), as RocksDB does; reads go on.
 /// </para>
 /// Lock order: <see cref="_mutex"/> before the version set's lock; no I/O under the mutex except
-/// creating a new WAL at a memtable switch.
+/// syncing the old WAL and creating a new one at a memtable switch.
 /// </summary>
 internal sealed partial class DbImpl : IDisposable
 {
