@@ -79,6 +79,10 @@ internal sealed partial class DbImpl
             WriteIdentity();
         }
         _versions.Recover();
+        if (_options.ParanoidChecks)
+        {
+            CheckTableFiles();
+        }
 
         // Replay every WAL the MANIFEST does not yet cover, oldest first.
         var logs = new List<ulong>();
@@ -132,6 +136,32 @@ internal sealed partial class DbImpl
             InstallReadState();
         }
         DeleteObsoleteFiles(atOpen: true);
+    }
+
+    /// <summary>
+    /// Every table the recovered version lists exists with the size the MANIFEST records
+    /// (RocksDB's DBImpl::CheckConsistency under paranoid_checks), so a lost or truncated table
+    /// fails the open instead of a later read.
+    /// </summary>
+    private void CheckTableFiles()
+    {
+        Version v = _versions.Current;
+        for (int level = 0; level < Version.NumLevels; level++)
+        {
+            foreach (FileMetaData f in v.Files(level))
+            {
+                string path = FileNames.TableFile(_dir, f.Number);
+                if (!_fs.FileExists(path))
+                {
+                    throw new KvCorruptionException($"Table file {path} named by the MANIFEST is missing.");
+                }
+                long size = _fs.GetFileSize(path);
+                if ((ulong)size != f.FileSize)
+                {
+                    throw new KvCorruptionException($"Table file {path} has {size} bytes; the MANIFEST records {f.FileSize}.");
+                }
+            }
+        }
     }
 
     /// <summary>Replays one WAL into <paramref name="mem"/>; true when replay must stop here.</summary>
