@@ -15,6 +15,14 @@ internal sealed partial class DbImpl
     /// <summary>Switches the memtable (serialized with writes) and, when asked, waits for its flush.</summary>
     public void FlushCore(bool wait)
     {
+        // After Dispose a forced switch would still be accepted (Dispose itself flushes that way).
+        ThrowIfDisposed();
+        SwitchAndFlush(wait);
+    }
+
+    /// <summary><see cref="FlushCore"/> without the disposed check, for Dispose's final flush.</summary>
+    private void SwitchAndFlush(bool wait)
+    {
         var request = new WriteRequest(null, sync: false, disableWal: false, forceMemTableSwitch: true, isAsync: false);
         lock (_mutex)
         {

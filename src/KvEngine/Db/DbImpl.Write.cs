@@ -13,6 +13,7 @@ internal sealed partial class DbImpl
     public void Write(WriteBatch batch, WriteOptions options)
     {
         ThrowIfDisposed();
+        ValidateWrite(batch, options);
         var request = new WriteRequest(batch, options.Sync, options.DisableWal, forceMemTableSwitch: false, isAsync: false);
         lock (_mutex)
         {
@@ -36,6 +37,7 @@ internal sealed partial class DbImpl
     {
         ThrowIfDisposed();
         cancellationToken.ThrowIfCancellationRequested();
+        ValidateWrite(batch, options);
         var request = new WriteRequest(batch, options.Sync, options.DisableWal, forceMemTableSwitch: false, isAsync: true);
         bool lead;
         lock (_mutex)
@@ -50,6 +52,22 @@ internal sealed partial class DbImpl
         }
         LeadGroups(request);
         return request.Error != null ? ValueTask.FromException(Wrap(request.Error)) : ValueTask.CompletedTask;
+    }
+
+    /// <summary>
+    /// Refuses a request before it joins the writer queue: one that failed inside a group (e.g. a
+    /// disposed batch) would never be dequeued, and every later writer would wait behind it.
+    /// </summary>
+    private static void ValidateWrite(WriteBatch batch, WriteOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        ArgumentNullException.ThrowIfNull(options);
+        _ = batch.ApproximateSize; // ObjectDisposedException for a disposed batch
+        if (options.Sync && options.DisableWal)
+        {
+            // RocksDB: InvalidArgument "Sync writes has to enable WAL."
+            throw new ArgumentException("A Sync write needs the WAL: Sync and DisableWal cannot both be set.", nameof(options));
+        }
     }
 
     /// <summary>

@@ -78,7 +78,15 @@ internal sealed partial class DbImpl : IDisposable
 
     internal string Directory => _dir;
 
-    internal VersionSet Versions => _versions;
+    /// <summary>The version set; <see cref="ObjectDisposedException"/> after Dispose (KvDb.LatestSequenceNumber reads it).</summary>
+    internal VersionSet Versions
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _versions;
+        }
+    }
 
     internal SnapshotList Snapshots => _snapshots;
 
@@ -97,7 +105,7 @@ internal sealed partial class DbImpl : IDisposable
             // at close unless avoid_flush_during_shutdown is set.
             if (_hasUnpersistedWrites && _backgroundError == null)
             {
-                FlushCore(wait: true);
+                SwitchAndFlush(wait: true);
             }
         }
         catch (Exception e) when (e is IOException or KvException)
