@@ -16,9 +16,21 @@ internal sealed partial class DbImpl
         ArgumentNullException.ThrowIfNull(options);
         options = options.Clone();
         options.Validate();
-        IFileSystem fs = options.FileSystem;
         string dir = Path.GetFullPath(path);
+        try
+        {
+            return OpenValidated(dir, options);
+        }
+        catch (IOException e)
+        {
+            // KvDb.Open documents KvException for failures of its own files, as writes report them.
+            throw new KvException($"Opening database '{dir}' failed: {e.Message}", e);
+        }
+    }
 
+    private static DbImpl OpenValidated(string dir, KvOptions options)
+    {
+        IFileSystem fs = options.FileSystem;
         bool exists = fs.DirectoryExists(dir) && fs.FileExists(FileNames.CurrentFile(dir));
         if (!exists && !options.CreateIfMissing)
         {
@@ -60,7 +72,14 @@ internal sealed partial class DbImpl
         {
             if (db != null)
             {
-                db.Dispose();
+                try
+                {
+                    db.Dispose();
+                }
+                catch (KvException)
+                {
+                    // The error that failed the open is the one to report; Dispose released the lock.
+                }
             }
             else
             {

@@ -80,17 +80,12 @@ internal sealed partial class DbImpl
         WriteRequest? leader = first;
         while (leader != null)
         {
-            CommitGroup(leader);
-            lock (_mutex)
-            {
-                WriteRequest? next = _writers.First?.Value;
-                leader = next is { Completion: not null } ? next : null;
-                Monitor.PulseAll(_mutex);
-            }
+            leader = CommitGroup(leader);
         }
     }
 
-    private void CommitGroup(WriteRequest leader)
+    /// <summary>Commits one group; returns the asynchronous request this thread must lead next, if any.</summary>
+    private WriteRequest? CommitGroup(WriteRequest leader)
     {
         var group = new List<WriteRequest>(4);
         ulong firstSequence;
@@ -183,6 +178,13 @@ internal sealed partial class DbImpl
                 _writers.RemoveFirst();
                 Complete(w, error);
             }
+            // The next leader is chosen in the same critical section that dequeued the group. Once
+            // the mutex is released with an empty queue, a new asynchronous request finds itself
+            // first and leads on its own thread; choosing "the front request" later could pick that
+            // one too, and two leaders would write the WAL and the memtable at once.
+            Monitor.PulseAll(_mutex);
+            WriteRequest? next = _writers.First?.Value;
+            return next is { Completion: not null } ? next : null;
         }
     }
 

@@ -58,16 +58,16 @@ public sealed class AsyncApiTests
         KvOptions o = DbTestUtil.SmallOptions(fs, 64 << 10, 3);
         KvDb db = KvDb.Open(DbTestUtil.DbPath, o);
         var expected = new SortedDictionary<string, string>[Tasks];
-        var workers = new Task[Tasks];
+        var workers = new Task<int>[Tasks];
         for (int t = 0; t < Tasks; t++)
         {
             int task = t;
             expected[t] = new SortedDictionary<string, string>(StringComparer.Ordinal);
             workers[t] = Task.Run(() => WriterAsync(db, task, PerTask, expected[task]));
         }
-        Task all = Task.WhenAll(workers);
+        Task<int[]> all = Task.WhenAll(workers);
         Assert.Same(all, await Task.WhenAny(all, Task.Delay(TimeSpan.FromSeconds(60))));
-        await all;
+        int records = (await all).Sum();
 
         var model = new SortedDictionary<string, string>(StringComparer.Ordinal);
         foreach (SortedDictionary<string, string> part in expected)
@@ -78,7 +78,8 @@ public sealed class AsyncApiTests
             }
         }
         Assert.Equal(model, DbTestUtil.ReadAll(db));
-        Assert.True(db.LatestSequenceNumber >= Tasks * PerTask, "every write takes a sequence number");
+        // Each record was committed exactly once: one sequence number each.
+        Assert.Equal((ulong)records, db.LatestSequenceNumber);
 
         // Every acknowledged write was handed to the OS: a process crash loses none.
         DbTestUtil.Abandon(fs, db, powerLoss: false);
@@ -92,6 +93,36 @@ public sealed class AsyncApiTests
             Assert.Equal(e.Value, DbTestUtil.S(db.Get(DbTestUtil.B(e.Key))));
         }
         db.Dispose();
+    }
+
+    /// <summary>
+    /// Only asynchronous writers, so leadership is handed from thread to thread constantly: each
+    /// write must be committed exactly once (one sequence number per record, no more).
+    /// </summary>
+    [Fact]
+    public async Task AsyncWritersAreCommittedExactlyOnce()
+    {
+        const int Tasks = 16;
+        const int PerTask = 3000;
+        FaultInjectionFileSystem fs = DbTestUtil.NewFs();
+        await using KvDb db = KvDb.Open(DbTestUtil.DbPath, DbTestUtil.SmallOptions(fs, 256 << 10, 3));
+        var workers = new Task[Tasks];
+        for (int t = 0; t < Tasks; t++)
+        {
+            int task = t;
+            workers[t] = Task.Run(async () =>
+            {
+                for (int i = 0; i < PerTask; i++)
+                {
+                    await db.PutAsync(DbTestUtil.B($"x{task:D2}-{i:D5}"), DbTestUtil.B("v"));
+                }
+            });
+        }
+        Task all = Task.WhenAll(workers);
+        Assert.Same(all, await Task.WhenAny(all, Task.Delay(TimeSpan.FromSeconds(60))));
+        await all;
+        Assert.Equal((ulong)(Tasks * PerTask), db.LatestSequenceNumber);
+        Assert.Equal(Tasks * PerTask, DbTestUtil.ReadAll(db).Count);
     }
 
     [Fact]
@@ -184,8 +215,10 @@ public sealed class AsyncApiTests
 
     private static byte[] Key(int i) => DbTestUtil.B("k" + i.ToString("D6", CultureInfo.InvariantCulture));
 
-    private static async Task WriterAsync(KvDb db, int task, int count, SortedDictionary<string, string> expected)
+    /// <summary>Writes <paramref name="count"/> operations; returns the number of records (sequence numbers) they take.</summary>
+    private static async Task<int> WriterAsync(KvDb db, int task, int count, SortedDictionary<string, string> expected)
     {
+        int records = 0;
         var rng = new Random(task);
         var sync = new WriteOptions { Sync = true };
         for (int i = 0; i < count; i++)
@@ -199,6 +232,7 @@ public sealed class AsyncApiTests
                 case 1:
                     db.Put(DbTestUtil.B(key), DbTestUtil.B(value), options);
                     expected[key] = value;
+                    records++;
                     break;
                 case 2:
                     {
@@ -210,6 +244,7 @@ public sealed class AsyncApiTests
                         await db.WriteAsync(batch, options);
                         expected[key] = value;
                         expected.Remove(old);
+                        records += 2;
                         break;
                     }
                 case 3 when i > 0:
@@ -219,11 +254,13 @@ public sealed class AsyncApiTests
                         expected.Remove(old);
                         await db.PutAsync(DbTestUtil.B(key), DbTestUtil.B(value), options);
                         expected[key] = value;
+                        records += 2;
                         break;
                     }
                 default:
                     await db.PutAsync(DbTestUtil.B(key), DbTestUtil.B(value), options);
                     expected[key] = value;
+                    records++;
                     break;
             }
             if (i % 500 == 250)
@@ -233,5 +270,6 @@ public sealed class AsyncApiTests
                 Assert.Equal(expected.GetValueOrDefault(key), got == null ? null : DbTestUtil.S(got));
             }
         }
+        return records;
     }
 }
