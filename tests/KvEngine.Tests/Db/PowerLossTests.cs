@@ -80,6 +80,10 @@ public sealed class PowerLossTests
                     }
                 }
                 DbTestUtil.Abandon(fs, db, powerLoss);
+                if (powerLoss && rng.Next(3) == 0)
+                {
+                    ending += TearNewestLog(fs, rng);
+                }
                 db = KvDb.Open(DbTestUtil.DbPath, options);
                 state = CheckReopened(db, history, state, durable, history.Count, rng, $"seed {seed} cycle {cycle} ({ending})");
             }
@@ -125,6 +129,26 @@ public sealed class PowerLossTests
         {
             db.Dispose();
         }
+    }
+
+    /// <summary>
+    /// A real power loss may leave the unsynced end of a file as garbage or zeros (preallocated
+    /// space) rather than cut cleanly: append some to the newest WAL. Recovery must still stop
+    /// there (point-in-time recovery, the default) and give a prefix.
+    /// </summary>
+    private static string TearNewestLog(FaultInjectionFileSystem fs, Random rng)
+    {
+        List<string> logs = DbTestUtil.ListFiles(fs, DbTestUtil.DbPath).Logs;
+        string path = Path.Combine(DbTestUtil.DbPath, logs[^1]);
+        byte[] bytes = fs.ReadAllBytes(path);
+        var tail = new byte[rng.Next(1, 300)];
+        bool zeros = rng.Next(2) == 0;
+        if (!zeros)
+        {
+            rng.NextBytes(tail);
+        }
+        fs.WriteAllBytes(path, [.. bytes, .. tail]);
+        return $", {tail.Length} {(zeros ? "zero" : "garbage")} bytes after {logs[^1]}";
     }
 
     private static IReadOnlyDictionary<string, string> CheckReopened(KvDb db, WriteHistory history, IReadOnlyDictionary<string, string> start,
