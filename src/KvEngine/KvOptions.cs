@@ -39,6 +39,12 @@ public sealed class KvOptions
     /// <summary>Bloom filter bits per key for whole-key filters; 0 writes no filter (10).</summary>
     public double BloomBitsPerKey { get; set; } = 10;
 
+    /// <summary>
+    /// At open, check that every table the MANIFEST lists exists with its recorded size (RocksDB:
+    /// paranoid_checks, true); without it a missing table fails at its first read instead.
+    /// </summary>
+    public bool ParanoidChecks { get; set; } = true;
+
     /// <summary>Counters under RocksDB's ticker names; null (the default) keeps none.</summary>
     public KvStatistics? Statistics { get; set; }
 

@@ -148,12 +148,7 @@ internal sealed partial class DbImpl
         {
             lock (_mutex)
             {
-                _backgroundError ??= e;
-                foreach (ImmutableMemTable imm in _immutable)
-                {
-                    imm.Flushed.TrySetException(Wrap(e));
-                }
-                Monitor.PulseAll(_mutex);
+                SetBackgroundError(e);
             }
         }
         finally
@@ -212,7 +207,7 @@ internal sealed partial class DbImpl
                 }
                 if (e is not OperationCanceledException && !_closing)
                 {
-                    _backgroundError ??= e;
+                    SetBackgroundError(e);
                 }
                 Monitor.PulseAll(_mutex);
             }

@@ -16,9 +16,21 @@ internal sealed partial class DbImpl
         ArgumentNullException.ThrowIfNull(options);
         options = options.Clone();
         options.Validate();
-        IFileSystem fs = options.FileSystem;
         string dir = Path.GetFullPath(path);
+        try
+        {
+            return OpenValidated(dir, options);
+        }
+        catch (IOException e)
+        {
+            // KvDb.Open documents KvException for failures of its own files, as writes report them.
+            throw new KvException($"Opening database '{dir}' failed: {e.Message}", e);
+        }
+    }
 
+    private static DbImpl OpenValidated(string dir, KvOptions options)
+    {
+        IFileSystem fs = options.FileSystem;
         bool exists = fs.DirectoryExists(dir) && fs.FileExists(FileNames.CurrentFile(dir));
         if (!exists && !options.CreateIfMissing)
         {
@@ -60,7 +72,14 @@ internal sealed partial class DbImpl
         {
             if (db != null)
             {
-                db.Dispose();
+                try
+                {
+                    db.Dispose();
+                }
+                catch (KvException)
+                {
+                    // The error that failed the open is the one to report; Dispose released the lock.
+                }
             }
             else
             {
@@ -79,6 +98,10 @@ internal sealed partial class DbImpl
             WriteIdentity();
         }
         _versions.Recover();
+        if (_options.ParanoidChecks)
+        {
+            CheckTableFiles();
+        }
 
         // Replay every WAL the MANIFEST does not yet cover, oldest first.
         var logs = new List<ulong>();
@@ -132,6 +155,32 @@ internal sealed partial class DbImpl
             InstallReadState();
         }
         DeleteObsoleteFiles(atOpen: true);
+    }
+
+    /// <summary>
+    /// Every table the recovered version lists exists with the size the MANIFEST records
+    /// (RocksDB's DBImpl::CheckConsistency under paranoid_checks), so a lost or truncated table
+    /// fails the open instead of a later read.
+    /// </summary>
+    private void CheckTableFiles()
+    {
+        Version v = _versions.Current;
+        for (int level = 0; level < Version.NumLevels; level++)
+        {
+            foreach (FileMetaData f in v.Files(level))
+            {
+                string path = FileNames.TableFile(_dir, f.Number);
+                if (!_fs.FileExists(path))
+                {
+                    throw new KvCorruptionException($"Table file {path} named by the MANIFEST is missing.");
+                }
+                long size = _fs.GetFileSize(path);
+                if ((ulong)size != f.FileSize)
+                {
+                    throw new KvCorruptionException($"Table file {path} has {size} bytes; the MANIFEST records {f.FileSize}.");
+                }
+            }
+        }
     }
 
     /// <summary>Replays one WAL into <paramref name="mem"/>; true when replay must stop here.</summary>

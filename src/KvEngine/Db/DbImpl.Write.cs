@@ -23,8 +23,28 @@ internal sealed partial class DbImpl
     private ulong _groupFirstSequence;
     private Exception? _groupError;
 
-    public void Write(WriteBatch batch, WriteOptions options) =>
+    public void Write(WriteBatch batch, WriteOptions options)
+    {
+        ThrowIfDisposed();
+        ValidateWrite(batch, options);
         WriteSync(batch, options.Sync, options.DisableWal, force: false);
+    }
+
+    /// <summary>
+    /// Refuses a request before it joins the writer queue: a request that could only fail inside a
+    /// group (e.g. a disposed batch) must never reach it.
+    /// </summary>
+    private static void ValidateWrite(WriteBatch batch, WriteOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        ArgumentNullException.ThrowIfNull(options);
+        _ = batch.ApproximateSize; // ObjectDisposedException for a disposed batch
+        if (options.Sync && options.DisableWal)
+        {
+            // RocksDB: InvalidArgument "Sync writes has to enable WAL."
+            throw new ArgumentException("A Sync write needs the WAL: Sync and DisableWal cannot both be set.", nameof(options));
+        }
+    }
 
     /// <summary>A synchronous write (or, with <paramref name="force"/>, a memtable switch).</summary>
     private void WriteSync(WriteBatch? batch, bool sync, bool disableWal, bool force)
@@ -75,6 +95,7 @@ internal sealed partial class DbImpl
     {
         ThrowIfDisposed();
         cancellationToken.ThrowIfCancellationRequested();
+        ValidateWrite(batch, options);
         WriteRequest request = WriteRequest.ForAsync(batch, options);
         lock (_mutex)
         {
@@ -228,7 +249,7 @@ internal sealed partial class DbImpl
             _groupError = e;
             lock (_mutex)
             {
-                _backgroundError ??= e;
+                SetBackgroundError(e);
             }
         }
     }
@@ -309,6 +330,18 @@ internal sealed partial class DbImpl
                 // Too many memtables wait for flushing: writers stall (never fail) until one is done.
                 Monitor.Wait(_mutex);
                 continue;
+            }
+            // Later writes, Sync ones included, go to the new WAL only: the old one must be durable
+            // first, or a power loss could keep a synced write in the new log while losing older
+            // unsynced ones in the old (a hole, not a prefix). Pebble also syncs the WAL it rotates away from.
+            try
+            {
+                _logFile!.Sync();
+            }
+            catch (IOException e)
+            {
+                SetBackgroundError(e);
+                throw;
             }
             ulong newLog = _versions.NewFileNumber();
             OpenNewLog(newLog);

@@ -31,7 +31,7 @@ namespace KvEngine.Db;
 /// RocksDB does; reads go on.
 /// </para>
 /// Lock order: <see cref="_mutex"/> before the version set's lock; no I/O under the mutex except
-/// creating a new WAL at a memtable switch.
+/// syncing the old WAL and creating a new one at a memtable switch.
 /// </summary>
 internal sealed partial class DbImpl : IDisposable
 {
@@ -91,7 +91,15 @@ internal sealed partial class DbImpl : IDisposable
 
     internal string Directory => _dir;
 
-    internal VersionSet Versions => _versions;
+    /// <summary>The version set; <see cref="ObjectDisposedException"/> after Dispose (KvDb.LatestSequenceNumber reads it).</summary>
+    internal VersionSet Versions
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _versions;
+        }
+    }
 
     internal SnapshotList Snapshots => _snapshots;
 
@@ -129,6 +137,11 @@ internal sealed partial class DbImpl : IDisposable
             }
             _queueHead = null;
             _queueTail = null;
+            // Flushes that will now never run: a Flush() waiting on one must not wait forever.
+            foreach (ImmutableMemTable imm in _immutable)
+            {
+                imm.Flushed.TrySetException(new ObjectDisposedException(nameof(KvDb)));
+            }
             Monitor.PulseAll(_mutex);
         }
         try
@@ -146,6 +159,19 @@ internal sealed partial class DbImpl : IDisposable
             imm.Mem.Unref();
         }
         _immutable.Clear();
+        if (_backgroundError == null)
+        {
+            // As RocksDB does at close: files that only now lost their last reader (old versions
+            // pinned until the read state above was released) go now rather than at the next open.
+            try
+            {
+                DeleteObsoleteFiles(atOpen: false);
+            }
+            catch (IOException e)
+            {
+                firstError ??= e;
+            }
+        }
         _tables.Dispose();
         _versions.Dispose();
         _groupBatch.Dispose();
@@ -165,6 +191,22 @@ internal sealed partial class DbImpl : IDisposable
     /// <summary>RocksDB's default arena block: an eighth of the write buffer, 4 KiB..1 MiB here.</summary>
     private static int ArenaBlockSize(long writeBufferSize) =>
         (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20);
+
+    /// <summary>
+    /// Holds _mutex. Records the first background error (the database then refuses writes, as
+    /// RocksDB does), fails every flush still pending — background work stops picking up jobs
+    /// once an error is set, so a Flush() waiting on one would otherwise wait forever — and wakes
+    /// every waiter so stalled writers see it.
+    /// </summary>
+    private void SetBackgroundError(Exception e)
+    {
+        _backgroundError ??= e;
+        foreach (ImmutableMemTable imm in _immutable)
+        {
+            imm.Flushed.TrySetException(Wrap(_backgroundError));
+        }
+        Monitor.PulseAll(_mutex);
+    }
 
     /// <summary>Publishes a new read state from the current memtables and version. Holds _mutex.</summary>
     private void InstallReadState()

@@ -119,7 +119,8 @@ internal sealed class VersionSet : IDisposable
             log.AddRecord(buf.WrittenSpan);
             file.Sync();
         }
-        SetCurrentFile(manifestNumber);
+        bool renamed = false;
+        SetCurrentFile(manifestNumber, ref renamed);
     }
 
     /// <summary>Reads CURRENT and the MANIFEST it names, and installs the version they describe.</summary>
@@ -242,6 +243,7 @@ internal sealed class VersionSet : IDisposable
             edit.LastSequence = Math.Max(edit.HasLastSequence ? edit.LastSequence : 0, LastSequence);
 
             bool newManifest = _manifestLog == null;
+            bool currentNamesNew = false;
             ulong newManifestNumber = 0;
             string? newManifestPath = null;
             if (newManifest)
@@ -267,7 +269,7 @@ internal sealed class VersionSet : IDisposable
                 _manifestFile!.Sync();
                 if (newManifest)
                 {
-                    SetCurrentFile(newManifestNumber);
+                    SetCurrentFile(newManifestNumber, ref currentNamesNew);
                     _manifestFileNumber = newManifestNumber;
                 }
             }
@@ -275,7 +277,9 @@ internal sealed class VersionSet : IDisposable
             {
                 // The MANIFEST may now end in a partial record: never append to it again.
                 CloseManifest();
-                if (newManifestPath != null)
+                // Once CURRENT was renamed to name it (only the directory sync failed), the new
+                // MANIFEST is what the next open reads: deleting it would leave CURRENT dangling.
+                if (newManifestPath != null && !currentNamesNew)
                 {
                     TryDelete(newManifestPath);
                 }
@@ -361,7 +365,8 @@ internal sealed class VersionSet : IDisposable
         buf.Clear();
     }
 
-    private void SetCurrentFile(ulong manifestNumber)
+    /// <summary>Points CURRENT at a MANIFEST; <paramref name="renamed"/> turns true once CURRENT names it.</summary>
+    private void SetCurrentFile(ulong manifestNumber, ref bool renamed)
     {
         ulong tempNumber = manifestNumber;
         string temp = FileNames.TempFile(_dir, tempNumber);
@@ -371,6 +376,7 @@ internal sealed class VersionSet : IDisposable
             f.Sync();
         }
         _fs.RenameFile(temp, FileNames.CurrentFile(_dir));
+        renamed = true;
         _fs.SyncDirectory(_dir);
     }
 
