@@ -1,17 +1,17 @@
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
+using KvEngine.Memory;
 
 namespace KvEngine.Memtable;
 
 /// <summary>
 /// A bump allocator over native memory, after LevelDB's util/arena.h and RocksDB's memory/arena.h.
 /// <para>
-/// Memory comes from the native allocator in blocks of <see cref="BlockSize"/> bytes (8-byte
-/// aligned). Inside the current block, <see cref="AllocateAligned"/> carves from the bottom up
+/// Memory comes from the engine's <see cref="NativeAllocator"/> (so it is counted with the block
+/// cache and filters) in blocks of <see cref="BlockSize"/> bytes (8-byte aligned). Inside the current block, <see cref="AllocateAligned"/> carves from the bottom up
 /// (pointer-aligned) and <see cref="Allocate"/> from the top down (unaligned), so that mixing the two
 /// wastes no padding. A request larger than a quarter of a block gets a block of its own, so that
-/// it neither wastes the rest of the current block nor starts a new one. The table of blocks is
-/// native too: after construction the arena never allocates on the managed heap.
+/// it neither wastes the rest of the current block nor starts a new one. Only the table of block
+/// handles is managed, and it grows by doubling: no managed allocation per entry.
 /// </para>
 /// <para>
 /// Invariants: every byte handed out stays valid and never moves until <see cref="Dispose"/>, which
@@ -33,7 +33,9 @@ internal sealed unsafe class Arena : IDisposable
     /// <summary>Alignment of <see cref="AllocateAligned"/>: enough for pointers and 64-bit fields.</summary>
     public const int Alignment = 8;
 
-    private const int InitialBlockTableCapacity = 8;
+    // A full memtable at the engine's block size (write buffer / 8) plus oversized entries fits
+    // without growing; past that the table doubles (amortized, never per entry).
+    private const int InitialBlockTableCapacity = 32;
 
     private readonly int _blockSize;
 
@@ -41,10 +43,11 @@ internal sealed unsafe class Arena : IDisposable
     private byte* _alignedPtr;
     private byte* _unalignedPtr;
 
-    // Native table of every block ever allocated (so they can be freed).
-    private void** _blocks;
+    private readonly NativeAllocator _allocator;
+
+    // Every block ever allocated (so they can be freed); null once disposed.
+    private NativeBuffer[]? _blocks;
     private int _blockCount;
-    private int _blockCapacity;
 
     // Sum of block sizes plus the block table; grows only.
     private long _allocatedBytes;
@@ -52,20 +55,18 @@ internal sealed unsafe class Arena : IDisposable
     // _allocatedBytes less the free region of the current block; grows only.
     private long _memoryUsage;
 
-    public Arena(int blockSize = DefaultBlockSize)
+    public Arena(int blockSize = DefaultBlockSize, NativeAllocator? allocator = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(blockSize, MinBlockSize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(blockSize, MaxBlockSize);
         _blockSize = (blockSize + Alignment - 1) & ~(Alignment - 1);
-        _blockCapacity = InitialBlockTableCapacity;
-        _blocks = (void**)NativeMemory.Alloc((nuint)(_blockCapacity * sizeof(void*)));
-        _allocatedBytes = _blockCapacity * sizeof(void*);
-        _memoryUsage = _allocatedBytes;
+        _allocator = allocator ?? NativeAllocator.Shared;
+        _blocks = new NativeBuffer[InitialBlockTableCapacity];
     }
 
     public int BlockSize => _blockSize;
 
-    /// <summary>Bytes taken from the native allocator: all blocks plus the block table.</summary>
+    /// <summary>Bytes taken from the native allocator: every block at its usable size.</summary>
     public long AllocatedBytes => Volatile.Read(ref _allocatedBytes);
 
     /// <summary>
@@ -139,31 +140,31 @@ internal sealed unsafe class Arena : IDisposable
 
     private byte* NewBlock(int size)
     {
-        if (_blockCount == _blockCapacity)
+        NativeBuffer[] blocks = _blocks!;
+        if (_blockCount == blocks.Length)
         {
-            int newCapacity = _blockCapacity * 2;
-            _blocks = (void**)NativeMemory.Realloc(_blocks, (nuint)(newCapacity * sizeof(void*)));
-            Volatile.Write(ref _allocatedBytes, _allocatedBytes + (long)(newCapacity - _blockCapacity) * sizeof(void*));
-            _blockCapacity = newCapacity;
+            Array.Resize(ref blocks, blocks.Length * 2);
+            _blocks = blocks;
         }
-        void* block = NativeMemory.AlignedAlloc((nuint)size, Alignment);
-        _blocks[_blockCount++] = block;
-        Volatile.Write(ref _allocatedBytes, _allocatedBytes + size);
-        return (byte*)block;
+        NativeBuffer block = _allocator.Allocate(size);
+        blocks[_blockCount++] = block;
+        // Charged at usable size: what the allocator really set aside for this block.
+        Volatile.Write(ref _allocatedBytes, _allocatedBytes + block.UsableSize);
+        return block.Pointer;
     }
 
     /// <summary>Frees every block. Idempotent; must not race with any other use of the arena.</summary>
     public void Dispose()
     {
-        if (_blocks == null)
+        NativeBuffer[]? blocks = _blocks;
+        if (blocks == null)
         {
             return;
         }
         for (int i = 0; i < _blockCount; i++)
         {
-            NativeMemory.AlignedFree(_blocks[i]);
+            blocks[i].Dispose();
         }
-        NativeMemory.Free(_blocks);
         _blocks = null;
         _blockCount = 0;
         _alignedPtr = null;
