@@ -41,6 +41,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly TableOptions _tableOptions;
     private readonly VersionSet _versions;
     private readonly TableCache _tables;
+    private readonly KvBlockCache? _ownedBlockCache;
     private readonly SnapshotList _snapshots = new();
     private readonly KvStatistics? _stats;
     private readonly object _mutex = new();
@@ -69,8 +70,14 @@ internal sealed partial class DbImpl : IDisposable
         _options = options;
         _fs = options.FileSystem;
         _dbLock = dbLock;
+        _ownedBlockCache = options.BlockCache == null
+            ? new KvBlockCache(KvBlockCache.DefaultCapacity, compressedSecondaryCacheSize: options.CompressedSecondaryCacheSize,
+                compressedSecondaryCacheCompression: options.CompressedSecondaryCacheCompression, compressedSecondaryCacheSplit: options.CompressedSecondaryCacheSplit)
+            : null;
         _tableOptions = new TableOptions
         {
+            BlockCache = (options.BlockCache ?? _ownedBlockCache)!.Primary,
+            CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
             BlockSize = options.BlockSize,
             BlockRestartInterval = options.BlockRestartInterval,
             Compression = (Compression.CompressionType)(byte)options.Compression,
@@ -147,6 +154,7 @@ internal sealed partial class DbImpl : IDisposable
         }
         _immutable.Clear();
         _tables.Dispose();
+        _ownedBlockCache?.Dispose();
         _versions.Dispose();
         _groupBatch.Dispose();
         _backgroundWake.Dispose();

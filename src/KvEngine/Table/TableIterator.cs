@@ -3,24 +3,27 @@ using KvEngine.Iterators;
 namespace KvEngine.Table;
 
 /// <summary>
-/// Two-level iterator over a table: a cursor over the in-memory index picks data blocks, read
-/// through <see cref="TableReader.ReadBlock"/>; a cursor walks the current block. Empty blocks are
-/// skipped in both directions. Owns the current data block (released on each block change and on
-/// Dispose). Not thread-safe.
+/// Two-level iterator over a table: a cursor over the in-memory index picks data blocks, taken
+/// through <see cref="TableReader.ReadDataBlock"/> (the block cache); a cursor walks the current
+/// block. Empty blocks are skipped in both directions. Holds a lease on the current data block
+/// (released on each block change and on Dispose). Not thread-safe.
 /// </summary>
 internal sealed class TableIterator : InternalIterator
 {
     private readonly TableReader _table;
     private readonly bool _verifyChecksums;
+    private readonly bool _fillCache;
     private BlockCursor _index;
     private BlockCursor _data;
+    private BlockLease _lease;
     private Block? _dataBlock;
     private BlockHandle _dataHandle;
 
-    public TableIterator(TableReader table, bool verifyChecksums)
+    public TableIterator(TableReader table, bool verifyChecksums, bool fillCache = true)
     {
         _table = table;
         _verifyChecksums = verifyChecksums;
+        _fillCache = fillCache;
         _index = table.NewIndexCursor();
     }
 
@@ -156,7 +159,8 @@ internal sealed class TableIterator : InternalIterator
             return true;
         }
         ReleaseDataBlock();
-        Block block = _table.ReadBlock(handle, _verifyChecksums);
+        _lease = _table.ReadDataBlock(handle, _verifyChecksums, _fillCache);
+        Block block = _lease.Block;
         _dataBlock = block;
         _dataHandle = handle;
         if (_data.Block == null)
@@ -175,8 +179,10 @@ internal sealed class TableIterator : InternalIterator
         if (_dataBlock != null)
         {
             _data.Detach();
-            _dataBlock.Dispose();
             _dataBlock = null;
+            BlockLease lease = _lease;
+            _lease = default;
+            lease.Release();
         }
     }
 }

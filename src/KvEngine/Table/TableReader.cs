@@ -1,9 +1,11 @@
 using System.Buffers;
 using System.Text;
+using KvEngine.Cache;
 using KvEngine.Compression;
 using KvEngine.Filters;
 using KvEngine.Format;
 using KvEngine.Iterators;
+using KvEngine.Memory;
 using KvEngine.Storage;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
@@ -14,15 +16,17 @@ namespace KvEngine.Table;
 /// Reads one block-based table (format_version 2..5; layout in <see cref="TableBuilder"/>).
 /// Open reads the footer, metaindex, properties, index and filter, which stay in memory (the filter
 /// in native memory from <see cref="TableOptions.FilterAllocator"/>, charged at its usable size); data
-/// blocks are read on demand with positional I/O into pooled buffers through
-/// <see cref="ReadBlock"/>, the single place a block cache will slot in.
+/// blocks are read on demand with positional I/O through <see cref="ReadDataBlock"/>: looked up in
+/// the block cache (<see cref="TableOptions.BlockCache"/>) under (reader id from the cache, block
+/// offset); on a miss read, verified and decompressed into a native buffer and inserted (unless the
+/// read says not to fill the cache). A hit costs no I/O, checksum, decompression or allocation.
 /// <para>
 /// Thread-safe: TryGet, KeyMayMatch and NewIterator may run concurrently. Owns the file and the
 /// filter's memory and releases them on Dispose, which must wait until every iterator it handed out is disposed.
 /// Corrupt contents raise <see cref="KvCorruptionException"/> naming the file.
 /// </para>
 /// </summary>
-internal sealed class TableReader : IDisposable
+internal sealed class TableReader : ICacheValueFactory, IDisposable
 {
     private const int StackKeyLimit = 256;
 
@@ -35,6 +39,7 @@ internal sealed class TableReader : IDisposable
     private readonly bool _indexHasFirstKey;
     private readonly IFilterBitsReader? _filter;
     private readonly bool _filterHasWholeKeys;
+    private readonly ulong _cacheId;
 
     private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer)
     {
@@ -43,6 +48,7 @@ internal sealed class TableReader : IDisposable
         _options = options;
         FileName = fileName;
         Footer = footer;
+        _cacheId = options.BlockCache?.NewId() ?? 0;
 
         using Block metaIndex = ReadMetaBlock(footer.MetaIndex, "metaindex");
         BlockHandle? properties = null;
@@ -168,7 +174,7 @@ internal sealed class TableReader : IDisposable
     /// Returns false when there is none. For Value and Merge entries the value is appended to
     /// <paramref name="valueOut"/>; Deletion and SingleDeletion append nothing.
     /// </summary>
-    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums)
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache = true)
     {
         ArgumentNullException.ThrowIfNull(valueOut);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
@@ -192,8 +198,8 @@ internal sealed class TableReader : IDisposable
         {
             for (index.Seek(seekKey); index.Valid; index.Next())
             {
-                using Block block = ReadBlock(index.Handle, verifyChecksums);
-                var data = new BlockCursor(block, BlockKeyFormat.InternalKey);
+                BlockLease lease = ReadDataBlock(index.Handle, verifyChecksums, fillCache);
+                var data = new BlockCursor(lease.Block, BlockKeyFormat.InternalKey);
                 try
                 {
                     data.Seek(seekKey);
@@ -227,6 +233,7 @@ internal sealed class TableReader : IDisposable
                 finally
                 {
                     data.Dispose();
+                    lease.Release();
                 }
             }
             return false;
@@ -242,7 +249,7 @@ internal sealed class TableReader : IDisposable
     }
 
     /// <summary>A two-level iterator over every point entry.</summary>
-    public InternalIterator NewIterator(bool verifyChecksums) => new TableIterator(this, verifyChecksums);
+    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true) => new TableIterator(this, verifyChecksums, fillCache);
 
     /// <summary>An iterator over the range tombstones (start internal key -> end user key), or null when there are none.</summary>
     public InternalIterator? NewRangeTombstoneIterator()
@@ -257,20 +264,57 @@ internal sealed class TableReader : IDisposable
     /// <summary>A cursor over the in-memory index block; the caller disposes it.</summary>
     internal BlockCursor NewIndexCursor() => new(_indexBlock, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
 
-    /// <summary>Reads a data block into a pooled buffer; the caller disposes the block.</summary>
-    internal Block ReadBlock(BlockHandle handle, bool verifyChecksum)
+    /// <summary>
+    /// The data block at <paramref name="handle"/>: from the block cache, or read and (with
+    /// <paramref name="fillCache"/>) inserted. The caller releases the lease.
+    /// </summary>
+    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache)
     {
-        byte[] data = ReadBlockContents(handle, verifyChecksum, pooled: true, "data", out int length);
-        try
+        LruCache? cache = _options.BlockCache;
+        if (cache == null)
         {
-            return new Block(data, length, pooled: true, isDataBlock: true, FileName, "data", handle.Offset);
+            return new BlockLease(ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data), null, null);
         }
-        catch
+        KvStatistics? stats = _options.Statistics;
+        var key = new CacheKey(_cacheId, handle.Offset);
+        LruHandle? h = cache.Lookup(key, this, CachePriority.Low, stats, out _);
+        if (h != null)
         {
-            ArrayPool<byte>.Shared.Return(data);
-            throw;
+            if (stats != null)
+            {
+                stats.Record(Ticker.BlockCacheHit);
+                stats.Record(Ticker.BlockCacheDataHit);
+            }
+            return new BlockLease((Block)h.Value, h, cache);
         }
+        if (stats != null)
+        {
+            stats.Record(Ticker.BlockCacheMiss);
+            stats.Record(Ticker.BlockCacheDataMiss);
+        }
+        Block block = ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
+        if (!fillCache)
+        {
+            return new BlockLease(block, null, null);
+        }
+        if (cache.TryInsert(key, block, CachePriority.Low, out h))
+        {
+            if (stats != null)
+            {
+                stats.Record(Ticker.BlockCacheAdd);
+                stats.Record(Ticker.BlockCacheBytesInsert, h!.Charge);
+                stats.Record(Ticker.BlockCacheInsertRequestedBytes, block.RequestedBytes);
+                stats.Record(Ticker.BlockCacheInsertAllocatedBytes, block.AllocatedBytes);
+            }
+            return new BlockLease(block, h, cache);
+        }
+        stats?.Record(Ticker.BlockCacheAddFailures);
+        return new BlockLease(block, null, null);
     }
+
+    /// <summary>Rebuilds a block promoted from the secondary cache (see <see cref="ICacheValueFactory"/>).</summary>
+    public CacheValue Create(NativeBuffer contents, in CacheKey key, CacheEntryRole role) =>
+        new Block(contents, role, FileName, role == CacheEntryRole.Data ? "data" : "index", key.Offset);
 
     public void Dispose()
     {
@@ -284,18 +328,48 @@ internal sealed class TableReader : IDisposable
         return new Block(data, length, pooled: false, isDataBlock: false, FileName, kind, handle.Offset);
     }
 
-    /// <summary>
-    /// Reads, verifies and decompresses one block. Pooled results come from
-    /// <see cref="ArrayPool{T}.Shared"/> and may be longer than <paramref name="length"/>.
-    /// </summary>
-    private byte[] ReadBlockContents(BlockHandle handle, bool verifyChecksum, bool pooled, string kind, out int length)
+    /// <summary>Reads, verifies and decompresses one block into a native buffer from <see cref="TableOptions.BlockAllocator"/>.</summary>
+    private Block ReadNativeBlock(BlockHandle handle, bool verifyChecksum, CacheEntryRole role)
+    {
+        string kind = role == CacheEntryRole.Data ? "data" : "index";
+        byte[] raw = ReadRawBlock(handle, verifyChecksum, kind, out int size);
+        NativeBuffer output = default;
+        try
+        {
+            var type = (CompressionType)raw[size];
+            if (type == CompressionType.None)
+            {
+                output = _options.BlockAllocator.Allocate(size);
+                raw.AsSpan(0, size).CopyTo(output.Span);
+            }
+            else
+            {
+                int uncompressed = BlockCompression.ReadUncompressedLength(type, raw.AsSpan(0, size), _options.MaxUncompressedBlockSize, FileName, out int header);
+                output = _options.BlockAllocator.Allocate(uncompressed);
+                BlockCompression.Decompress(type, raw.AsSpan(header, size - header), output.Span, FileName);
+            }
+        }
+        catch
+        {
+            output.Dispose();
+            throw;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(raw);
+        }
+        return new Block(output, role, FileName, kind, handle.Offset);
+    }
+
+    /// <summary>Reads one block and its trailer into a pooled array and verifies the checksum; the caller returns the array.</summary>
+    private byte[] ReadRawBlock(BlockHandle handle, bool verifyChecksum, string kind, out int size)
     {
         ulong limit = _fileSize - TableFormat.FooterSize;
         if (handle.Size > limit || handle.Offset > limit - handle.Size || limit - handle.Size - handle.Offset < TableFormat.BlockTrailerSize)
         {
             throw new KvCorruptionException($"{FileName}: {kind} block {handle} extends past the end of the table data (file size {_fileSize}).");
         }
-        int size = (int)handle.Size;
+        size = (int)handle.Size;
         int total = size + TableFormat.BlockTrailerSize;
         if (_options.Statistics is { } stats)
         {
@@ -303,16 +377,15 @@ internal sealed class TableReader : IDisposable
             stats.Record(Ticker.BlockReadBytes, total);
         }
         byte[] raw = ArrayPool<byte>.Shared.Rent(total);
-        bool returnRaw = true;
         try
         {
             if (_file.Read((long)handle.Offset, raw.AsSpan(0, total)) != total)
             {
                 throw new KvCorruptionException($"{FileName}: truncated while reading {kind} block {handle}.");
             }
-            byte typeByte = raw[size];
             if (verifyChecksum)
             {
+                byte typeByte = raw[size];
                 uint stored = Coding.DecodeFixed32(raw.AsSpan(size + 1));
                 uint actual = BlockChecksum.Compute(Footer.ChecksumType, raw.AsSpan(0, size), typeByte);
                 if (stored != actual)
@@ -321,7 +394,26 @@ internal sealed class TableReader : IDisposable
                         $"{FileName}: block checksum mismatch in {kind} block {handle}: stored 0x{stored:x8}, computed 0x{actual:x8}.");
                 }
             }
-            var type = (CompressionType)typeByte;
+            return raw;
+        }
+        catch
+        {
+            ArrayPool<byte>.Shared.Return(raw);
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Reads, verifies and decompresses one block. Pooled results come from
+    /// <see cref="ArrayPool{T}.Shared"/> and may be longer than <paramref name="length"/>.
+    /// </summary>
+    private byte[] ReadBlockContents(BlockHandle handle, bool verifyChecksum, bool pooled, string kind, out int length)
+    {
+        byte[] raw = ReadRawBlock(handle, verifyChecksum, kind, out int size);
+        bool returnRaw = true;
+        try
+        {
+            var type = (CompressionType)raw[size];
             if (type == CompressionType.None)
             {
                 length = size;
