@@ -102,8 +102,13 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
             stats?.Record(Ticker.SecondaryCacheMisses);
             return false;
         }
-        stats?.Record(Ticker.SecondaryCacheHits);
-        stats?.Record(Ticker.CompressedSecondaryCacheHits);
+        if (stats != null)
+        {
+            stats.Record(Ticker.SecondaryCacheHits);
+            stats.Record(Ticker.CompressedSecondaryCacheHits);
+            stats.Record(Ticker.SecondaryCachePromotedRequestedBytes, entry.RequestedBytes);
+            stats.Record(Ticker.SecondaryCachePromotedAllocatedBytes, entry.AllocatedBytes);
+        }
         return true;
     }
 

@@ -206,8 +206,8 @@ internal sealed class LruCacheShard
     {
         lock (_lock)
         {
-            EvictList(_low, long.MaxValue, demote, ref freed);
-            EvictList(_high, long.MaxValue, demote, ref freed);
+            EvictList(_low, long.MinValue, demote, ref freed);
+            EvictList(_high, long.MinValue, demote, ref freed);
         }
     }
 
