@@ -61,7 +61,7 @@ internal sealed partial class DbImpl
             }
             foreach (Manifest.FileMetaData f in v.Files(0))
             {
-                children.Add(_tables.Get(f).NewIterator(options.VerifyChecksums, options.FillCache));
+                children.Add(_tables.Get(f, 0).NewIterator(options.VerifyChecksums, options.FillCache));
             }
             for (int level = 1; level < Version.NumLevels; level++)
             {

@@ -78,6 +78,7 @@ internal sealed partial class DbImpl : IDisposable
         {
             BlockCache = (options.BlockCache ?? _ownedBlockCache)!.Primary,
             CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
+            PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
             BlockSize = options.BlockSize,
             BlockRestartInterval = options.BlockRestartInterval,
             Compression = (Compression.CompressionType)(byte)options.Compression,

@@ -33,7 +33,12 @@ internal sealed class TableCache : IDisposable
 
     public int Count => _readers.Count;
 
-    public TableReader Get(FileMetaData file)
+    /// <summary>
+    /// The reader of <paramref name="file"/>, opened on first use. <paramref name="level"/> is the
+    /// file's level when the caller knows it (-1 otherwise): a level-0 table opened here pins its
+    /// cached index and filter under PinL0FilterAndIndexBlocksInCache.
+    /// </summary>
+    public TableReader Get(FileMetaData file, int level = -1)
     {
         if (_readers.TryGetValue(file.Number, out TableReader? reader))
         {
@@ -57,7 +62,7 @@ internal sealed class TableCache : IDisposable
             }
             try
             {
-                reader = TableReader.Open(f, (long)file.FileSize, _options, path);
+                reader = TableReader.Open(f, (long)file.FileSize, _options, path, pinMetaBlocks: level == 0 && _options.PinL0FilterAndIndexBlocksInCache);
             }
             catch
             {

@@ -84,7 +84,7 @@ internal sealed class Version
         foreach (FileMetaData f in _levels[0])
         {
             if (InRange(f, userKey) &&
-                tables.Get(f).TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache))
+                tables.Get(f, 0).TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache))
             {
                 return true;
             }

@@ -3,7 +3,8 @@ using KvEngine.Iterators;
 namespace KvEngine.Table;
 
 /// <summary>
-/// Two-level iterator over a table: a cursor over the in-memory index picks data blocks, taken
+/// Two-level iterator over a table: a cursor over the index block (leased for the iterator's
+/// lifetime from <see cref="TableReader.AcquireIndex"/>) picks data blocks, taken
 /// through <see cref="TableReader.ReadDataBlock"/> (the block cache); a cursor walks the current
 /// block. Empty blocks are skipped in both directions. Holds a lease on the current data block
 /// (released on each block change and on Dispose). Not thread-safe.
@@ -13,6 +14,7 @@ internal sealed class TableIterator : InternalIterator
     private readonly TableReader _table;
     private readonly bool _verifyChecksums;
     private readonly bool _fillCache;
+    private readonly BlockLease _indexLease;
     private BlockCursor _index;
     private BlockCursor _data;
     private BlockLease _lease;
@@ -24,7 +26,8 @@ internal sealed class TableIterator : InternalIterator
         _table = table;
         _verifyChecksums = verifyChecksums;
         _fillCache = fillCache;
-        _index = table.NewIndexCursor();
+        _indexLease = table.AcquireIndex(fillCache);
+        _index = table.NewIndexCursor(_indexLease.Block);
     }
 
     public override bool Valid => _dataBlock != null && _data.Valid;
@@ -99,6 +102,7 @@ internal sealed class TableIterator : InternalIterator
             ReleaseDataBlock();
             _data.Dispose();
             _index.Dispose();
+            _indexLease.Release();
         }
         base.Dispose(disposing);
     }

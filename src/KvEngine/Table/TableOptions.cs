@@ -61,6 +61,9 @@ internal sealed record TableOptions
     /// <summary>Index and filter blocks live in <see cref="BlockCache"/> (high priority) instead of the reader.</summary>
     public bool CacheIndexAndFilterBlocks { get; init; }
 
+    /// <summary>With <see cref="CacheIndexAndFilterBlocks"/>, level-0 tables keep their index and filter pinned in the cache while open.</summary>
+    public bool PinL0FilterAndIndexBlocksInCache { get; init; }
+
     /// <summary>Where readers allocate the native buffers holding data blocks.</summary>
     public NativeAllocator BlockAllocator { get; init; } = NativeAllocator.Shared;
 

@@ -33,15 +33,21 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
     private readonly IRandomAccessFile _file;
     private readonly ulong _fileSize;
     private readonly TableOptions _options;
-    private readonly Block _indexBlock;
+    private readonly Block? _indexBlock; // null when the index lives in the block cache
+    private readonly BlockHandle _indexHandle;
     private readonly BlockKeyFormat _indexKeyFormat;
     private readonly IndexValueFormat _indexValueFormat;
     private readonly bool _indexHasFirstKey;
-    private readonly IFilterBitsReader? _filter;
+    private readonly IFilterBitsReader? _filter; // null when the filter lives in the block cache
+    private readonly BlockHandle _filterHandle;
+    private readonly bool _hasFilter;
+    private readonly int _filterNumProbes;
     private readonly bool _filterHasWholeKeys;
     private readonly ulong _cacheId;
+    private readonly LruHandle? _pinnedIndex;
+    private readonly LruHandle? _pinnedFilter;
 
-    private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer)
+    private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer, bool pinMetaBlocks)
     {
         _file = file;
         _fileSize = (ulong)fileSize;
@@ -100,21 +106,71 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
         _indexHasFirstKey = Properties.IndexType == IndexType.BinarySearchWithFirstKey;
         _indexKeyFormat = Properties.IndexKeyIsUserKey != 0 ? BlockKeyFormat.UserKeyIndex : BlockKeyFormat.InternalKey;
         _indexValueFormat = Properties.IndexValueIsDeltaEncoded != 0 ? IndexValueFormat.DeltaHandle : IndexValueFormat.Handle;
-        _indexBlock = ReadMetaBlock(footer.Index, "index");
-
-        if (filter is BlockHandle fh && options.FilterPolicy != null)
+        _indexHandle = footer.Index;
+        LruCache? cache = options.CacheIndexAndFilterBlocks ? options.BlockCache : null;
+        if (cache == null)
         {
-            byte[] bytes = ReadBlockContents(fh, verifyChecksum: true, pooled: true, "filter", out int length);
-            try
+            _indexBlock = ReadMetaBlock(footer.Index, "index");
+        }
+        else
+        {
+            Block index = ReadNativeBlock(footer.Index, verifyChecksum: true, CacheEntryRole.Index);
+            if (!cache.TryInsert(new CacheKey(_cacheId, footer.Index.Offset), index, CachePriority.High, out LruHandle? h))
             {
-                _filter = options.FilterPolicy.LoadReader(bytes.AsSpan(0, length), options.FilterAllocator);
+                _indexBlock = index; // strict capacity and no room: the reader keeps it
             }
-            finally
+            else
             {
-                ArrayPool<byte>.Shared.Return(bytes);
+                RecordInsert(index, h!);
+                if (pinMetaBlocks)
+                {
+                    _pinnedIndex = h;
+                }
+                else
+                {
+                    cache.Release(h!);
+                }
             }
-            FilterMemoryUsage = _filter is FastLocalBloomNativeReader native ? native.MemoryUsage : length;
-            _filterHasWholeKeys = !Properties.UserCollected.ContainsKey(TablePropertyNames.WholeKeyFiltering) || Properties.WholeKeyFiltering;
+        }
+
+        try
+        {
+            if (filter is BlockHandle fh && options.FilterPolicy != null)
+            {
+                _filterHandle = fh;
+                _hasFilter = true;
+                IFilterBitsReader reader = LoadFilter(fh, out int length);
+                FilterMemoryUsage = reader is FastLocalBloomNativeReader native ? native.MemoryUsage : length;
+                _filterNumProbes = reader is FastLocalBloomNativeReader n ? n.NumProbes : 0;
+                _filterHasWholeKeys = !Properties.UserCollected.ContainsKey(TablePropertyNames.WholeKeyFiltering) || Properties.WholeKeyFiltering;
+                var value = new FilterCacheValue(reader, length);
+                if (cache == null || !cache.TryInsert(new CacheKey(_cacheId, fh.Offset), value, CachePriority.High, out LruHandle? h))
+                {
+                    _filter = reader;
+                }
+                else
+                {
+                    RecordInsert(value, h!);
+                    if (pinMetaBlocks)
+                    {
+                        _pinnedFilter = h;
+                    }
+                    else
+                    {
+                        cache.Release(h!);
+                    }
+                }
+            }
+        }
+        catch
+        {
+            // Opening failed after the index went into the cache: unpin it (the entry ages out).
+            _indexBlock?.Dispose();
+            if (_pinnedIndex != null)
+            {
+                cache!.Release(_pinnedIndex);
+            }
+            throw;
         }
     }
 
@@ -134,13 +190,15 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
     public long FilterMemoryUsage { get; }
 
     /// <summary>True when a filter block was loaded (the metaindex names the configured policy).</summary>
-    public bool HasFilter => _filter != null;
+    public bool HasFilter => _hasFilter;
 
     /// <summary>
     /// Opens a table and takes ownership of <paramref name="file"/> (disposed with the reader, or
     /// at once when opening fails). Throws <see cref="KvCorruptionException"/> when the table is malformed.
+    /// With cached index and filter blocks, <paramref name="pinMetaBlocks"/> holds them in the cache
+    /// for the reader's lifetime (level-0 tables under PinL0FilterAndIndexBlocksInCache).
     /// </summary>
-    public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName)
+    public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, bool pinMetaBlocks = false)
     {
         ArgumentNullException.ThrowIfNull(file);
         ArgumentNullException.ThrowIfNull(options);
@@ -157,7 +215,7 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
                 throw new KvCorruptionException($"{fileName}: truncated while reading the footer.");
             }
             Footer footer = Footer.Decode(footerBytes, fileName);
-            return new TableReader(file, fileSize, options, fileName, footer);
+            return new TableReader(file, fileSize, options, fileName, footer, pinMetaBlocks);
         }
         catch
         {
@@ -167,7 +225,59 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>False only when the filter proves <paramref name="userKey"/> is absent.</summary>
-    public bool KeyMayMatch(ReadOnlySpan<byte> userKey) => _filter == null || !_filterHasWholeKeys || _filter.MayMatch(userKey);
+    public bool KeyMayMatch(ReadOnlySpan<byte> userKey, bool fillCache = true)
+    {
+        if (!_hasFilter || !_filterHasWholeKeys)
+        {
+            return true;
+        }
+        if (_filter != null)
+        {
+            return _filter.MayMatch(userKey);
+        }
+        if (_pinnedFilter != null)
+        {
+            return ((FilterCacheValue)_pinnedFilter.Value).Reader.MayMatch(userKey);
+        }
+        LruCache cache = _options.BlockCache!;
+        KvStatistics? stats = _options.Statistics;
+        var key = new CacheKey(_cacheId, _filterHandle.Offset);
+        LruHandle? h = cache.Lookup(key, this, CachePriority.High, stats, out _);
+        if (h != null)
+        {
+            RecordHit(CacheEntryRole.Filter);
+            try
+            {
+                return ((FilterCacheValue)h.Value).Reader.MayMatch(userKey);
+            }
+            finally
+            {
+                cache.Release(h);
+            }
+        }
+        RecordMiss(CacheEntryRole.Filter);
+        var value = new FilterCacheValue(LoadFilter(_filterHandle, out int length), length);
+        try
+        {
+            return value.Reader.MayMatch(userKey);
+        }
+        finally
+        {
+            if (fillCache && cache.TryInsert(key, value, CachePriority.High, out h))
+            {
+                RecordInsert(value, h!);
+                cache.Release(h!);
+            }
+            else
+            {
+                if (fillCache)
+                {
+                    stats?.Record(Ticker.BlockCacheAddFailures);
+                }
+                value.Free();
+            }
+        }
+    }
 
     /// <summary>
     /// Finds the newest entry for <paramref name="userKey"/> with sequence &lt;= <paramref name="sequence"/>.
@@ -180,12 +290,12 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
         type = default;
         KvStatistics? stats = _options.Statistics;
-        if (!KeyMayMatch(userKey))
+        if (!KeyMayMatch(userKey, fillCache))
         {
             stats?.Record(Ticker.BloomFilterUseful);
             return false;
         }
-        if (_filter != null)
+        if (_hasFilter)
         {
             stats?.Record(Ticker.BloomFilterFullPositive);
         }
@@ -193,7 +303,8 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
         byte[]? rented = seekLength > StackKeyLimit ? ArrayPool<byte>.Shared.Rent(seekLength) : null;
         Span<byte> seekKey = rented != null ? rented.AsSpan(0, seekLength) : stackalloc byte[seekLength];
         InternalKeys.Encode(seekKey, userKey, sequence, ValueType.ValueTypeForSeek);
-        BlockCursor index = NewIndexCursor();
+        BlockLease indexLease = AcquireIndex(fillCache);
+        BlockCursor index = NewIndexCursor(indexLease.Block);
         try
         {
             for (index.Seek(seekKey); index.Valid; index.Next())
@@ -213,7 +324,7 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
                         return false;
                     }
                     type = InternalKeys.Type(found);
-                    if (_filter != null)
+                    if (_hasFilter)
                     {
                         stats?.Record(Ticker.BloomFilterFullTruePositive);
                     }
@@ -241,6 +352,7 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
         finally
         {
             index.Dispose();
+            indexLease.Release();
             if (rented != null)
             {
                 ArrayPool<byte>.Shared.Return(rented);
@@ -261,8 +373,41 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
         return new BlockIterator(ReadMetaBlock(h, "range deletion"), BlockKeyFormat.InternalKey, ownsBlock: true);
     }
 
-    /// <summary>A cursor over the in-memory index block; the caller disposes it.</summary>
-    internal BlockCursor NewIndexCursor() => new(_indexBlock, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
+    /// <summary>A cursor over an index block from <see cref="AcquireIndex"/>; the caller disposes it.</summary>
+    internal BlockCursor NewIndexCursor(Block index) => new(index, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
+
+    /// <summary>The index block: the reader's own, the pinned cache entry, or looked up (and on a miss read and, with <paramref name="fillCache"/>, inserted at high priority).</summary>
+    internal BlockLease AcquireIndex(bool fillCache)
+    {
+        if (_indexBlock != null)
+        {
+            return new BlockLease(_indexBlock, null, null, owned: false);
+        }
+        if (_pinnedIndex != null)
+        {
+            return new BlockLease((Block)_pinnedIndex.Value, null, null, owned: false);
+        }
+        LruCache cache = _options.BlockCache!;
+        var key = new CacheKey(_cacheId, _indexHandle.Offset);
+        LruHandle? h = cache.Lookup(key, this, CachePriority.High, _options.Statistics, out _);
+        if (h != null)
+        {
+            RecordHit(CacheEntryRole.Index);
+            return new BlockLease((Block)h.Value, h, cache);
+        }
+        RecordMiss(CacheEntryRole.Index);
+        Block block = ReadNativeBlock(_indexHandle, verifyChecksum: true, CacheEntryRole.Index);
+        if (fillCache && cache.TryInsert(key, block, CachePriority.High, out h))
+        {
+            RecordInsert(block, h!);
+            return new BlockLease(block, h, cache);
+        }
+        if (fillCache)
+        {
+            _options.Statistics?.Record(Ticker.BlockCacheAddFailures);
+        }
+        return new BlockLease(block, null, null);
+    }
 
     /// <summary>
     /// The data block at <paramref name="handle"/>: from the block cache, or read and (with
@@ -280,18 +425,10 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
         LruHandle? h = cache.Lookup(key, this, CachePriority.Low, stats, out _);
         if (h != null)
         {
-            if (stats != null)
-            {
-                stats.Record(Ticker.BlockCacheHit);
-                stats.Record(Ticker.BlockCacheDataHit);
-            }
+            RecordHit(CacheEntryRole.Data);
             return new BlockLease((Block)h.Value, h, cache);
         }
-        if (stats != null)
-        {
-            stats.Record(Ticker.BlockCacheMiss);
-            stats.Record(Ticker.BlockCacheDataMiss);
-        }
+        RecordMiss(CacheEntryRole.Data);
         Block block = ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
         if (!fillCache)
         {
@@ -299,13 +436,7 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
         }
         if (cache.TryInsert(key, block, CachePriority.Low, out h))
         {
-            if (stats != null)
-            {
-                stats.Record(Ticker.BlockCacheAdd);
-                stats.Record(Ticker.BlockCacheBytesInsert, h!.Charge);
-                stats.Record(Ticker.BlockCacheInsertRequestedBytes, block.RequestedBytes);
-                stats.Record(Ticker.BlockCacheInsertAllocatedBytes, block.AllocatedBytes);
-            }
+            RecordInsert(block, h!);
             return new BlockLease(block, h, cache);
         }
         stats?.Record(Ticker.BlockCacheAddFailures);
@@ -313,13 +444,78 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>Rebuilds a block promoted from the secondary cache (see <see cref="ICacheValueFactory"/>).</summary>
-    public CacheValue Create(NativeBuffer contents, in CacheKey key, CacheEntryRole role) =>
-        new Block(contents, role, FileName, role == CacheEntryRole.Data ? "data" : "index", key.Offset);
+    public CacheValue Create(NativeBuffer contents, in CacheKey key, CacheEntryRole role)
+    {
+        if (role != CacheEntryRole.Filter)
+        {
+            return new Block(contents, role, FileName, role == CacheEntryRole.Data ? "data" : "index", key.Offset);
+        }
+        try
+        {
+            return new FilterCacheValue(new FastLocalBloomNativeReader(contents, _filterNumProbes), contents.Length + FastLocalBloomMath.MetadataLength);
+        }
+        catch (ArgumentException e)
+        {
+            contents.Dispose();
+            throw new KvCorruptionException($"{FileName}: filter promoted from the secondary cache is malformed: {e.Message}", e);
+        }
+    }
+
+    private IFilterBitsReader LoadFilter(BlockHandle handle, out int length)
+    {
+        byte[] bytes = ReadBlockContents(handle, verifyChecksum: true, pooled: true, "filter", out length);
+        try
+        {
+            return _options.FilterPolicy!.LoadReader(bytes.AsSpan(0, length), _options.FilterAllocator);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(bytes);
+        }
+    }
+
+    private void RecordHit(CacheEntryRole role)
+    {
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockCacheHit);
+            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexHit, CacheEntryRole.Filter => Ticker.BlockCacheFilterHit, _ => Ticker.BlockCacheDataHit });
+        }
+    }
+
+    private void RecordMiss(CacheEntryRole role)
+    {
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockCacheMiss);
+            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexMiss, CacheEntryRole.Filter => Ticker.BlockCacheFilterMiss, _ => Ticker.BlockCacheDataMiss });
+        }
+    }
+
+    private void RecordInsert(CacheValue value, LruHandle handle)
+    {
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockCacheAdd);
+            stats.Record(Ticker.BlockCacheBytesInsert, handle.Charge);
+            stats.Record(Ticker.BlockCacheInsertRequestedBytes, value.RequestedBytes);
+            stats.Record(Ticker.BlockCacheInsertAllocatedBytes, value.AllocatedBytes);
+        }
+    }
 
     public void Dispose()
     {
         _file.Dispose();
         (_filter as IDisposable)?.Dispose();
+        _indexBlock?.Dispose();
+        if (_pinnedIndex != null)
+        {
+            _options.BlockCache!.Release(_pinnedIndex);
+        }
+        if (_pinnedFilter != null)
+        {
+            _options.BlockCache!.Release(_pinnedFilter);
+        }
     }
 
     private Block ReadMetaBlock(BlockHandle handle, string kind)

@@ -8,6 +8,8 @@ public class BlockCacheDbTests
 
     private static byte[] Key(int i) => System.Text.Encoding.ASCII.GetBytes($"key{i:D8}");
 
+    private static byte[] Absent(int i) => System.Text.Encoding.ASCII.GetBytes($"key{i:D8}x"); // inside the table's key range
+
     private static byte[] Value(int i)
     {
         var v = new byte[100];
@@ -127,5 +129,69 @@ public class BlockCacheDbTests
         Assert.Equal(Value(11), db.Get(Key(11)));
         Assert.Equal(1, stats.GetTickerCount(Ticker.BlockCacheHit));
         Assert.Equal(1, stats.GetTickerCount(Ticker.BlockCacheMiss));
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void IndexAndFilterBlocksGoThroughTheCacheWhenAsked(bool pinL0)
+    {
+        var stats = new KvStatistics();
+        using var cache = new KvBlockCache(1 << 20, numShardBits: 0);
+        using (KvDb db = OpenLoaded("meta" + pinL0, new KvOptions
+        {
+            Statistics = stats, BlockCache = cache, CacheIndexAndFilterBlocks = true, PinL0FilterAndIndexBlocksInCache = pinL0,
+        }))
+        {
+            for (int i = 0; i < Keys; i += 5)
+            {
+                Assert.Equal(Value(i), db.Get(Key(i)));
+                Assert.Null(db.Get(Absent(i)));
+            }
+            int n = 0;
+            using (KvIterator it = db.NewIterator())
+            {
+                for (it.SeekToFirst(); it.Valid; it.Next())
+                {
+                    n++;
+                }
+            }
+            Assert.Equal(Keys, n);
+            long indexHits = stats.GetTickerCount(Ticker.BlockCacheIndexHit);
+            long filterHits = stats.GetTickerCount(Ticker.BlockCacheFilterHit);
+            if (pinL0)
+            {
+                Assert.Equal(0, indexHits + filterHits); // the reader holds them: no lookups
+                Assert.True(cache.PinnedUsage > 0);
+            }
+            else
+            {
+                Assert.True(indexHits >= Keys / 5, $"index hits {indexHits}");
+                Assert.True(filterHits >= Keys / 5, $"filter hits {filterHits}");
+                Assert.Equal(0, cache.PinnedUsage);
+            }
+            Assert.Equal(0, stats.GetTickerCount(Ticker.BlockCacheIndexMiss) + stats.GetTickerCount(Ticker.BlockCacheFilterMiss)); // inserted at open
+            Assert.True(stats.GetTickerCount(Ticker.BloomFilterUseful) > Keys / 10);
+        }
+        Assert.Equal(0, cache.PinnedUsage); // closing released the pins
+    }
+
+    [Fact]
+    public void EvictedFiltersAndIndexesComeBackThroughTheSecondaryCache()
+    {
+        var stats = new KvStatistics();
+        using var cache = new KvBlockCache(16 << 10, numShardBits: 0, highPriPoolRatio: 0, compressedSecondaryCacheSize: 4 << 20);
+        using KvDb db = OpenLoaded("metasec", new KvOptions { Statistics = stats, BlockCache = cache, CacheIndexAndFilterBlocks = true });
+        for (int pass = 0; pass < 3; pass++)
+        {
+            for (int i = 0; i < Keys; i += 11)
+            {
+                Assert.Equal(Value(i), db.Get(Key(i)));
+                Assert.Null(db.Get(Absent(i)));
+            }
+        }
+        Assert.True(stats.GetTickerCount(Ticker.SecondaryCacheHits) > 0);
+        Assert.True(stats.GetTickerCount(Ticker.BlockCacheFilterMiss) + stats.GetTickerCount(Ticker.BlockCacheFilterHit) > 0);
+        Assert.True(stats.GetTickerCount(Ticker.BloomFilterUseful) > 0);
     }
 }
