@@ -116,7 +116,9 @@ internal sealed class LruCache : IDisposable
         long perShard = (capacity + _shards.Length - 1) / _shards.Length;
         foreach (LruCacheShard s in _shards)
         {
-            s.SetCapacity(perShard);
+            LruHandle? freed = null;
+            s.SetCapacity(perShard, ref freed);
+            FreeChain(freed);
         }
     }
 

@@ -34,7 +34,8 @@ internal sealed class LruCacheShard
     {
         _strict = strictCapacity;
         _highRatio = highPriPoolRatio;
-        SetCapacity(capacity);
+        _capacity = capacity;
+        _highCapacity = (long)(capacity * highPriPoolRatio);
     }
 
     public long Capacity => Volatile.Read(ref _capacity);
@@ -76,12 +77,14 @@ internal sealed class LruCacheShard
         }
     }
 
-    public void SetCapacity(long capacity)
+    /// <summary>Changes the capacity, evicting unreferenced entries (chained into <paramref name="freed"/>) down to it.</summary>
+    public void SetCapacity(long capacity, ref LruHandle? freed)
     {
         lock (_lock)
         {
             _capacity = capacity;
             _highCapacity = (long)(capacity * _highRatio);
+            EvictFromLru(0, ref freed);
         }
     }
 

@@ -194,4 +194,19 @@ public class BlockCacheDbTests
         Assert.True(stats.GetTickerCount(Ticker.BlockCacheFilterMiss) + stats.GetTickerCount(Ticker.BlockCacheFilterHit) > 0);
         Assert.True(stats.GetTickerCount(Ticker.BloomFilterUseful) > 0);
     }
+
+    [Fact]
+    public void StrictCacheTooSmallForABlockCountsAddFailuresAndStillReads()
+    {
+        var stats = new KvStatistics();
+        using var cache = new KvBlockCache(1024, numShardBits: 0, strictCapacity: true);
+        using KvDb db = OpenLoaded("strict", new KvOptions { Statistics = stats, BlockCache = cache });
+        for (int i = 0; i < Keys; i += 97)
+        {
+            Assert.Equal(Value(i), db.Get(Key(i)));
+        }
+        Assert.Equal(0, stats.GetTickerCount(Ticker.BlockCacheAdd));
+        Assert.Equal(stats.GetTickerCount(Ticker.BlockCacheMiss), stats.GetTickerCount(Ticker.BlockCacheAddFailures));
+        Assert.Equal(0, cache.Usage);
+    }
 }

@@ -179,4 +179,18 @@ public class LruCacheTests
         Assert.Equal((0L, 0L), cache.ValueBytes);
         Assert.All(created, v => Assert.True(v.Freed));
     }
+
+    [Fact]
+    public void ShrinkingTheCapacityEvictsAtOnce()
+    {
+        using var cache = new LruCache(new LruCacheOptions { Capacity = 64 << 10, NumShardBits = 1 });
+        for (int i = 0; i < 40; i++)
+        {
+            cache.Insert(new CacheKey(1, (ulong)i), new TestValue(s_alloc, Bytes(1000, i)), CachePriority.Low);
+        }
+        Assert.True(cache.Usage > 32 << 10);
+        cache.SetCapacity(16 << 10);
+        Assert.True(cache.Usage <= 16 << 10);
+        Assert.True(cache.Count > 0);
+    }
 }
