@@ -14,19 +14,22 @@ namespace KvEngine.Table;
 
 /// <summary>
 /// Reads one block-based table (format_version 2..5; layout in <see cref="TableBuilder"/>).
-/// Open reads the footer, metaindex, properties, index and filter, which stay in memory (the filter
-/// in native memory from <see cref="TableOptions.FilterAllocator"/>, charged at its usable size); data
+/// Open reads the footer, metaindex, properties, index and filter. The index and filter stay in the
+/// reader (the filter in native memory from <see cref="TableOptions.FilterAllocator"/>), or, with
+/// <see cref="TableOptions.CacheIndexAndFilterBlocks"/>, go into the block cache at high priority,
+/// are looked up per read and may be evicted and read again (pinned for the reader's lifetime when
+/// opened with pinMetaBlocks); data
 /// blocks are read on demand with positional I/O through <see cref="ReadDataBlock"/>: looked up in
 /// the block cache (<see cref="TableOptions.BlockCache"/>) under (reader id from the cache, block
 /// offset); on a miss read, verified and decompressed into a native buffer and inserted (unless the
 /// read says not to fill the cache). A hit costs no I/O, checksum, decompression or allocation.
 /// <para>
-/// Thread-safe: TryGet, KeyMayMatch and NewIterator may run concurrently. Owns the file and the
-/// filter's memory and releases them on Dispose, which must wait until every iterator it handed out is disposed.
+/// Thread-safe: TryGet, KeyMayMatch and NewIterator may run concurrently. Owns the file, the
+/// filter's memory and its pins on cached blocks and releases them on Dispose, which must wait until every iterator it handed out is disposed.
 /// Corrupt contents raise <see cref="KvCorruptionException"/> naming the file.
 /// </para>
 /// </summary>
-internal sealed class TableReader : ICacheValueFactory, IDisposable
+internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 {
     private const int StackKeyLimit = 256;
 
@@ -239,44 +242,7 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
         {
             return ((FilterCacheValue)_pinnedFilter.Value).Reader.MayMatch(userKey);
         }
-        LruCache cache = _options.BlockCache!;
-        KvStatistics? stats = _options.Statistics;
-        var key = new CacheKey(_cacheId, _filterHandle.Offset);
-        LruHandle? h = cache.Lookup(key, this, CachePriority.High, stats, out _);
-        if (h != null)
-        {
-            RecordHit(CacheEntryRole.Filter);
-            try
-            {
-                return ((FilterCacheValue)h.Value).Reader.MayMatch(userKey);
-            }
-            finally
-            {
-                cache.Release(h);
-            }
-        }
-        RecordMiss(CacheEntryRole.Filter);
-        var value = new FilterCacheValue(LoadFilter(_filterHandle, out int length), length);
-        try
-        {
-            return value.Reader.MayMatch(userKey);
-        }
-        finally
-        {
-            if (fillCache && cache.TryInsert(key, value, CachePriority.High, out h))
-            {
-                RecordInsert(value, h!);
-                cache.Release(h!);
-            }
-            else
-            {
-                if (fillCache)
-                {
-                    stats?.Record(Ticker.BlockCacheAddFailures);
-                }
-                value.Free();
-            }
-        }
+        return CachedFilterMayMatch(userKey, fillCache);
     }
 
     /// <summary>
@@ -375,133 +341,6 @@ internal sealed class TableReader : ICacheValueFactory, IDisposable
 
     /// <summary>A cursor over an index block from <see cref="AcquireIndex"/>; the caller disposes it.</summary>
     internal BlockCursor NewIndexCursor(Block index) => new(index, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
-
-    /// <summary>The index block: the reader's own, the pinned cache entry, or looked up (and on a miss read and, with <paramref name="fillCache"/>, inserted at high priority).</summary>
-    internal BlockLease AcquireIndex(bool fillCache)
-    {
-        if (_indexBlock != null)
-        {
-            return new BlockLease(_indexBlock, null, null, owned: false);
-        }
-        if (_pinnedIndex != null)
-        {
-            return new BlockLease((Block)_pinnedIndex.Value, null, null, owned: false);
-        }
-        LruCache cache = _options.BlockCache!;
-        var key = new CacheKey(_cacheId, _indexHandle.Offset);
-        LruHandle? h = cache.Lookup(key, this, CachePriority.High, _options.Statistics, out _);
-        if (h != null)
-        {
-            RecordHit(CacheEntryRole.Index);
-            return new BlockLease((Block)h.Value, h, cache);
-        }
-        RecordMiss(CacheEntryRole.Index);
-        Block block = ReadNativeBlock(_indexHandle, verifyChecksum: true, CacheEntryRole.Index);
-        if (fillCache && cache.TryInsert(key, block, CachePriority.High, out h))
-        {
-            RecordInsert(block, h!);
-            return new BlockLease(block, h, cache);
-        }
-        if (fillCache)
-        {
-            _options.Statistics?.Record(Ticker.BlockCacheAddFailures);
-        }
-        return new BlockLease(block, null, null);
-    }
-
-    /// <summary>
-    /// The data block at <paramref name="handle"/>: from the block cache, or read and (with
-    /// <paramref name="fillCache"/>) inserted. The caller releases the lease.
-    /// </summary>
-    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache)
-    {
-        LruCache? cache = _options.BlockCache;
-        if (cache == null)
-        {
-            return new BlockLease(ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data), null, null);
-        }
-        KvStatistics? stats = _options.Statistics;
-        var key = new CacheKey(_cacheId, handle.Offset);
-        LruHandle? h = cache.Lookup(key, this, CachePriority.Low, stats, out _);
-        if (h != null)
-        {
-            RecordHit(CacheEntryRole.Data);
-            return new BlockLease((Block)h.Value, h, cache);
-        }
-        RecordMiss(CacheEntryRole.Data);
-        Block block = ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
-        if (!fillCache)
-        {
-            return new BlockLease(block, null, null);
-        }
-        if (cache.TryInsert(key, block, CachePriority.Low, out h))
-        {
-            RecordInsert(block, h!);
-            return new BlockLease(block, h, cache);
-        }
-        stats?.Record(Ticker.BlockCacheAddFailures);
-        return new BlockLease(block, null, null);
-    }
-
-    /// <summary>Rebuilds a block promoted from the secondary cache (see <see cref="ICacheValueFactory"/>).</summary>
-    public CacheValue Create(NativeBuffer contents, in CacheKey key, CacheEntryRole role)
-    {
-        if (role != CacheEntryRole.Filter)
-        {
-            return new Block(contents, role, FileName, role == CacheEntryRole.Data ? "data" : "index", key.Offset);
-        }
-        try
-        {
-            return new FilterCacheValue(new FastLocalBloomNativeReader(contents, _filterNumProbes), contents.Length + FastLocalBloomMath.MetadataLength);
-        }
-        catch (ArgumentException e)
-        {
-            contents.Dispose();
-            throw new KvCorruptionException($"{FileName}: filter promoted from the secondary cache is malformed: {e.Message}", e);
-        }
-    }
-
-    private IFilterBitsReader LoadFilter(BlockHandle handle, out int length)
-    {
-        byte[] bytes = ReadBlockContents(handle, verifyChecksum: true, pooled: true, "filter", out length);
-        try
-        {
-            return _options.FilterPolicy!.LoadReader(bytes.AsSpan(0, length), _options.FilterAllocator);
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(bytes);
-        }
-    }
-
-    private void RecordHit(CacheEntryRole role)
-    {
-        if (_options.Statistics is { } stats)
-        {
-            stats.Record(Ticker.BlockCacheHit);
-            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexHit, CacheEntryRole.Filter => Ticker.BlockCacheFilterHit, _ => Ticker.BlockCacheDataHit });
-        }
-    }
-
-    private void RecordMiss(CacheEntryRole role)
-    {
-        if (_options.Statistics is { } stats)
-        {
-            stats.Record(Ticker.BlockCacheMiss);
-            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexMiss, CacheEntryRole.Filter => Ticker.BlockCacheFilterMiss, _ => Ticker.BlockCacheDataMiss });
-        }
-    }
-
-    private void RecordInsert(CacheValue value, LruHandle handle)
-    {
-        if (_options.Statistics is { } stats)
-        {
-            stats.Record(Ticker.BlockCacheAdd);
-            stats.Record(Ticker.BlockCacheBytesInsert, handle.Charge);
-            stats.Record(Ticker.BlockCacheInsertRequestedBytes, value.RequestedBytes);
-            stats.Record(Ticker.BlockCacheInsertAllocatedBytes, value.AllocatedBytes);
-        }
-    }
 
     public void Dispose()
     {
