@@ -49,6 +49,7 @@ internal sealed class BenchFlags
     public bool CacheSizeSet { get; private set; }
     public bool ThreadsSet { get; private set; }
     public int CacheNumShardBits { get; private set; } = -1;
+    public int OpenFiles { get; private set; } = -1;
     public bool CacheIndexAndFilterBlocks { get; private set; }
     public bool UseCompressedSecondaryCache { get; private set; }
     public long CompressedSecondaryCacheSize { get; private set; } = 8L << 20;
@@ -105,6 +106,7 @@ internal sealed class BenchFlags
             case "optimize_filters_for_memory": OptimizeFiltersForMemory = Bool(v, raw); break;
             case "cache_size": CacheSize = Long(v, raw, 0); CacheSizeSet = true; break;
             case "cache_numshardbits": CacheNumShardBits = (int)Long(v, raw, -1); break;
+            case "open_files": OpenFiles = (int)Long(v, raw, -1); break;
             case "cache_index_and_filter_blocks": CacheIndexAndFilterBlocks = Bool(v, raw); break;
             case "use_compressed_secondary_cache": UseCompressedSecondaryCache = Bool(v, raw); break;
             case "compressed_secondary_cache_size": CompressedSecondaryCacheSize = Long(v, raw, 0); UseCompressedSecondaryCache = true; break;

@@ -69,6 +69,7 @@ internal sealed class BenchRunner
             compressedSecondaryCacheSize: _f.UseCompressedSecondaryCache ? _f.CompressedSecondaryCacheSize : 0,
             compressedSecondaryCacheCompression: _f.CompressedSecondaryCacheCompressionType, compressedSecondaryCacheSplit: _f.CompressedSecondaryCacheSplit),
         CacheIndexAndFilterBlocks = _f.CacheIndexAndFilterBlocks,
+        MaxOpenFiles = _f.OpenFiles == 0 ? -1 : _f.OpenFiles,
         CreateIfMissing = true,
         WriteBufferSize = _f.WriteBufferSize,
         MaxWriteBufferNumber = _f.MaxWriteBufferNumber,

@@ -118,6 +118,13 @@ public sealed class KvOptions
     /// <summary>Cut the default cache's secondary entries into allocator size-class chunks (true; PR 10287).</summary>
     public bool CompressedSecondaryCacheSplit { get; set; } = true;
 
+    /// <summary>
+    /// Table files kept open (RocksDB: max_open_files): -1 (the default) keeps all open; otherwise
+    /// at least 20 (smaller values are raised to 20, as RocksDB does) and max_open_files - 10 table
+    /// files stay open while idle; the least recently read are closed and reopened on demand.
+    /// </summary>
+    public int MaxOpenFiles { get; set; } = -1;
+
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
@@ -162,6 +169,11 @@ public sealed class KvOptions
         ArgumentOutOfRangeException.ThrowIfGreaterThan(TargetFileSizeMultiplier, 100, nameof(TargetFileSizeMultiplier));
         ArgumentOutOfRangeException.ThrowIfNegative(MaxCompactionBytes, nameof(MaxCompactionBytes));
         ArgumentOutOfRangeException.ThrowIfNegative(CompressedSecondaryCacheSize, nameof(CompressedSecondaryCacheSize));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxOpenFiles, -1, nameof(MaxOpenFiles));
+        if (MaxOpenFiles == 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxOpenFiles), 0, "MaxOpenFiles is -1 (unlimited) or a positive count.");
+        }
         if (CompressedSecondaryCacheCompression is not (KvCompressionType.None or KvCompressionType.Lz4 or KvCompressionType.Zstd))
         {
             throw new ArgumentException("The compressed secondary cache supports None, Lz4 and Zstd.", nameof(CompressedSecondaryCacheCompression));

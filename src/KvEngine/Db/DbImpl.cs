@@ -92,7 +92,7 @@ internal sealed partial class DbImpl : IDisposable
         _compactionOptions = CompactionOptions.From(options);
         _picker = new CompactionPicker(_compactionOptions);
         _versions = new VersionSet(dir, _fs);
-        _tables = new TableCache(dir, _fs, _tableOptions, options.Statistics);
+        _tables = new TableCache(dir, _fs, _tableOptions, options.Statistics, options.MaxOpenFiles);
         _mem = NewMemTable();
         _readState = new ReadState(_mem, Array.Empty<MemTable>(), _versions.Current);
     }

@@ -33,7 +33,11 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 {
     private const int StackKeyLimit = 256;
 
-    private readonly IRandomAccessFile _file;
+    private readonly object _fileGate = new();
+    private readonly OpenFileLimiter? _limiter;
+    private IRandomAccessFile? _file;
+    private int _fileUsers; // reads using _file; -1 while it is closed by the limiter
+    private long _lastFileUse;
     private readonly ulong _fileSize;
     private readonly TableOptions _options;
     private readonly Block? _indexBlock; // null when the index lives in the block cache
@@ -50,9 +54,10 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     private readonly LruHandle? _pinnedIndex;
     private readonly LruHandle? _pinnedFilter;
 
-    private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer, bool pinMetaBlocks)
+    private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer, bool pinMetaBlocks, OpenFileLimiter? limiter)
     {
         _file = file;
+        _limiter = limiter;
         _fileSize = (ulong)fileSize;
         _options = options;
         FileName = fileName;
@@ -199,9 +204,10 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// Opens a table and takes ownership of <paramref name="file"/> (disposed with the reader, or
     /// at once when opening fails). Throws <see cref="KvCorruptionException"/> when the table is malformed.
     /// With cached index and filter blocks, <paramref name="pinMetaBlocks"/> holds them in the cache
-    /// for the reader's lifetime (level-0 tables under PinL0FilterAndIndexBlocksInCache).
+    /// for the reader's lifetime (level-0 tables under PinL0FilterAndIndexBlocksInCache). With a
+    /// <paramref name="limiter"/> the file may be closed while idle and reopened by name.
     /// </summary>
-    public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, bool pinMetaBlocks = false)
+    public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, bool pinMetaBlocks = false, OpenFileLimiter? limiter = null)
     {
         ArgumentNullException.ThrowIfNull(file);
         ArgumentNullException.ThrowIfNull(options);
@@ -218,7 +224,12 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                 throw new KvCorruptionException($"{fileName}: truncated while reading the footer.");
             }
             Footer footer = Footer.Decode(footerBytes, fileName);
-            return new TableReader(file, fileSize, options, fileName, footer, pinMetaBlocks);
+            var reader = new TableReader(file, fileSize, options, fileName, footer, pinMetaBlocks, limiter);
+            if (limiter != null)
+            {
+                reader._limiter!.Register(reader);
+            }
+            return reader;
         }
         catch
         {
@@ -344,7 +355,13 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     public void Dispose()
     {
-        _file.Dispose();
+        bool wasOpen = Interlocked.Exchange(ref _fileUsers, -1) >= 0;
+        if (wasOpen)
+        {
+            _file!.Dispose();
+            _file = null;
+        }
+        _limiter?.Unregister(this, wasOpen);
         (_filter as IDisposable)?.Dispose();
         _indexBlock?.Dispose();
         if (_pinnedIndex != null)
@@ -361,6 +378,69 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     {
         byte[] data = ReadBlockContents(handle, verifyChecksum: true, pooled: false, kind, out int length);
         return new Block(data, length, pooled: false, isDataBlock: false, FileName, kind, handle.Offset);
+    }
+
+    /// <summary>True while the file is open (see <see cref="OpenFileLimiter"/>).</summary>
+    internal bool FileIsOpen => Volatile.Read(ref _fileUsers) >= 0;
+
+    /// <summary>When a read last used the file (<see cref="Environment.TickCount64"/>).</summary>
+    internal long LastFileUse => Volatile.Read(ref _lastFileUse);
+
+    /// <summary>
+    /// Closes the file if no read is using it (the limiter's eviction); false otherwise.
+    /// Called only under the limiter's lock (so calls never overlap); takes no reader lock, so a
+    /// reader reopening its file (file gate, then the limiter's lock) cannot deadlock with it. The
+    /// file read before the exchange is the open one: only a close (serialized here) and a reopen
+    /// after it could change it.
+    /// </summary>
+    internal bool TryCloseFile()
+    {
+        IRandomAccessFile? file = Volatile.Read(ref _file);
+        if (Interlocked.CompareExchange(ref _fileUsers, -1, 0) != 0)
+        {
+            return false;
+        }
+        file!.Dispose();
+        return true;
+    }
+
+    /// <summary>A positional read through the file, reopening it when the limiter closed it.</summary>
+    private int ReadFile(long offset, Span<byte> buffer)
+    {
+        while (true)
+        {
+            int users = Volatile.Read(ref _fileUsers);
+            if (users >= 0)
+            {
+                if (Interlocked.CompareExchange(ref _fileUsers, users + 1, users) == users)
+                {
+                    break;
+                }
+                continue;
+            }
+            lock (_fileGate)
+            {
+                if (Volatile.Read(ref _fileUsers) == -1)
+                {
+                    if (_limiter == null)
+                    {
+                        throw new ObjectDisposedException(FileName);
+                    }
+                    Volatile.Write(ref _file, _limiter.Reopen(this));
+                    _options.Statistics?.Record(Ticker.NoFileOpens);
+                    Volatile.Write(ref _fileUsers, 0);
+                }
+            }
+        }
+        try
+        {
+            Volatile.Write(ref _lastFileUse, Environment.TickCount64);
+            return _file!.Read(offset, buffer);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _fileUsers);
+        }
     }
 
     /// <summary>Reads, verifies and decompresses one block into a native buffer from <see cref="TableOptions.BlockAllocator"/>.</summary>
@@ -414,7 +494,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         byte[] raw = ArrayPool<byte>.Shared.Rent(total);
         try
         {
-            if (_file.Read((long)handle.Offset, raw.AsSpan(0, total)) != total)
+            if (ReadFile((long)handle.Offset, raw.AsSpan(0, total)) != total)
             {
                 throw new KvCorruptionException($"{FileName}: truncated while reading {kind} block {handle}.");
             }

@@ -57,7 +57,10 @@ public class CacheHitAllocationTests
             value.Clear();
             Assert.True(reader.TryGet(Format.InternalKeys.UserKey(e.Key), Format.InternalKeys.MaxSequenceNumber, value, out _, true));
         }
-        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        long perGet = (GC.GetAllocatedBytesForCurrentThread() - before) / entries.Count;
+        // Zero when run alone; under a parallel test run ArrayPool.Shared (the cursors' key buffers)
+        // may occasionally hand out a fresh array. A Block object per read would be >= 64 bytes.
+        Assert.True(perGet < 16, $"{perGet} bytes allocated per cached Get");
         Assert.Equal(reads, stats.GetTickerCount(Ticker.BlockReads)); // no pread on a hit
         Assert.True(stats.GetTickerCount(Ticker.BlockCacheHit) >= entries.Count);
     }
