@@ -5,6 +5,7 @@ namespace KvEngine.DbBench;
 /// <summary>
 /// db_bench's flags with db_bench's spelling, meaning and defaults (RocksDB 7.8).
 /// Flags of features not built yet are rejected with a message, as db_bench rejects unknown ones.
+/// -compressed_secondary_cache_size also turns on -use_compressed_secondary_cache.
 /// </summary>
 internal sealed class BenchFlags
 {
@@ -43,6 +44,17 @@ internal sealed class BenchFlags
     public bool LevelCompactionDynamicLevelBytes { get; private set; }
     public bool OptimizeFiltersForMemory { get; private set; }
     public FilterBenchFlags Filter { get; } = new();
+    public CacheBenchFlags Cache { get; } = new();
+    public long CacheSize { get; private set; } = KvBlockCache.DefaultCapacity;
+    public bool CacheSizeSet { get; private set; }
+    public bool ThreadsSet { get; private set; }
+    public int CacheNumShardBits { get; private set; } = -1;
+    public int OpenFiles { get; private set; } = -1;
+    public bool CacheIndexAndFilterBlocks { get; private set; }
+    public bool UseCompressedSecondaryCache { get; private set; }
+    public long CompressedSecondaryCacheSize { get; private set; } = 8L << 20;
+    public KvCompressionType CompressedSecondaryCacheCompressionType { get; private set; } = KvCompressionType.Lz4;
+    public bool CompressedSecondaryCacheSplit { get; private set; } = true;
 
     public long ReadCount => Reads < 0 ? Num : Reads;
 
@@ -73,7 +85,7 @@ internal sealed class BenchFlags
             case "num": Num = Long(v, raw, 1); break;
             case "reads": Reads = Long(v, raw, -1); break;
             case "duration": Duration = (int)Long(v, raw, 0); break;
-            case "threads": Threads = (int)Long(v, raw, 1); break;
+            case "threads": Threads = (int)Long(v, raw, 1); ThreadsSet = true; break;
             case "key_size": KeySize = (int)Long(v, raw, 1); break;
             case "value_size": ValueSize = (int)Long(v, raw, 0); break;
             case "compression_ratio": CompressionRatio = Double(v, raw); break;
@@ -92,11 +104,14 @@ internal sealed class BenchFlags
             case "verify_checksum": VerifyChecksum = Bool(v, raw); break;
             case "report_interval_seconds": ReportIntervalSeconds = (int)Long(v, raw, 0); break;
             case "optimize_filters_for_memory": OptimizeFiltersForMemory = Bool(v, raw); break;
-            case "cache_size":
-            case "cache_numshardbits":
-            case "cache_index_and_filter_blocks":
-            case "compressed_secondary_cache_size":
-                throw Bad(raw, "the block cache is not built yet in KvEngine");
+            case "cache_size": CacheSize = Long(v, raw, 0); CacheSizeSet = true; break;
+            case "cache_numshardbits": CacheNumShardBits = (int)Long(v, raw, -1); break;
+            case "open_files": OpenFiles = (int)Long(v, raw, -1); break;
+            case "cache_index_and_filter_blocks": CacheIndexAndFilterBlocks = Bool(v, raw); break;
+            case "use_compressed_secondary_cache": UseCompressedSecondaryCache = Bool(v, raw); break;
+            case "compressed_secondary_cache_size": CompressedSecondaryCacheSize = Long(v, raw, 0); UseCompressedSecondaryCache = true; break;
+            case "compressed_secondary_cache_compression_type": CompressedSecondaryCacheCompressionType = Compression(v, raw); break;
+            case "compressed_secondary_cache_split": CompressedSecondaryCacheSplit = Bool(v, raw); break;
             case "target_file_size_base": TargetFileSizeBase = Long(v, raw, 1024); break;
             case "max_bytes_for_level_base": MaxBytesForLevelBase = Long(v, raw, 1024); break;
             case "max_bytes_for_level_multiplier": MaxBytesForLevelMultiplier = Double(v, raw); break;
@@ -114,7 +129,7 @@ internal sealed class BenchFlags
                 }
                 break;
             default:
-                _ = Filter.TrySet(name, v) ? 0 : throw Bad(raw, "unknown flag");
+                _ = Filter.TrySet(name, v) || Cache.TrySet(name, v) ? 0 : throw Bad(raw, "unknown flag");
                 break;
         }
     }

@@ -15,6 +15,7 @@ internal sealed class BenchRunner
     private readonly BenchFlags _f;
     private readonly KvStatistics? _stats;
     private KvDb? _db;
+    private KvBlockCache? _blockCache;
 
     public BenchRunner(BenchFlags flags)
     {
@@ -27,6 +28,10 @@ internal sealed class BenchRunner
         if (_f.Benchmarks == "filterbench")
         {
             return new FilterBench(_f).Run();
+        }
+        if (_f.Benchmarks == "cachebench")
+        {
+            return new CacheBench(_f).Run();
         }
         PrintHeader();
         if (!_f.UseExistingDb && Directory.Exists(_f.Db))
@@ -44,6 +49,11 @@ internal sealed class BenchRunner
         finally
         {
             _db.Dispose();
+            if (_blockCache != null)
+            {
+                CacheReport.Print(_blockCache);
+                _blockCache.Dispose();
+            }
         }
         if (_stats != null)
         {
@@ -55,6 +65,11 @@ internal sealed class BenchRunner
 
     private KvDb Open() => KvDb.Open(_f.Db, new KvOptions
     {
+        BlockCache = _blockCache ??= new KvBlockCache(_f.CacheSize, _f.CacheNumShardBits,
+            compressedSecondaryCacheSize: _f.UseCompressedSecondaryCache ? _f.CompressedSecondaryCacheSize : 0,
+            compressedSecondaryCacheCompression: _f.CompressedSecondaryCacheCompressionType, compressedSecondaryCacheSplit: _f.CompressedSecondaryCacheSplit),
+        CacheIndexAndFilterBlocks = _f.CacheIndexAndFilterBlocks,
+        MaxOpenFiles = _f.OpenFiles == 0 ? -1 : _f.OpenFiles,
         CreateIfMissing = true,
         WriteBufferSize = _f.WriteBufferSize,
         MaxWriteBufferNumber = _f.MaxWriteBufferNumber,

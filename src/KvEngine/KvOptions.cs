@@ -97,6 +97,40 @@ public sealed class KvOptions
     /// </summary>
     public bool OptimizeFiltersForMemory { get; set; }
 
+    /// <summary>
+    /// The block cache for data blocks (and, with <see cref="CacheIndexAndFilterBlocks"/>, index
+    /// and filter blocks). Null gives each database its own cache of
+    /// <see cref="KvBlockCache.DefaultCapacity"/> (8 MiB, as RocksDB does), with a compressed
+    /// secondary cache when <see cref="CompressedSecondaryCacheSize"/> is set; a cache passed here
+    /// carries its own secondary-cache settings and may be shared by several databases.
+    /// </summary>
+    public KvBlockCache? BlockCache { get; set; }
+
+    /// <summary>
+    /// Keep index and filter blocks in the block cache at high priority, charged to it
+    /// (RocksDB: cache_index_and_filter_blocks, false: the table reader holds them, uncharged).
+    /// </summary>
+    public bool CacheIndexAndFilterBlocks { get; set; }
+
+    /// <summary>With <see cref="CacheIndexAndFilterBlocks"/>, keep level-0 tables' index and filter pinned in the cache while the table is open (false).</summary>
+    public bool PinL0FilterAndIndexBlocksInCache { get; set; }
+
+    /// <summary>Bytes of compressed secondary cache under the default per-database block cache; 0 for none.</summary>
+    public long CompressedSecondaryCacheSize { get; set; }
+
+    /// <summary>Compression of the default cache's secondary tier: LZ4 (RocksDB's default), Zstd or None.</summary>
+    public KvCompressionType CompressedSecondaryCacheCompression { get; set; } = KvCompressionType.Lz4;
+
+    /// <summary>Cut the default cache's secondary entries into allocator size-class chunks (true; PR 10287).</summary>
+    public bool CompressedSecondaryCacheSplit { get; set; } = true;
+
+    /// <summary>
+    /// Table files kept open (RocksDB: max_open_files): -1 (the default) keeps all open; otherwise
+    /// at least 20 (smaller values are raised to 20, as RocksDB does) and max_open_files - 10 table
+    /// files stay open while idle; the least recently read are closed and reopened on demand.
+    /// </summary>
+    public int MaxOpenFiles { get; set; } = -1;
+
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
@@ -140,6 +174,16 @@ public sealed class KvOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(TargetFileSizeMultiplier, 1, nameof(TargetFileSizeMultiplier));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(TargetFileSizeMultiplier, 100, nameof(TargetFileSizeMultiplier));
         ArgumentOutOfRangeException.ThrowIfNegative(MaxCompactionBytes, nameof(MaxCompactionBytes));
+        ArgumentOutOfRangeException.ThrowIfNegative(CompressedSecondaryCacheSize, nameof(CompressedSecondaryCacheSize));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxOpenFiles, -1, nameof(MaxOpenFiles));
+        if (MaxOpenFiles == 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxOpenFiles), 0, "MaxOpenFiles is -1 (unlimited) or a positive count.");
+        }
+        if (CompressedSecondaryCacheCompression is not (KvCompressionType.None or KvCompressionType.Lz4 or KvCompressionType.Zstd))
+        {
+            throw new ArgumentException("The compressed secondary cache supports None, Lz4 and Zstd.", nameof(CompressedSecondaryCacheCompression));
+        }
         ArgumentNullException.ThrowIfNull(FileSystem);
     }
 }

@@ -107,6 +107,23 @@ public sealed class KvStatistics
         names[(int)Ticker.NoFileOpens] = "rocksdb.no.file.opens";
         names[(int)Ticker.BlockReads] = "kvengine.block.reads";
         names[(int)Ticker.BlockReadBytes] = "kvengine.block.read.bytes";
+        names[(int)Ticker.BlockCacheAdd] = "rocksdb.block.cache.add";
+        names[(int)Ticker.BlockCacheAddFailures] = "rocksdb.block.cache.add.failures";
+        names[(int)Ticker.BlockCacheDataHit] = "rocksdb.block.cache.data.hit";
+        names[(int)Ticker.BlockCacheDataMiss] = "rocksdb.block.cache.data.miss";
+        names[(int)Ticker.BlockCacheIndexHit] = "rocksdb.block.cache.index.hit";
+        names[(int)Ticker.BlockCacheIndexMiss] = "rocksdb.block.cache.index.miss";
+        names[(int)Ticker.BlockCacheFilterHit] = "rocksdb.block.cache.filter.hit";
+        names[(int)Ticker.BlockCacheFilterMiss] = "rocksdb.block.cache.filter.miss";
+        names[(int)Ticker.BlockCacheBytesInsert] = "rocksdb.block.cache.bytes.insert";
+        names[(int)Ticker.BlockCacheInsertRequestedBytes] = "kvengine.block.cache.insert.requested.bytes";
+        names[(int)Ticker.BlockCacheInsertAllocatedBytes] = "kvengine.block.cache.insert.allocated.bytes";
+        names[(int)Ticker.SecondaryCacheHits] = "rocksdb.secondary.cache.hits";
+        names[(int)Ticker.SecondaryCacheMisses] = "kvengine.secondary.cache.misses";
+        names[(int)Ticker.CompressedSecondaryCacheDummyHits] = "rocksdb.compressed.secondary.cache.dummy.hits";
+        names[(int)Ticker.CompressedSecondaryCacheHits] = "rocksdb.compressed.secondary.cache.hits";
+        names[(int)Ticker.SecondaryCachePromotedRequestedBytes] = "kvengine.secondary.cache.promoted.requested.bytes";
+        names[(int)Ticker.SecondaryCachePromotedAllocatedBytes] = "kvengine.secondary.cache.promoted.allocated.bytes";
         foreach (string n in names)
         {
             if (n == null)

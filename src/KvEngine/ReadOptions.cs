@@ -11,6 +11,9 @@ public sealed class ReadOptions
     /// <summary>Verify the checksum of every data block read from a table (true, as in RocksDB).</summary>
     public bool VerifyChecksums { get; set; } = true;
 
+    /// <summary>Insert the blocks this read loads into the block cache (true, as in RocksDB); false still uses cached blocks.</summary>
+    public bool FillCache { get; set; } = true;
+
     /// <summary>Iterators stop before keys smaller than this (inclusive lower bound); null: none.</summary>
     public byte[]? IterateLowerBound { get; set; }
 

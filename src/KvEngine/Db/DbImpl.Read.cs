@@ -30,7 +30,7 @@ internal sealed partial class DbImpl
             else
             {
                 stats?.Record(Ticker.MemtableMiss);
-                found = state.Version.TryGet(_tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level) &&
+                found = state.Version.TryGet(_tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache) &&
                     CheckType(type);
                 if (stats != null && level >= 0)
                 {
@@ -61,13 +61,13 @@ internal sealed partial class DbImpl
             }
             foreach (Manifest.FileMetaData f in v.Files(0))
             {
-                children.Add(_tables.Get(f).NewIterator(options.VerifyChecksums));
+                children.Add(_tables.Get(f, 0).NewIterator(options.VerifyChecksums, options.FillCache));
             }
             for (int level = 1; level < Version.NumLevels; level++)
             {
                 if (v.NumFiles(level) > 0)
                 {
-                    children.Add(new LevelFiles(_tables, v.Files(level), options.VerifyChecksums).CreateIterator());
+                    children.Add(new LevelFiles(_tables, v.Files(level), options.VerifyChecksums, options.FillCache).CreateIterator());
                 }
             }
             var merged = new MergingIterator(children.ToArray());

@@ -41,6 +41,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly TableOptions _tableOptions;
     private readonly VersionSet _versions;
     private readonly TableCache _tables;
+    private readonly KvBlockCache? _ownedBlockCache;
     private readonly SnapshotList _snapshots = new();
     private readonly KvStatistics? _stats;
     private readonly object _mutex = new();
@@ -69,8 +70,15 @@ internal sealed partial class DbImpl : IDisposable
         _options = options;
         _fs = options.FileSystem;
         _dbLock = dbLock;
+        _ownedBlockCache = options.BlockCache == null
+            ? new KvBlockCache(KvBlockCache.DefaultCapacity, compressedSecondaryCacheSize: options.CompressedSecondaryCacheSize,
+                compressedSecondaryCacheCompression: options.CompressedSecondaryCacheCompression, compressedSecondaryCacheSplit: options.CompressedSecondaryCacheSplit)
+            : null;
         _tableOptions = new TableOptions
         {
+            BlockCache = (options.BlockCache ?? _ownedBlockCache)!.Primary,
+            CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
+            PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
             BlockSize = options.BlockSize,
             BlockRestartInterval = options.BlockRestartInterval,
             Compression = (Compression.CompressionType)(byte)options.Compression,
@@ -84,7 +92,7 @@ internal sealed partial class DbImpl : IDisposable
         _compactionOptions = CompactionOptions.From(options);
         _picker = new CompactionPicker(_compactionOptions);
         _versions = new VersionSet(dir, _fs);
-        _tables = new TableCache(dir, _fs, _tableOptions, options.Statistics);
+        _tables = new TableCache(dir, _fs, _tableOptions, options.Statistics, options.MaxOpenFiles);
         _mem = NewMemTable();
         _readState = new ReadState(_mem, Array.Empty<MemTable>(), _versions.Current);
     }
@@ -173,6 +181,7 @@ internal sealed partial class DbImpl : IDisposable
             }
         }
         _tables.Dispose();
+        _ownedBlockCache?.Dispose();
         _versions.Dispose();
         _groupBatch.Dispose();
         _backgroundWake.Dispose();

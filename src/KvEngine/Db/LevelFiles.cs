@@ -12,12 +12,14 @@ internal sealed class LevelFiles : ITableIteratorFactory
     private readonly TableCache _tables;
     private readonly IReadOnlyList<FileMetaData> _files;
     private readonly bool _verifyChecksums;
+    private readonly bool _fillCache;
 
-    public LevelFiles(TableCache tables, IReadOnlyList<FileMetaData> files, bool verifyChecksums)
+    public LevelFiles(TableCache tables, IReadOnlyList<FileMetaData> files, bool verifyChecksums, bool fillCache = true)
     {
         _tables = tables;
         _files = files;
         _verifyChecksums = verifyChecksums;
+        _fillCache = fillCache;
     }
 
     /// <summary>A level iterator over these files.</summary>
@@ -33,5 +35,5 @@ internal sealed class LevelFiles : ITableIteratorFactory
         return new LevelIterator(smallest, largest, this);
     }
 
-    public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums);
+    public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache);
 }

@@ -11,7 +11,9 @@ namespace KvEngine.Db;
 /// so no reader in use is ever closed. Lookups on a hit are lock-free; opening takes a lock so a
 /// file is opened once. A table with range tombstones is refused with <see cref="KvException"/>:
 /// reads do not apply them yet, and ignoring them would resurrect deleted keys. Every read a
-/// tombstone could affect opens its table, because a table's key range covers its tombstones. (A bounded cache, max_open_files, comes with the block cache.)
+/// tombstone could affect opens its table, because a table's key range covers its tombstones.
+/// With max_open_files set, an <see cref="OpenFileLimiter"/> closes idle readers' files beyond the
+/// bound (readers stay; their next read reopens the file).
 /// </summary>
 internal sealed class TableCache : IDisposable
 {
@@ -22,18 +24,36 @@ internal sealed class TableCache : IDisposable
     private readonly object _openGate = new();
 
     private readonly KvStatistics? _stats;
+    private readonly OpenFileLimiter? _limiter;
 
-    public TableCache(string dir, IFileSystem fs, TableOptions options, KvStatistics? stats)
+    /// <summary>
+    /// <paramref name="maxOpenFiles"/> is RocksDB's max_open_files: -1 keeps every table file open;
+    /// otherwise (raised to at least 20, as RocksDB does) at most maxOpenFiles - 10 table files stay
+    /// open while idle (10 are left for the WAL, MANIFEST and others, as RocksDB reserves).
+    /// </summary>
+    public TableCache(string dir, IFileSystem fs, TableOptions options, KvStatistics? stats, int maxOpenFiles = -1)
     {
         _dir = dir;
         _fs = fs;
         _options = options;
         _stats = stats;
+        if (maxOpenFiles != -1)
+        {
+            _limiter = new OpenFileLimiter(Math.Max(maxOpenFiles, 20) - 10, path => _fs.OpenRandomAccess(path));
+        }
     }
+
+    /// <summary>Table files open now (without a limit: the readers' count).</summary>
+    public int OpenFiles => _limiter?.OpenFiles ?? _readers.Count;
 
     public int Count => _readers.Count;
 
-    public TableReader Get(FileMetaData file)
+    /// <summary>
+    /// The reader of <paramref name="file"/>, opened on first use. <paramref name="level"/> is the
+    /// file's level when the caller knows it (-1 otherwise): a level-0 table opened here pins its
+    /// cached index and filter under PinL0FilterAndIndexBlocksInCache.
+    /// </summary>
+    public TableReader Get(FileMetaData file, int level = -1)
     {
         if (_readers.TryGetValue(file.Number, out TableReader? reader))
         {
@@ -57,7 +77,7 @@ internal sealed class TableCache : IDisposable
             }
             try
             {
-                reader = TableReader.Open(f, (long)file.FileSize, _options, path);
+                reader = TableReader.Open(f, (long)file.FileSize, _options, path, pinMetaBlocks: level == 0 && _options.PinL0FilterAndIndexBlocksInCache, _limiter);
             }
             catch
             {

@@ -78,13 +78,13 @@ internal sealed class Version
     /// where (-1 when not found).
     /// </summary>
     public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
-        bool verifyChecksums, out ValueType type, out int foundLevel)
+        bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache = true)
     {
         foundLevel = 0;
         foreach (FileMetaData f in _levels[0])
         {
             if (InRange(f, userKey) &&
-                tables.Get(f).TryGet(userKey, sequence, value, out type, verifyChecksums))
+                tables.Get(f, 0).TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache))
             {
                 return true;
             }
@@ -98,7 +98,7 @@ internal sealed class Version
             }
             int i = FindFile(files, userKey);
             if (i < files.Length && InRange(files[i], userKey) &&
-                tables.Get(files[i]).TryGet(userKey, sequence, value, out type, verifyChecksums))
+                tables.Get(files[i]).TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache))
             {
                 foundLevel = level;
                 return true;

@@ -1,4 +1,6 @@
 using System.Buffers;
+using KvEngine.Cache;
+using KvEngine.Memory;
 using KvEngine.Util;
 
 namespace KvEngine.Table;
@@ -12,32 +14,72 @@ namespace KvEngine.Table;
 ///   footer := (1 &lt;&lt; 31) | n
 /// </code>
 /// The hash index is skipped (binary search over the restarts is always used).
-/// Owns <see cref="Data"/>: when it was rented from <see cref="ArrayPool{T}.Shared"/>, Dispose
-/// returns it, after which no cursor may use the block. Immutable otherwise; concurrent readers are
-/// fine until Dispose.
+/// The bytes live in a managed array (metadata blocks; pooled arrays from
+/// <see cref="ArrayPool{T}.Shared"/> are returned by Dispose) or in a <see cref="NativeBuffer"/>
+/// (data blocks, which the block cache holds and charges at the buffer's usable size; Dispose or
+/// <see cref="Free"/> frees it). After Dispose no cursor may use the block. Immutable otherwise;
+/// concurrent readers are fine until Dispose.
 /// </summary>
-internal sealed class Block : IDisposable
+internal sealed unsafe class Block : CacheValue, IDisposable
 {
     private const int MaxBlockSizeWithHashIndex = 1 << 16;
     private readonly string _fileName;
     private readonly string _kind;
     private readonly ulong _offset;
+    private readonly CacheEntryRole _role;
+    private byte[] _array;
+    private NativeBuffer _native;
+    private byte* _pointer;
     private bool _pooled;
 
     /// <summary>Wraps <paramref name="data"/>[0..<paramref name="length"/>); throws <see cref="KvCorruptionException"/> when malformed.</summary>
     public Block(byte[] data, int length, bool pooled, bool isDataBlock, string fileName, string kind = "", ulong offset = 0)
     {
-        Data = data;
+        _array = data;
         Length = length;
         _fileName = fileName;
         _kind = kind;
         _offset = offset;
         _pooled = pooled;
+        _role = isDataBlock ? CacheEntryRole.Data : CacheEntryRole.Index;
+        (RestartsOffset, NumRestarts) = Parse(data.AsSpan(0, length), isDataBlock);
+    }
+
+    /// <summary>
+    /// Takes ownership of <paramref name="contents"/> (freed by Dispose, and at once when the
+    /// contents are malformed: then <see cref="KvCorruptionException"/> is thrown).
+    /// </summary>
+    public Block(NativeBuffer contents, CacheEntryRole role, string fileName, string kind, ulong offset)
+    {
+        _array = [];
+        _native = contents;
+        _pointer = contents.Pointer;
+        Length = contents.Length;
+        _fileName = fileName;
+        _kind = kind;
+        _offset = offset;
+        _role = role;
+        try
+        {
+            (RestartsOffset, NumRestarts) = Parse(new ReadOnlySpan<byte>(_pointer, Length), role == CacheEntryRole.Data);
+        }
+        catch
+        {
+            _native.Dispose();
+            _native = default;
+            _pointer = null;
+            throw;
+        }
+    }
+
+    private (int RestartsOffset, int NumRestarts) Parse(ReadOnlySpan<byte> data, bool isDataBlock)
+    {
+        int length = data.Length;
         if (length < 4)
         {
             Throw(Source, $"block of {length} bytes is too short for its restart count");
         }
-        uint footer = Coding.DecodeFixed32(data.AsSpan(length - 4));
+        uint footer = Coding.DecodeFixed32(data[(length - 4)..]);
         long restartsEnd = length - 4;
         uint restarts = footer;
         if (isDataBlock && length <= MaxBlockSizeWithHashIndex && (footer & 0x8000_0000u) != 0)
@@ -59,13 +101,21 @@ internal sealed class Block : IDisposable
         {
             Throw(Source, "block has entries but no restart points");
         }
-        RestartsOffset = (int)restartsOffset;
-        NumRestarts = (int)restarts;
+        return ((int)restartsOffset, (int)restarts);
     }
 
-    public byte[] Data { get; private set; }
+    /// <summary>The block's bytes (valid until Dispose).</summary>
+    public override ReadOnlySpan<byte> Contents => _pointer != null ? new ReadOnlySpan<byte>(_pointer, Length) : _array.AsSpan(0, Length);
 
-    /// <summary>Bytes of block content in <see cref="Data"/>.</summary>
+    public override CacheEntryRole Role => _role;
+
+    public override long RequestedBytes => _native.IsAllocated ? _native.Length : Length;
+
+    public override long AllocatedBytes => _native.IsAllocated ? _native.UsableSize : _array.Length;
+
+    public override bool CanDemote => true;
+
+    /// <summary>Bytes of block content in the block.</summary>
     public int Length { get; }
 
     /// <summary>Offset of the restart array, which is also where the entries end.</summary>
@@ -79,7 +129,7 @@ internal sealed class Block : IDisposable
     /// <summary>The offset of restart point <paramref name="index"/>; corruption when it points outside the entries.</summary>
     public int RestartPoint(int index)
     {
-        uint offset = Coding.DecodeFixed32(Data.AsSpan(RestartsOffset + (4 * index)));
+        uint offset = Coding.DecodeFixed32(Contents[(RestartsOffset + (4 * index))..]);
         if (offset >= (uint)RestartsOffset)
         {
             Throw(Source, $"restart point {index} at {offset} lies outside the entries");
@@ -87,14 +137,23 @@ internal sealed class Block : IDisposable
         return (int)offset;
     }
 
+    public override void Free() => Dispose();
+
     public void Dispose()
     {
         if (_pooled)
         {
             _pooled = false;
-            byte[] data = Data;
-            Data = [];
+            byte[] data = _array;
+            _array = [];
             ArrayPool<byte>.Shared.Return(data);
+        }
+        if (_native.IsAllocated)
+        {
+            NativeBuffer native = _native;
+            _native = default;
+            _pointer = null;
+            native.Dispose();
         }
     }
 

@@ -18,7 +18,6 @@ namespace KvEngine.Table;
 internal struct BlockCursor : IDisposable
 {
     private Block _block;
-    private byte[] _data;
     private int _restarts;
     private int _numRestarts;
     private BlockKeyFormat _keyFormat;
@@ -36,7 +35,6 @@ internal struct BlockCursor : IDisposable
     public BlockCursor(Block block, BlockKeyFormat keyFormat, IndexValueFormat valueFormat = IndexValueFormat.NotIndex, bool indexHasFirstKey = false)
     {
         _block = block;
-        _data = block.Data;
         _restarts = block.RestartsOffset;
         _numRestarts = block.RestartsOffset == 0 ? 0 : block.NumRestarts; // no entries: nothing to seek
         _keyFormat = keyFormat;
@@ -54,7 +52,6 @@ internal struct BlockCursor : IDisposable
     public void Reset(Block block)
     {
         _block = block;
-        _data = block.Data;
         _restarts = block.RestartsOffset;
         _numRestarts = block.RestartsOffset == 0 ? 0 : block.NumRestarts; // no entries: nothing to seek
         _handle = default;
@@ -65,7 +62,7 @@ internal struct BlockCursor : IDisposable
 
     public readonly ReadOnlySpan<byte> Key => _key.AsSpan(0, _keyLength);
 
-    public readonly ReadOnlySpan<byte> Value => _data.AsSpan(_valueOffset, _valueLength);
+    public readonly ReadOnlySpan<byte> Value => _block.Contents.Slice(_valueOffset, _valueLength);
 
     /// <summary>The current entry's block handle (index blocks only).</summary>
     public readonly BlockHandle Handle => _handle;
@@ -100,7 +97,6 @@ internal struct BlockCursor : IDisposable
     /// <summary>Forgets the block (whose buffer is about to be released); the cursor stays invalid until <see cref="Reset"/>.</summary>
     public void Detach()
     {
-        _data = [];
         _restarts = 0;
         _numRestarts = 0;
         Invalidate();
@@ -223,7 +219,7 @@ internal struct BlockCursor : IDisposable
     private readonly ReadOnlySpan<byte> RestartKey(int index)
     {
         int p = _block.RestartPoint(index);
-        ReadOnlySpan<byte> entries = _data.AsSpan(0, _restarts);
+        ReadOnlySpan<byte> entries = _block.Contents[.._restarts];
         if (!Coding.TryDecodeVarint32(entries[p..], out uint shared, out int n1)
             || !Coding.TryDecodeVarint32(entries[(p + n1)..], out uint nonShared, out int n2))
         {
@@ -257,7 +253,7 @@ internal struct BlockCursor : IDisposable
             Invalidate();
             return false;
         }
-        ReadOnlySpan<byte> entries = _data.AsSpan(0, _restarts);
+        ReadOnlySpan<byte> entries = _block.Contents[.._restarts];
         if (!Coding.TryDecodeVarint32(entries[p..], out uint shared, out int n1)
             || !Coding.TryDecodeVarint32(entries[(p + n1)..], out uint nonShared, out int n2))
         {

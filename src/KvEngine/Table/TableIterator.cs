@@ -3,25 +3,31 @@ using KvEngine.Iterators;
 namespace KvEngine.Table;
 
 /// <summary>
-/// Two-level iterator over a table: a cursor over the in-memory index picks data blocks, read
-/// through <see cref="TableReader.ReadBlock"/>; a cursor walks the current block. Empty blocks are
-/// skipped in both directions. Owns the current data block (released on each block change and on
-/// Dispose). Not thread-safe.
+/// Two-level iterator over a table: a cursor over the index block (leased for the iterator's
+/// lifetime from <see cref="TableReader.AcquireIndex"/>) picks data blocks, taken
+/// through <see cref="TableReader.ReadDataBlock"/> (the block cache); a cursor walks the current
+/// block. Empty blocks are skipped in both directions. Holds a lease on the current data block
+/// (released on each block change and on Dispose). Not thread-safe.
 /// </summary>
 internal sealed class TableIterator : InternalIterator
 {
     private readonly TableReader _table;
     private readonly bool _verifyChecksums;
+    private readonly bool _fillCache;
+    private readonly BlockLease _indexLease;
     private BlockCursor _index;
     private BlockCursor _data;
+    private BlockLease _lease;
     private Block? _dataBlock;
     private BlockHandle _dataHandle;
 
-    public TableIterator(TableReader table, bool verifyChecksums)
+    public TableIterator(TableReader table, bool verifyChecksums, bool fillCache = true)
     {
         _table = table;
         _verifyChecksums = verifyChecksums;
-        _index = table.NewIndexCursor();
+        _fillCache = fillCache;
+        _indexLease = table.AcquireIndex(fillCache);
+        _index = table.NewIndexCursor(_indexLease.Block);
     }
 
     public override bool Valid => _dataBlock != null && _data.Valid;
@@ -96,6 +102,7 @@ internal sealed class TableIterator : InternalIterator
             ReleaseDataBlock();
             _data.Dispose();
             _index.Dispose();
+            _indexLease.Release();
         }
         base.Dispose(disposing);
     }
@@ -156,7 +163,8 @@ internal sealed class TableIterator : InternalIterator
             return true;
         }
         ReleaseDataBlock();
-        Block block = _table.ReadBlock(handle, _verifyChecksums);
+        _lease = _table.ReadDataBlock(handle, _verifyChecksums, _fillCache);
+        Block block = _lease.Block;
         _dataBlock = block;
         _dataHandle = handle;
         if (_data.Block == null)
@@ -175,8 +183,10 @@ internal sealed class TableIterator : InternalIterator
         if (_dataBlock != null)
         {
             _data.Detach();
-            _dataBlock.Dispose();
             _dataBlock = null;
+            BlockLease lease = _lease;
+            _lease = default;
+            lease.Release();
         }
     }
 }

@@ -55,6 +55,18 @@ internal sealed record TableOptions
     /// <summary>Reader limit on a block's declared uncompressed size; larger claims count as corruption.</summary>
     public int MaxUncompressedBlockSize { get; init; } = 256 << 20;
 
+    /// <summary>Cache for data blocks read (and index and filter blocks with <see cref="CacheIndexAndFilterBlocks"/>); null reads every block from the file.</summary>
+    public Cache.LruCache? BlockCache { get; init; }
+
+    /// <summary>Index and filter blocks live in <see cref="BlockCache"/> (high priority) instead of the reader.</summary>
+    public bool CacheIndexAndFilterBlocks { get; init; }
+
+    /// <summary>With <see cref="CacheIndexAndFilterBlocks"/>, level-0 tables keep their index and filter pinned in the cache while open.</summary>
+    public bool PinL0FilterAndIndexBlocksInCache { get; init; }
+
+    /// <summary>Where readers allocate the native buffers holding data blocks.</summary>
+    public NativeAllocator BlockAllocator { get; init; } = NativeAllocator.Shared;
+
     /// <summary>Where readers count filter results and block reads; null counts nothing.</summary>
     public KvStatistics? Statistics { get; init; }
 

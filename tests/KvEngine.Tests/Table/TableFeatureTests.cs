@@ -183,10 +183,12 @@ public class TableFeatureTests
         Assert.True(reader.TryGet("k00000"u8, 1, value2, out _, true));
         Assert.Equal(entries[0].Value, value2.WrittenSpan.ToArray());
         // The first data block's trailer says "no compression".
-        BlockCursor index = reader.NewIndexCursor();
+        BlockLease lease = reader.AcquireIndex(fillCache: true);
+        BlockCursor index = reader.NewIndexCursor(lease.Block);
         index.SeekToFirst();
         BlockHandle first = index.Handle;
         index.Dispose();
+        lease.Release();
         Assert.Equal((byte)CompressionType.None, table[(int)(first.Offset + first.Size)]);
         Assert.Equal("LZ4", reader.Properties.CompressionName);
     }

@@ -1,0 +1,10 @@
+namespace KvEngine.Cache;
+
+/// <summary>What a cache entry holds; decides statistics, priority and how the secondary cache stores it.</summary>
+internal enum CacheEntryRole : byte
+{
+    Data,
+    Index,
+    Filter,
+    Other,
+}

@@ -1,0 +1,192 @@
+using System.Buffers;
+using KvEngine.Compression;
+using KvEngine.Memory;
+
+namespace KvEngine.Cache;
+
+/// <summary>
+/// RocksDB 7.8's compressed secondary cache: an <see cref="LruCache"/> of
+/// <see cref="CompressedSecondaryEntry"/>s below the block cache. Admission: the first demotion of
+/// a key leaves a <see cref="CachePlaceholder"/> (charged only the entry overhead), the second
+/// stores the value, compressed (filters raw; a compression that saves nothing keeps the raw bytes)
+/// and cut into size-class chunks when <see cref="CompressedSecondaryCacheOptions.Split"/>.
+/// A promotion merges, checks the CRC, decompresses into a new native buffer and erases the entry;
+/// a corrupt entry is erased and reported as a miss.
+/// Thread-safe (the inner cache's locks; compression runs outside them).
+/// </summary>
+internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
+{
+    private readonly CompressedSecondaryCacheOptions _options;
+    private readonly LruCache _cache;
+    private long _corruptDropped;
+
+    public CompressedSecondaryCache(CompressedSecondaryCacheOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        _options = options;
+        if (options.Compression == CompressionType.Lz4)
+        {
+            Lz4Codec.EnsureAvailable();
+        }
+        else if (options.Compression == CompressionType.Zstd)
+        {
+            ZstdCodec.EnsureAvailable();
+        }
+        _cache = new LruCache(new LruCacheOptions
+        {
+            Capacity = options.Capacity,
+            NumShardBits = options.NumShardBits,
+            HighPriPoolRatio = 0,
+            EntryOverheadBytes = options.EntryOverheadBytes,
+        });
+    }
+
+    public CompressedSecondaryCacheOptions Options => _options;
+
+    /// <summary>The inner cache (usage, counts).</summary>
+    public LruCache Inner => _cache;
+
+    /// <summary>Corrupt entries found and dropped by lookups.</summary>
+    public long CorruptEntriesDropped => Interlocked.Read(ref _corruptDropped);
+
+    public void Demote(in CacheKey key, CacheValue value)
+    {
+        LruHandle? h = _cache.Lookup(key);
+        if (h == null)
+        {
+            _cache.Insert(key, CachePlaceholder.Instance, CachePriority.Low);
+            return;
+        }
+        bool placeholder = h.Value is CachePlaceholder;
+        _cache.Release(h);
+        if (!placeholder)
+        {
+            return; // already stored
+        }
+        CompressedSecondaryEntry entry = Compress(value.Contents, value.Role);
+        _cache.Insert(key, entry, CachePriority.Low);
+    }
+
+    public bool TryPromote(in CacheKey key, out NativeBuffer contents, out CacheEntryRole role, KvStatistics? stats)
+    {
+        contents = default;
+        role = default;
+        LruHandle? h = _cache.Lookup(key);
+        if (h == null)
+        {
+            stats?.Record(Ticker.SecondaryCacheMisses);
+            return false;
+        }
+        if (h.Value is not CompressedSecondaryEntry entry)
+        {
+            _cache.Release(h);
+            stats?.Record(Ticker.CompressedSecondaryCacheDummyHits);
+            stats?.Record(Ticker.SecondaryCacheMisses);
+            return false;
+        }
+        bool ok;
+        try
+        {
+            ok = TryMaterialize(entry, out contents);
+            role = entry.Role;
+        }
+        finally
+        {
+            _cache.Release(h);
+        }
+        _cache.Erase(key);
+        if (!ok)
+        {
+            Interlocked.Increment(ref _corruptDropped);
+            stats?.Record(Ticker.SecondaryCacheMisses);
+            return false;
+        }
+        if (stats != null)
+        {
+            stats.Record(Ticker.SecondaryCacheHits);
+            stats.Record(Ticker.CompressedSecondaryCacheHits);
+            stats.Record(Ticker.SecondaryCachePromotedRequestedBytes, entry.RequestedBytes);
+            stats.Record(Ticker.SecondaryCachePromotedAllocatedBytes, entry.AllocatedBytes);
+        }
+        return true;
+    }
+
+    public void Dispose() => _cache.Dispose();
+
+    /// <summary>Builds the stored form of <paramref name="raw"/> (see the type's comment).</summary>
+    internal CompressedSecondaryEntry Compress(ReadOnlySpan<byte> raw, CacheEntryRole role)
+    {
+        CompressionType type = role == CacheEntryRole.Filter ? CompressionType.None : _options.Compression;
+        if (type == CompressionType.None || raw.Length == 0)
+        {
+            return CompressedSecondaryEntry.Create(raw, raw.Length, CompressionType.None, role, _options.Allocator, _options.Split);
+        }
+        int bound = type == CompressionType.Lz4 ? Lz4Codec.CompressBound(raw.Length) : (int)ZstdCodec.CompressBound((nuint)raw.Length);
+        byte[] scratch = ArrayPool<byte>.Shared.Rent(bound);
+        try
+        {
+            int n;
+            if (type == CompressionType.Lz4)
+            {
+                n = Lz4Codec.Compress(raw, scratch, _options.CompressionLevel > 0 ? _options.CompressionLevel : 1);
+            }
+            else
+            {
+                nuint r = ZstdCodec.Compress(raw, scratch, _options.CompressionLevel > 0 ? _options.CompressionLevel : 3);
+                n = ZstdCodec.IsError(r) ? 0 : (int)r;
+            }
+            if (n <= 0 || n >= raw.Length)
+            {
+                return CompressedSecondaryEntry.Create(raw, raw.Length, CompressionType.None, role, _options.Allocator, _options.Split);
+            }
+            return CompressedSecondaryEntry.Create(scratch.AsSpan(0, n), raw.Length, type, role, _options.Allocator, _options.Split);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(scratch);
+        }
+    }
+
+    /// <summary>Merges, verifies and decompresses <paramref name="entry"/> into a new buffer; false (nothing allocated) when it is corrupt.</summary>
+    internal bool TryMaterialize(CompressedSecondaryEntry entry, out NativeBuffer contents)
+    {
+        contents = default;
+        byte[] merged = ArrayPool<byte>.Shared.Rent(Math.Max(1, entry.StoredLength));
+        try
+        {
+            Span<byte> stored = merged.AsSpan(0, entry.StoredLength);
+            if (!entry.TryMerge(stored))
+            {
+                return false;
+            }
+            NativeBuffer output = _options.Allocator.Allocate(entry.UncompressedLength);
+            bool good;
+            switch (entry.Compression)
+            {
+                case CompressionType.None:
+                    stored.CopyTo(output.Span);
+                    good = true;
+                    break;
+                case CompressionType.Lz4:
+                    good = Lz4Codec.Decompress(stored, output.Span) == entry.UncompressedLength;
+                    break;
+                default:
+                    nuint r = ZstdCodec.Decompress(stored, output.Span);
+                    good = !ZstdCodec.IsError(r) && (int)r == entry.UncompressedLength;
+                    break;
+            }
+            if (!good)
+            {
+                output.Dispose();
+                return false;
+            }
+            contents = output;
+            return true;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(merged);
+        }
+    }
+}

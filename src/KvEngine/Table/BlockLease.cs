@@ -1,0 +1,40 @@
+using KvEngine.Cache;
+
+namespace KvEngine.Table;
+
+/// <summary>
+/// A block in use by one reader: a block cache entry (released back to the cache), a block owned
+/// by this lease alone (disposed), or a block borrowed from its table reader (nothing to do).
+/// Release exactly once. A readonly value; copies share the one lease.
+/// </summary>
+internal readonly struct BlockLease
+{
+    private readonly LruHandle? _handle;
+    private readonly LruCache? _cache;
+    private readonly bool _owned;
+
+    public BlockLease(Block block, LruHandle? handle, LruCache? cache, bool owned = true)
+    {
+        Block = block;
+        _handle = handle;
+        _cache = cache;
+        _owned = owned;
+    }
+
+    public Block Block { get; }
+
+    /// <summary>True when the block came from (or went into) the cache.</summary>
+    public bool IsCached => _handle != null;
+
+    public void Release()
+    {
+        if (_handle != null)
+        {
+            _cache!.Release(_handle);
+        }
+        else if (_owned)
+        {
+            Block.Dispose();
+        }
+    }
+}

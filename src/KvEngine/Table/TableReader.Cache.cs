@@ -1,0 +1,179 @@
+using System.Buffers;
+using KvEngine.Cache;
+using KvEngine.Filters;
+using KvEngine.Memory;
+
+namespace KvEngine.Table;
+
+/// <summary>The block cache side of <see cref="TableReader"/>: data, index and filter blocks through <see cref="TableOptions.BlockCache"/>.</summary>
+internal sealed partial class TableReader
+{
+    /// <summary>The index block: the reader's own, the pinned cache entry, or looked up (and on a miss read and, with <paramref name="fillCache"/>, inserted at high priority).</summary>
+    internal BlockLease AcquireIndex(bool fillCache)
+    {
+        if (_indexBlock != null)
+        {
+            return new BlockLease(_indexBlock, null, null, owned: false);
+        }
+        if (_pinnedIndex != null)
+        {
+            return new BlockLease((Block)_pinnedIndex.Value, null, null, owned: false);
+        }
+        LruCache cache = _options.BlockCache!;
+        var key = new CacheKey(_cacheId, _indexHandle.Offset);
+        LruHandle? h = cache.Lookup(key, this, CachePriority.High, _options.Statistics, out _);
+        if (h != null)
+        {
+            RecordHit(CacheEntryRole.Index);
+            return new BlockLease((Block)h.Value, h, cache);
+        }
+        RecordMiss(CacheEntryRole.Index);
+        Block block = ReadNativeBlock(_indexHandle, verifyChecksum: true, CacheEntryRole.Index);
+        if (fillCache && cache.TryInsert(key, block, CachePriority.High, out h))
+        {
+            RecordInsert(block, h!);
+            return new BlockLease(block, h, cache);
+        }
+        if (fillCache)
+        {
+            _options.Statistics?.Record(Ticker.BlockCacheAddFailures);
+        }
+        return new BlockLease(block, null, null);
+    }
+
+    /// <summary>
+    /// The data block at <paramref name="handle"/>: from the block cache, or read and (with
+    /// <paramref name="fillCache"/>) inserted. The caller releases the lease.
+    /// </summary>
+    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache)
+    {
+        LruCache? cache = _options.BlockCache;
+        if (cache == null)
+        {
+            return new BlockLease(ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data), null, null);
+        }
+        KvStatistics? stats = _options.Statistics;
+        var key = new CacheKey(_cacheId, handle.Offset);
+        LruHandle? h = cache.Lookup(key, this, CachePriority.Low, stats, out _);
+        if (h != null)
+        {
+            RecordHit(CacheEntryRole.Data);
+            return new BlockLease((Block)h.Value, h, cache);
+        }
+        RecordMiss(CacheEntryRole.Data);
+        Block block = ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
+        if (!fillCache)
+        {
+            return new BlockLease(block, null, null);
+        }
+        if (cache.TryInsert(key, block, CachePriority.Low, out h))
+        {
+            RecordInsert(block, h!);
+            return new BlockLease(block, h, cache);
+        }
+        stats?.Record(Ticker.BlockCacheAddFailures);
+        return new BlockLease(block, null, null);
+    }
+
+    /// <summary>Rebuilds a block promoted from the secondary cache (see <see cref="ICacheValueFactory"/>).</summary>
+    public CacheValue Create(NativeBuffer contents, in CacheKey key, CacheEntryRole role)
+    {
+        if (role != CacheEntryRole.Filter)
+        {
+            return new Block(contents, role, FileName, role == CacheEntryRole.Data ? "data" : "index", key.Offset);
+        }
+        try
+        {
+            return new FilterCacheValue(new FastLocalBloomNativeReader(contents, _filterNumProbes), contents.Length + FastLocalBloomMath.MetadataLength);
+        }
+        catch (ArgumentException e)
+        {
+            contents.Dispose();
+            throw new KvCorruptionException($"{FileName}: filter promoted from the secondary cache is malformed: {e.Message}", e);
+        }
+    }
+
+    private IFilterBitsReader LoadFilter(BlockHandle handle, out int length)
+    {
+        byte[] bytes = ReadBlockContents(handle, verifyChecksum: true, pooled: true, "filter", out length);
+        try
+        {
+            return _options.FilterPolicy!.LoadReader(bytes.AsSpan(0, length), _options.FilterAllocator);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(bytes);
+        }
+    }
+
+    private void RecordHit(CacheEntryRole role)
+    {
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockCacheHit);
+            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexHit, CacheEntryRole.Filter => Ticker.BlockCacheFilterHit, _ => Ticker.BlockCacheDataHit });
+        }
+    }
+
+    private void RecordMiss(CacheEntryRole role)
+    {
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockCacheMiss);
+            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexMiss, CacheEntryRole.Filter => Ticker.BlockCacheFilterMiss, _ => Ticker.BlockCacheDataMiss });
+        }
+    }
+
+    private void RecordInsert(CacheValue value, LruHandle handle)
+    {
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockCacheAdd);
+            stats.Record(Ticker.BlockCacheBytesInsert, handle.Charge);
+            stats.Record(Ticker.BlockCacheInsertRequestedBytes, value.RequestedBytes);
+            stats.Record(Ticker.BlockCacheInsertAllocatedBytes, value.AllocatedBytes);
+        }
+    }
+
+    private bool CachedFilterMayMatch(ReadOnlySpan<byte> userKey, bool fillCache)
+    {
+        LruCache cache = _options.BlockCache!;
+        KvStatistics? stats = _options.Statistics;
+        var key = new CacheKey(_cacheId, _filterHandle.Offset);
+        LruHandle? h = cache.Lookup(key, this, CachePriority.High, stats, out _);
+        if (h != null)
+        {
+            RecordHit(CacheEntryRole.Filter);
+            try
+            {
+                return ((FilterCacheValue)h.Value).Reader.MayMatch(userKey);
+            }
+            finally
+            {
+                cache.Release(h);
+            }
+        }
+        RecordMiss(CacheEntryRole.Filter);
+        var value = new FilterCacheValue(LoadFilter(_filterHandle, out int length), length);
+        try
+        {
+            return value.Reader.MayMatch(userKey);
+        }
+        finally
+        {
+            if (fillCache && cache.TryInsert(key, value, CachePriority.High, out h))
+            {
+                RecordInsert(value, h!);
+                cache.Release(h!);
+            }
+            else
+            {
+                if (fillCache)
+                {
+                    stats?.Record(Ticker.BlockCacheAddFailures);
+                }
+                value.Free();
+            }
+        }
+    }
+}
