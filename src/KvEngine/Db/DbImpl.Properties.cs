@@ -76,6 +76,12 @@ internal sealed partial class DbImpl
                     {
                         return (_flushRunning ? 1 : 0).ToString(c);
                     }
+                case "rocksdb.block-cache-capacity":
+                    return _blockCache.Capacity.ToString(c);
+                case "rocksdb.block-cache-usage":
+                    return _blockCache.Usage.ToString(c);
+                case "rocksdb.block-cache-pinned-usage":
+                    return _blockCache.PinnedUsage.ToString(c);
                 case "rocksdb.background-errors":
                     return (_backgroundError == null ? 0 : 1).ToString(c);
                 case "kvengine.latest-sequence-number":

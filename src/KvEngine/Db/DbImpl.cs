@@ -42,6 +42,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly VersionSet _versions;
     private readonly TableCache _tables;
     private readonly KvBlockCache? _ownedBlockCache;
+    private readonly KvBlockCache _blockCache;
     private readonly SnapshotList _snapshots = new();
     private readonly KvStatistics? _stats;
     private readonly object _mutex = new();
@@ -76,7 +77,7 @@ internal sealed partial class DbImpl : IDisposable
             : null;
         _tableOptions = new TableOptions
         {
-            BlockCache = (options.BlockCache ?? _ownedBlockCache)!.Primary,
+            BlockCache = (_blockCache = (options.BlockCache ?? _ownedBlockCache)!).Primary,
             CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
             PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
             BlockSize = options.BlockSize,

@@ -62,3 +62,26 @@ public class StatisticsTests
 
     private static byte[] Key(int i) => System.Text.Encoding.ASCII.GetBytes($"key{i:D6}");
 }
+
+public class BlockCachePropertyTests
+{
+    [Fact]
+    public void BlockCachePropertiesReportCapacityAndUsage()
+    {
+        var fs = new FaultInjectionFileSystem();
+        fs.CreateDirectory("/p");
+        using var cache = new KvBlockCache(4 << 20);
+        using var db = KvDb.Open("/p/db", new KvOptions { FileSystem = fs, BlockCache = cache });
+        Assert.Equal((4 << 20).ToString(System.Globalization.CultureInfo.InvariantCulture), db.GetProperty("rocksdb.block-cache-capacity"));
+        Assert.Equal("0", db.GetProperty("rocksdb.block-cache-usage"));
+        for (int i = 0; i < 500; i++)
+        {
+            db.Put(System.Text.Encoding.ASCII.GetBytes($"k{i:D5}"), new byte[100]);
+        }
+        db.Flush();
+        Assert.NotNull(db.Get("k00042"u8));
+        long usage = long.Parse(db.GetProperty("rocksdb.block-cache-usage")!, System.Globalization.CultureInfo.InvariantCulture);
+        Assert.True(usage > 0 && usage == cache.Usage, $"usage {usage}, cache {cache.Usage}");
+        Assert.Equal("0", db.GetProperty("rocksdb.block-cache-pinned-usage"));
+    }
+}
