@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Numerics;
+using KvEngine.Util;
 
 namespace KvEngine.Table;
 
@@ -11,16 +12,16 @@ namespace KvEngine.Table;
 /// </summary>
 internal static class LegacyXxHash
 {
-    private const uint P32_1 = 0x9E3779B1U;
-    private const uint P32_2 = 0x85EBCA77U;
-    private const uint P32_3 = 0xC2B2AE3DU;
-    private const uint P32_4 = 0x27D4EB2FU;
-    private const uint P32_5 = 0x165667B1U;
-    private const ulong P64_1 = 0x9E3779B185EBCA87UL;
-    private const ulong P64_2 = 0xC2B2AE3D27D4EB4FUL;
-    private const ulong P64_3 = 0x165667B19E3779F9UL;
-    private const ulong P64_4 = 0x85EBCA77C2B2AE63UL;
-    private const ulong P64_5 = 0x27D4EB2F165667C5UL;
+    private const uint P32_1 = (uint)XxHashConstants.Prime32_1;
+    private const uint P32_2 = (uint)XxHashConstants.Prime32_2;
+    private const uint P32_3 = (uint)XxHashConstants.Prime32_3;
+    private const uint P32_4 = (uint)XxHashConstants.Prime32_4;
+    private const uint P32_5 = (uint)XxHashConstants.Prime32_5;
+    private const ulong P64_1 = XxHashConstants.Prime64_1;
+    private const ulong P64_2 = XxHashConstants.Prime64_2;
+    private const ulong P64_3 = XxHashConstants.Prime64_3;
+    private const ulong P64_4 = XxHashConstants.Prime64_4;
+    private const ulong P64_5 = XxHashConstants.Prime64_5;
 
     /// <summary>XXH32(head ++ tail, seed 0); <paramref name="tail"/> must be at most 16 bytes.</summary>
     public static uint Hash32(ReadOnlySpan<byte> head, ReadOnlySpan<byte> tail)

@@ -1,15 +1,18 @@
 namespace KvEngine.Util;
 
 /// <summary>
-/// Constants shared by <see cref="XxHash3"/> (released XXH3, block checksums) and
-/// <see cref="Filters.XxPh3"/> (RocksDB's preview XXH3, filter hashing): the xxHash primes and the
-/// 192-byte default secret (kSecret). Immutable.
+/// Constants shared by <see cref="XxHash3"/> (released XXH3, block checksums),
+/// <see cref="Filters.XxPh3"/> (RocksDB's preview XXH3, filter hashing) and
+/// <see cref="Table.LegacyXxHash"/> (XXH32/XXH64 checksums): the xxHash primes and the 192-byte
+/// default secret (kSecret). Immutable.
 /// </summary>
 internal static class XxHashConstants
 {
     public const ulong Prime32_1 = 0x9E3779B1UL;
     public const ulong Prime32_2 = 0x85EBCA77UL;
     public const ulong Prime32_3 = 0xC2B2AE3DUL;
+    public const ulong Prime32_4 = 0x27D4EB2FUL;
+    public const ulong Prime32_5 = 0x165667B1UL;
     public const ulong Prime64_1 = 0x9E3779B185EBCA87UL;
     public const ulong Prime64_2 = 0xC2B2AE3D27D4EB4FUL;
     public const ulong Prime64_3 = 0x165667B19E3779F9UL;
