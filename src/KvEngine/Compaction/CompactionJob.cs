@@ -131,6 +131,7 @@ internal sealed class CompactionJob
             edit.AddFile(_c.OutputLevel, f);
             written += (long)f.FileSize;
         }
+        AddCursor(_c, edit);
         return new CompactionJobResult
         {
             Edit = edit,
@@ -150,7 +151,27 @@ internal sealed class CompactionJob
         FileMetaData f = c.StartInputs[0];
         edit.DeleteFile(c.StartLevel, f.Number);
         edit.AddFile(c.OutputLevel, f);
+        AddCursor(c, edit);
         return edit;
+    }
+
+    /// <summary>The edit of FIFO's deletion compaction: the inputs leave the tree.</summary>
+    public static VersionEdit DeletionEdit(Compaction c)
+    {
+        var edit = new VersionEdit();
+        foreach (FileMetaData f in c.StartInputs)
+        {
+            edit.DeleteFile(c.StartLevel, f.Number);
+        }
+        return edit;
+    }
+
+    private static void AddCursor(Compaction c, VersionEdit edit)
+    {
+        if (c.CompactCursor != null)
+        {
+            edit.AddCompactCursor(c.StartLevel, c.CompactCursor);
+        }
     }
 
     private InternalIterator OpenInputs()
