@@ -27,6 +27,17 @@ internal sealed partial class CompactionPicker
         return score;
     }
 
+    /// <summary>
+    /// FIFO's "compaction pending": the size limit is exceeded, or (compaction allowed) a run of
+    /// level-0 files qualifies for merging. Unlike the score, never true while nothing can be picked.
+    /// </summary>
+    private bool FifoNeedsCompaction(Version v) =>
+        v.LevelBytes(0) > _options.FifoMaxTableFilesSize ||
+        (_options.FifoAllowCompaction && FindIntraLevel0Run(v.Files(0), _options.Level0FileNumCompactionTrigger,
+            MaxBytesPerDeletedFile, _options.MaxCompactionBytes) > 0);
+
+    private long MaxBytesPerDeletedFile => (long)Math.Min(long.MaxValue / 2, _options.WriteBufferSize * 1.1);
+
     private Compaction? PickFifo(Version v)
     {
         IReadOnlyList<FileMetaData> files = v.Files(0);
@@ -54,8 +65,7 @@ internal sealed partial class CompactionPicker
         {
             return null;
         }
-        long maxBytesPerDeletedFile = (long)Math.Min(long.MaxValue / 2, _options.WriteBufferSize * 1.1);
-        int count = FindIntraLevel0Run(files, _options.Level0FileNumCompactionTrigger, maxBytesPerDeletedFile,
+        int count = FindIntraLevel0Run(files, _options.Level0FileNumCompactionTrigger, MaxBytesPerDeletedFile,
             _options.MaxCompactionBytes);
         if (count == 0)
         {

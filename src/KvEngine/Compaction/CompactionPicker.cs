@@ -84,6 +84,10 @@ internal sealed partial class CompactionPicker
     /// <summary>True when some level's score is at least 1 (RocksDB's "compaction pending").</summary>
     public bool NeedsCompaction(Version v)
     {
+        if (_options.Style == CompactionStyle.Fifo)
+        {
+            return FifoNeedsCompaction(v);
+        }
         foreach (double s in ComputeScores(v, LevelTargets.Compute(v, _options)))
         {
             if (s >= 1)

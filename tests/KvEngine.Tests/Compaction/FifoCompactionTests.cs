@@ -53,7 +53,9 @@ public sealed class FifoCompactionTests
             Assert.Equal(filesWritten, Files(db, 0));
             IReadOnlyList<FileMetaData> before = db.Impl.Versions.Current.Files(0); // newest first
             Assert.True(db.Impl.Versions.Current.LevelBytes(0) > limit);
+            Assert.Equal("1", db.GetProperty("rocksdb.compaction-pending"));
             db.CompactRange(null, null);
+            Assert.Equal("0", db.GetProperty("rocksdb.compaction-pending"));
 
             Version v = db.Impl.Versions.Current;
             for (int level = 1; level < Version.NumLevels; level++)
@@ -120,6 +122,7 @@ public sealed class FifoCompactionTests
         }
         Assert.Equal(5, Files(db, 0));
         ulong oldFile = db.Impl.Versions.Current.Files(0)[^1].Number;
+        Assert.Equal("1", db.GetProperty("rocksdb.compaction-pending"));
 
         db.CompactRange(null, null);
 
@@ -134,6 +137,7 @@ public sealed class FifoCompactionTests
         {
             Assert.Equal($"v{f}", System.Text.Encoding.ASCII.GetString(db.Get(K($"small{f}"))!));
         }
+        Assert.Equal("0", db.GetProperty("rocksdb.compaction-pending"));
         db.CompactRange(null, null); // two files: below the trigger, nothing to merge
         Assert.Equal(2, Files(db, 0));
     }
