@@ -43,6 +43,10 @@ internal sealed class BenchFlags
     public bool LevelCompactionDynamicFileSize { get; private set; } = true;
     public bool LevelCompactionDynamicLevelBytes { get; private set; }
     public bool OptimizeFiltersForMemory { get; private set; }
+    public Compaction.CompactionStyle CompactionStyle { get; private set; } = Compaction.CompactionStyle.Level;
+    public Compaction.CompactionPri CompactionPri { get; private set; } = Compaction.CompactionPri.MinOverlappingRatio;
+    public long FifoMaxTableFilesSizeMb { get; private set; }
+    public bool FifoAllowCompaction { get; private set; }
     public FilterBenchFlags Filter { get; } = new();
     public CacheBenchFlags Cache { get; } = new();
     public long CacheSize { get; private set; } = KvBlockCache.DefaultCapacity;
@@ -123,11 +127,23 @@ internal sealed class BenchFlags
             case "level_compaction_dynamic_file_size": LevelCompactionDynamicFileSize = Bool(v, raw); break;
             case "level_compaction_dynamic_level_bytes": LevelCompactionDynamicLevelBytes = Bool(v, raw); break;
             case "compaction_style":
-                if (Long(v, raw, 0) != 0)
+                CompactionStyle = Long(v, raw, 0) switch
                 {
-                    throw Bad(raw, "KvEngine has leveled compaction (0) only; universal (1) and FIFO (2) are not built yet");
-                }
+                    0 => Compaction.CompactionStyle.Level,
+                    2 => Compaction.CompactionStyle.Fifo,
+                    _ => throw Bad(raw, "KvEngine has leveled (0) and FIFO (2) compaction; universal (1) is not built yet"),
+                };
                 break;
+            case "compaction_pri":
+                CompactionPri = Long(v, raw, 0) switch
+                {
+                    3 => Compaction.CompactionPri.MinOverlappingRatio,
+                    4 => Compaction.CompactionPri.RoundRobin,
+                    _ => throw Bad(raw, "KvEngine picks files by kMinOverlappingRatio (3) or kRoundRobin (4)"),
+                };
+                break;
+            case "fifo_compaction_max_table_files_size_mb": FifoMaxTableFilesSizeMb = Long(v, raw, 0); break;
+            case "fifo_compaction_allow_compaction": FifoAllowCompaction = Bool(v, raw); break;
             default:
                 _ = Filter.TrySet(name, v) || Cache.TrySet(name, v) ? 0 : throw Bad(raw, "unknown flag");
                 break;

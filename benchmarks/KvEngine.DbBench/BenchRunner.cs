@@ -89,6 +89,11 @@ internal sealed class BenchRunner
         DisableAutoCompactions = _f.DisableAutoCompactions,
         LevelCompactionDynamicFileSize = _f.LevelCompactionDynamicFileSize,
         LevelCompactionDynamicLevelBytes = _f.LevelCompactionDynamicLevelBytes,
+        CompactionStyle = _f.CompactionStyle,
+        CompactionPri = _f.CompactionPri,
+        // db_bench's default 0 MB leaves RocksDB's 1 GiB.
+        FifoMaxTableFilesSize = _f.FifoMaxTableFilesSizeMb > 0 ? _f.FifoMaxTableFilesSizeMb << 20 : 1L << 30,
+        FifoAllowCompaction = _f.FifoAllowCompaction,
     });
 
     private void RunOne(string name)
@@ -104,12 +109,19 @@ internal sealed class BenchRunner
             "seekrandom" => SeekRandom,
             "deleterandom" => DeleteRandom,
             "readwhilewriting" => ReadRandom,
-            "stats" => null,
+            "stats" or "sstables" or "waitforcompaction" => null,
             _ => throw new ArgumentException($"unknown benchmark '{name}'"),
         };
         if (method == null)
         {
-            Console.WriteLine(_db!.GetProperty("rocksdb.stats"));
+            if (name == "waitforcompaction")
+            {
+                WaitForCompaction();
+            }
+            else
+            {
+                Console.WriteLine(name == "stats" ? _db!.GetProperty("rocksdb.stats") : SsTables());
+            }
             return;
         }
         bool fresh = name is "fillseq" or "fillrandom" or "fillsync";
@@ -391,5 +403,31 @@ internal sealed class BenchRunner
         Console.WriteLine(string.Create(s_c, $"Compression: {_f.CompressionType}"));
         Console.WriteLine(string.Create(s_c, $"Threads:    {_f.Threads}"));
         Console.WriteLine("------------------------------------------------");
+    }
+
+    /// <summary>db_bench's waitforcompaction: until no flush or compaction runs or is pending.</summary>
+    private void WaitForCompaction()
+    {
+        while (_db!.GetProperty("rocksdb.compaction-pending") != "0" || _db.GetProperty("rocksdb.num-running-compactions") != "0" ||
+            _db.GetProperty("rocksdb.num-running-flushes") != "0")
+        {
+            Thread.Sleep(100);
+        }
+    }
+
+    /// <summary>db_bench's sstables: the live table files per level, one " number:size" line each.</summary>
+    private string SsTables()
+    {
+        var sb = new System.Text.StringBuilder();
+        Db.Version v = _db!.Impl.Versions.Current;
+        for (int level = 0; level < Db.Version.NumLevels; level++)
+        {
+            sb.Append("--- level ").Append(level).Append(" ---\n");
+            foreach (Manifest.FileMetaData f in v.Files(level))
+            {
+                sb.Append(' ').Append(f.Number).Append(':').Append(f.FileSize).Append('\n');
+            }
+        }
+        return sb.ToString();
     }
 }

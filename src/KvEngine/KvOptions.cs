@@ -130,6 +130,26 @@ public sealed class KvOptions
     /// files stay open while idle; the least recently read are closed and reopened on demand.
     /// </summary>
     public int MaxOpenFiles { get; set; } = -1;
+    /// <summary>Leveled (the default) or FIFO compaction (RocksDB: compaction_style).</summary>
+    internal Compaction.CompactionStyle CompactionStyle { get; set; } = Compaction.CompactionStyle.Level;
+
+    /// <summary>
+    /// Which file of a level a leveled compaction picks: the one overlapping the fewest next-level
+    /// bytes per byte (the default) or round robin (RocksDB: compaction_pri).
+    /// </summary>
+    internal Compaction.CompactionPri CompactionPri { get; set; } = Compaction.CompactionPri.MinOverlappingRatio;
+
+    /// <summary>
+    /// FIFO: total table bytes above which the oldest files are deleted (RocksDB:
+    /// compaction_options_fifo.max_table_files_size, 1 GiB).
+    /// </summary>
+    internal long FifoMaxTableFilesSize { get; set; } = 1L << 30;
+
+    /// <summary>
+    /// FIFO: merge runs of small new level-0 files into one (RocksDB:
+    /// compaction_options_fifo.allow_compaction, false).
+    /// </summary>
+    internal bool FifoAllowCompaction { get; set; }
 
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
@@ -184,6 +204,15 @@ public sealed class KvOptions
         {
             throw new ArgumentException("The compressed secondary cache supports None, Lz4 and Zstd.", nameof(CompressedSecondaryCacheCompression));
         }
+        if (!Enum.IsDefined(CompactionStyle))
+        {
+            throw new ArgumentException($"Unsupported compaction style {(int)CompactionStyle} (leveled 0 and FIFO 2 are built).", nameof(CompactionStyle));
+        }
+        if (!Enum.IsDefined(CompactionPri))
+        {
+            throw new ArgumentException($"Unsupported compaction priority {(int)CompactionPri} (3 and 4 are built).", nameof(CompactionPri));
+        }
+        ArgumentOutOfRangeException.ThrowIfLessThan(FifoMaxTableFilesSize, 1, nameof(FifoMaxTableFilesSize));
         ArgumentNullException.ThrowIfNull(FileSystem);
     }
 }

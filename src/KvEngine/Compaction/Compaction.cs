@@ -54,7 +54,8 @@ internal sealed class Compaction
 
     public CompactionReason Reason { get; }
 
-    public long TargetFileSize { get; }
+    /// <summary>Output file size target (RocksDB's for the output level; intra-level-0 FIFO: unbounded).</summary>
+    public long TargetFileSize { get; init; }
 
     public long MaxCompactionBytes { get; }
 
@@ -71,6 +72,17 @@ internal sealed class Compaction
 
     /// <summary>Score of the start level when picked (0 for manual compactions).</summary>
     public double Score { get; init; }
+
+    /// <summary>
+    /// FIFO's deletion compaction: the inputs are dropped from the tree, nothing is read or written.
+    /// </summary>
+    public bool IsDeletion { get; init; }
+
+    /// <summary>
+    /// Round robin: the start level's new compact cursor (the largest internal key of the inputs),
+    /// logged with the compaction's edit; null when the picker keeps no cursor.
+    /// </summary>
+    public byte[]? CompactCursor { get; init; }
 
     public IEnumerable<FileMetaData> AllInputs()
     {

@@ -4,6 +4,7 @@ using KvEngine.Iterators;
 using KvEngine.Manifest;
 using KvEngine.Util;
 
+using ValueType = KvEngine.Format.ValueType;
 using Version = KvEngine.Db.Version;
 
 namespace KvEngine.Compaction;
@@ -15,6 +16,9 @@ namespace KvEngine.Compaction;
 /// <see cref="CompactionOutputCutter"/> says (only between user keys, so a user key never spans two
 /// files of a level). Every output is fsynced, then the directory once; the result carries the
 /// VersionEdit that deletes the inputs and adds the outputs, for the database to log atomically.
+/// When nothing lies below the output level in the compaction's range, values every snapshot sees
+/// are written with sequence number 0 (at most one entry per user key qualifies: the stripe filter
+/// keeps one entry at or below the earliest snapshot).
 /// On failure or cancellation every output written so far is deleted and the exception propagates.
 /// A trivial move never gets here. Not thread-safe; one thread runs a job.
 /// </summary>
@@ -55,6 +59,8 @@ internal sealed class CompactionJob
         var cutter = new CompactionOutputCutter(_c.Grandparents, _c.TargetFileSize, _c.MaxCompactionBytes, _c.DynamicFileSize, bottommost);
         using var filter = new SnapshotStripeFilter(_snapshots);
         using var lastOutputUserKey = new ByteBuffer(64);
+        using var zeroedKey = new ByteBuffer(64);
+        ulong earliestSnapshot = _snapshots.Length > 0 ? _snapshots[0] : InternalKeys.MaxSequenceNumber;
         bool haveOutputKey = false;
         try
         {
@@ -87,6 +93,15 @@ internal sealed class CompactionJob
                     string path = FileNames.TableFile(_env.Directory, number);
                     paths.Add(path);
                     current = new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions);
+                }
+                if (bottommost && InternalKeys.Sequence(key) <= earliestSnapshot && InternalKeys.Type(key) == ValueType.Value)
+                {
+                    // Every reader sees this value and nothing older exists below: its sequence
+                    // number is no longer needed, and zero compresses better (RocksDB does the same).
+                    zeroedKey.Clear();
+                    zeroedKey.Append(userKey);
+                    zeroedKey.AppendFixed64(InternalKeys.PackTrailer(0, ValueType.Value));
+                    key = zeroedKey.WrittenSpan;
                 }
                 current.Add(key, input.Value);
                 keysOut++;
@@ -131,6 +146,7 @@ internal sealed class CompactionJob
             edit.AddFile(_c.OutputLevel, f);
             written += (long)f.FileSize;
         }
+        AddCursor(_c, edit);
         return new CompactionJobResult
         {
             Edit = edit,
@@ -150,7 +166,27 @@ internal sealed class CompactionJob
         FileMetaData f = c.StartInputs[0];
         edit.DeleteFile(c.StartLevel, f.Number);
         edit.AddFile(c.OutputLevel, f);
+        AddCursor(c, edit);
         return edit;
+    }
+
+    /// <summary>The edit of FIFO's deletion compaction: the inputs leave the tree.</summary>
+    public static VersionEdit DeletionEdit(Compaction c)
+    {
+        var edit = new VersionEdit();
+        foreach (FileMetaData f in c.StartInputs)
+        {
+            edit.DeleteFile(c.StartLevel, f.Number);
+        }
+        return edit;
+    }
+
+    private static void AddCursor(Compaction c, VersionEdit edit)
+    {
+        if (c.CompactCursor != null)
+        {
+            edit.AddCompactCursor(c.StartLevel, c.CompactCursor);
+        }
     }
 
     private InternalIterator OpenInputs()

@@ -1,7 +1,7 @@
 namespace KvEngine.Compaction;
 
 /// <summary>
-/// The tuning values of leveled compaction, copied from <see cref="KvOptions"/> at open (RocksDB's
+/// The tuning values of compaction, copied from <see cref="KvOptions"/> at open (RocksDB's
 /// names). Immutable record; the defaults are RocksDB 7.8's.
 /// </summary>
 internal sealed record CompactionOptions
@@ -32,6 +32,19 @@ internal sealed record CompactionOptions
 
     public bool DisableAutoCompactions { get; init; }
 
+    public CompactionStyle Style { get; init; } = CompactionStyle.Level;
+
+    public CompactionPri Pri { get; init; } = CompactionPri.MinOverlappingRatio;
+
+    /// <summary>FIFO: total table bytes above which the oldest files are deleted.</summary>
+    public long FifoMaxTableFilesSize { get; init; } = 1L << 30;
+
+    /// <summary>FIFO: merge runs of small new level-0 files.</summary>
+    public bool FifoAllowCompaction { get; init; }
+
+    /// <summary>Memtable size; bounds the files FIFO's intra-level-0 compaction merges (x 1.1).</summary>
+    public long WriteBufferSize { get; init; } = 64L << 20;
+
     public static CompactionOptions From(KvOptions o) => new()
     {
         Level0FileNumCompactionTrigger = o.Level0FileNumCompactionTrigger,
@@ -45,6 +58,11 @@ internal sealed record CompactionOptions
         MaxCompactionBytes = o.MaxCompactionBytes > 0 ? o.MaxCompactionBytes : 25 * o.TargetFileSizeBase,
         LevelCompactionDynamicFileSize = o.LevelCompactionDynamicFileSize,
         DisableAutoCompactions = o.DisableAutoCompactions,
+        Style = o.CompactionStyle,
+        Pri = o.CompactionPri,
+        FifoMaxTableFilesSize = o.FifoMaxTableFilesSize,
+        FifoAllowCompaction = o.FifoAllowCompaction,
+        WriteBufferSize = o.WriteBufferSize,
     };
 
     /// <summary>Target output file size for <paramref name="level"/> (levels 0 and 1 use the base).</summary>

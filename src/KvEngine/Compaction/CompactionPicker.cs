@@ -7,23 +7,25 @@ using Version = KvEngine.Db.Version;
 namespace KvEngine.Compaction;
 
 /// <summary>
-/// Picks leveled compactions the way RocksDB's LevelCompactionPicker does, with round-robin file
-/// choice inside a level (a compact pointer per level, LevelDB style):
+/// Picks leveled compactions the way RocksDB's LevelCompactionPicker does (FIFO's picks are in
+/// CompactionPicker.Fifo.cs):
 /// <list type="bullet">
 /// <item>Scores: level 0 = max(files not being compacted / Level0FileNumCompactionTrigger,
 /// level-0 bytes / MaxBytesForLevelBase); level i (1..n-2) = bytes not being compacted / target.
 /// The highest score &gt;= 1 whose files can be picked wins.</item>
-/// <item>Level 0 compacts all its files into the base level; another level compacts the next file
-/// after its compact pointer (wrapping), expanded so no user key is split across the input
+/// <item>Level 0 compacts all its files into the base level; another level compacts, by
+/// <see cref="CompactionPri"/>, the free file with the fewest overlapping next-level bytes per byte
+/// (kMinOverlappingRatio) or the next file after the level's compact cursor (kRoundRobin), expanded so no user key is split across the input
 /// boundary (a clean cut), plus the overlapping files of the next level (also clean-cut), then grown
 /// on the start level while that adds no output-level file and stays under MaxCompactionBytes.</item>
 /// <item>Files being compacted are never picked again, and no two running compactions write
 /// overlapping key ranges of the same level.</item>
 /// </list>
-/// Not thread-safe: the database calls it under its mutex. The compact pointers live in memory
-/// only (after a reopen the round-robin restarts at the first file).
+/// Not thread-safe: the database calls it under its mutex. Round robin keeps each level's cursor
+/// in memory from the moment of the pick and in the MANIFEST with the compaction's edit, so after a
+/// reopen it continues from the version's cursor.
 /// </summary>
-internal sealed class CompactionPicker
+internal sealed partial class CompactionPicker
 {
     private readonly CompactionOptions _options;
     private readonly byte[]?[] _compactPointer;
@@ -46,6 +48,11 @@ internal sealed class CompactionPicker
     public double[] ComputeScores(Version v, LevelTargets targets)
     {
         var scores = new double[_options.NumLevels - 1];
+        if (_options.Style == CompactionStyle.Fifo)
+        {
+            scores[0] = FifoScore(v);
+            return scores;
+        }
         int l0Files = 0;
         long l0Bytes = 0;
         foreach (FileMetaData f in v.Files(0))
@@ -77,6 +84,10 @@ internal sealed class CompactionPicker
     /// <summary>True when some level's score is at least 1 (RocksDB's "compaction pending").</summary>
     public bool NeedsCompaction(Version v)
     {
+        if (_options.Style == CompactionStyle.Fifo)
+        {
+            return FifoNeedsCompaction(v);
+        }
         foreach (double s in ComputeScores(v, LevelTargets.Compute(v, _options)))
         {
             if (s >= 1)
@@ -93,6 +104,15 @@ internal sealed class CompactionPicker
     /// </summary>
     public Compaction? Pick(Version v)
     {
+        if (_options.Style == CompactionStyle.Fifo)
+        {
+            Compaction? fifo = PickFifo(v);
+            if (fifo != null)
+            {
+                Register(fifo);
+            }
+            return fifo;
+        }
         LevelTargets targets = LevelTargets.Compute(v, _options);
         double[] scores = ComputeScores(v, targets);
         var order = new int[scores.Length];
@@ -211,22 +231,11 @@ internal sealed class CompactionPicker
         {
             return null;
         }
-        int start = 0;
-        byte[]? pointer = _compactPointer[level];
-        if (pointer != null)
+        bool roundRobin = _options.Pri == CompactionPri.RoundRobin;
+        int[] order = roundRobin ? RoundRobinOrder(files, _compactPointer[level] ?? v.CompactCursor(level))
+            : MinOverlappingRatioOrder(files, v.Files(level + 1));
+        foreach (int i in order)
         {
-            while (start < files.Count && InternalKeyComparer.Compare(files[start].Largest, pointer) <= 0)
-            {
-                start++;
-            }
-            if (start == files.Count)
-            {
-                start = 0;
-            }
-        }
-        for (int k = 0; k < files.Count; k++)
-        {
-            int i = (start + k) % files.Count;
             if (_busy.Contains(files[i].Number))
             {
                 continue;
@@ -235,14 +244,82 @@ internal sealed class CompactionPicker
             int hi = i;
             ExpandToCleanCut(files, ref lo, ref hi);
             List<FileMetaData> inputs = Slice(files, lo, hi);
-            Compaction? c = Build(v, level, level + 1, inputs, CompactionReason.LevelMaxLevelSize, score, expand: true);
+            Compaction? c = Build(v, level, level + 1, inputs, CompactionReason.LevelMaxLevelSize, score, expand: true,
+                recordCursor: roundRobin);
             if (c != null)
             {
-                _compactPointer[level] = c.StartInputs[^1].Largest;
+                if (roundRobin)
+                {
+                    _compactPointer[level] = c.CompactCursor;
+                }
                 return c;
             }
         }
         return null;
+    }
+
+    /// <summary>File indexes starting after the first file whose largest key is past the cursor, wrapping.</summary>
+    private static int[] RoundRobinOrder(IReadOnlyList<FileMetaData> files, byte[]? cursor)
+    {
+        int start = 0;
+        if (cursor != null)
+        {
+            while (start < files.Count && InternalKeyComparer.Compare(files[start].Largest, cursor) <= 0)
+            {
+                start++;
+            }
+            if (start == files.Count)
+            {
+                start = 0;
+            }
+        }
+        var order = new int[files.Count];
+        for (int k = 0; k < order.Length; k++)
+        {
+            order[k] = (start + k) % files.Count;
+        }
+        return order;
+    }
+
+    /// <summary>
+    /// RocksDB's kMinOverlappingRatio order: file indexes by (bytes of the next level's files that
+    /// overlap the file's user-key range) x 1024 / (the file's size), ascending; ties in key order.
+    /// Both levels are sorted and disjoint, so one forward sweep finds every overlap.
+    /// </summary>
+    internal static int[] MinOverlappingRatioOrder(IReadOnlyList<FileMetaData> files, IReadOnlyList<FileMetaData> next)
+    {
+        var ratios = new ulong[files.Count];
+        var order = new int[files.Count];
+        int j = 0;
+        for (int i = 0; i < files.Count; i++)
+        {
+            order[i] = i;
+            ReadOnlySpan<byte> smallest = InternalKeys.UserKey(files[i].Smallest);
+            ReadOnlySpan<byte> largest = InternalKeys.UserKey(files[i].Largest);
+            while (j < next.Count && InternalKeys.UserKey(next[j].Largest).SequenceCompareTo(smallest) < 0)
+            {
+                j++;
+            }
+            ulong overlap = 0;
+            // The last overlapping file may also overlap the following input file: do not consume it.
+            for (int k = j; k < next.Count && InternalKeys.UserKey(next[k].Smallest).SequenceCompareTo(largest) <= 0; k++)
+            {
+                overlap += next[k].FileSize;
+            }
+            ratios[i] = overlap * 1024 / Math.Max(1UL, files[i].FileSize);
+        }
+        Array.Sort(ratios, order);
+        // Array.Sort is not stable: restore key order among equal ratios.
+        int runStart = 0;
+        for (int i = 1; i <= order.Length; i++)
+        {
+            if (i == order.Length || ratios[i] != ratios[runStart])
+            {
+                Array.Sort(order, runStart, i - runStart);
+                runStart = i;
+            }
+        }
+        return order;
     }
 
     /// <summary>
@@ -251,7 +328,7 @@ internal sealed class CompactionPicker
     /// candidate conflicts.
     /// </summary>
     private Compaction? Build(Version v, int level, int outputLevel, List<FileMetaData> inputs, CompactionReason reason,
-        double score, bool expand)
+        double score, bool expand, bool recordCursor = false)
     {
         if (AnyBusy(inputs))
         {
@@ -288,6 +365,7 @@ internal sealed class CompactionPicker
         return new Compaction(level, outputLevel, inputs.ToArray(), outputs.ToArray(), grandparents.ToArray(), _options, reason)
         {
             Score = score,
+            CompactCursor = recordCursor ? inputs[^1].Largest : null,
         };
     }
 

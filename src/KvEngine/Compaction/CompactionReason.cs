@@ -11,4 +11,10 @@ internal enum CompactionReason
 
     /// <summary>KvDb.CompactRange.</summary>
     ManualCompaction,
+
+    /// <summary>FIFO: the table files exceed their size limit; the oldest are deleted.</summary>
+    FifoMaxSize,
+
+    /// <summary>FIFO with compaction allowed: small new level-0 files merged into one.</summary>
+    FifoReduceNumFiles,
 }

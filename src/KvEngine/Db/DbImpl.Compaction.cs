@@ -173,7 +173,11 @@ internal sealed partial class DbImpl
         var stats = new LevelCompactionStats { Count = 1 };
         try
         {
-            if (c.IsTrivialMove)
+            if (c.IsDeletion)
+            {
+                _versions.LogAndApply(CompactionJob.DeletionEdit(c));
+            }
+            else if (c.IsTrivialMove)
             {
                 _versions.LogAndApply(CompactionJob.TrivialMoveEdit(c));
                 stats.BytesMoved = (long)c.StartInputs[0].FileSize;
@@ -248,7 +252,8 @@ internal sealed partial class DbImpl
     /// Flushes the memtable, then compacts every level holding keys in [begin, end] (user keys,
     /// null = unbounded) into the next one, down to the deepest such level (RocksDB's CompactRange
     /// without a bottommost-level rewrite). Runs on the calling thread; waits for background
-    /// compactions of the same files.
+    /// compactions of the same files. Under FIFO compaction it flushes and runs what the FIFO
+    /// picker asks for (RocksDB's FIFOCompactionPicker::CompactRange).
     /// </summary>
     public void CompactRange(byte[]? begin, byte[]? end)
     {
@@ -258,6 +263,11 @@ internal sealed partial class DbImpl
             throw new ArgumentException("The range's begin key is after its end key.", nameof(begin));
         }
         FlushCore(wait: true);
+        if (_compactionOptions.Style == CompactionStyle.Fifo)
+        {
+            RunCompactionsInline(); // FIFO keeps every file in level 0: run what the FIFO picker asks
+            return;
+        }
         lock (_mutex)
         {
             ThrowIfDisposed();

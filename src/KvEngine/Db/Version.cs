@@ -18,18 +18,26 @@ internal sealed class Version
 {
     public const int NumLevels = 7;
 
+    private static readonly byte[]?[] s_noCursors = new byte[NumLevels][];
+
     private readonly FileMetaData[][] _levels;
+    private readonly byte[]?[] _compactCursors;
     private readonly VersionSet? _owner;
     private int _refs;
 
-    public Version(VersionSet? owner, FileMetaData[][] levels)
+    public Version(VersionSet? owner, FileMetaData[][] levels, byte[]?[]? compactCursors = null)
     {
         if (levels.Length != NumLevels)
         {
             throw new ArgumentException($"A version has {NumLevels} levels.", nameof(levels));
         }
+        if (compactCursors != null && compactCursors.Length != NumLevels)
+        {
+            throw new ArgumentException($"A version has {NumLevels} compact cursors.", nameof(compactCursors));
+        }
         _owner = owner;
         _levels = levels;
+        _compactCursors = compactCursors ?? s_noCursors;
     }
 
     public static Version Empty(VersionSet? owner)
@@ -45,6 +53,12 @@ internal sealed class Version
     public IReadOnlyList<FileMetaData> Files(int level) => _levels[level];
 
     public int NumFiles(int level) => _levels[level].Length;
+
+    /// <summary>
+    /// The round-robin compact cursor of <paramref name="level"/> (an internal key; the next
+    /// compaction of the level starts after it), or null. Kept in the MANIFEST (tag 5).
+    /// </summary>
+    public byte[]? CompactCursor(int level) => _compactCursors[level];
 
     public long LevelBytes(int level)
     {

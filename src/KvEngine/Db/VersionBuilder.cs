@@ -6,17 +6,19 @@ namespace KvEngine.Db;
 /// <summary>
 /// Applies a sequence of <see cref="VersionEdit"/>s to a base <see cref="Version"/> and produces a
 /// new one, checking that edits are consistent (no file added twice, deleted files exist, deeper
-/// levels do not overlap). Inconsistency in a MANIFEST is corruption. Not thread-safe.
+/// levels do not overlap); the last compact cursor of each level wins. Inconsistency in a MANIFEST is corruption. Not thread-safe.
 /// </summary>
 internal sealed class VersionBuilder
 {
     private readonly Dictionary<ulong, FileMetaData>[] _levels;
+    private readonly byte[]?[] _compactCursors = new byte[Version.NumLevels][];
 
     public VersionBuilder(Version baseVersion)
     {
         _levels = new Dictionary<ulong, FileMetaData>[Version.NumLevels];
         for (int level = 0; level < Version.NumLevels; level++)
         {
+            _compactCursors[level] = baseVersion.CompactCursor(level);
             _levels[level] = new Dictionary<ulong, FileMetaData>();
             foreach (FileMetaData f in baseVersion.Files(level))
             {
@@ -52,6 +54,15 @@ internal sealed class VersionBuilder
             }
             _levels[level][file.Number] = file;
         }
+        foreach ((int level, byte[] key) in edit.CompactCursors)
+        {
+            CheckLevel(level);
+            if (key.Length < InternalKeys.TrailerSize)
+            {
+                throw new KvCorruptionException($"MANIFEST sets a malformed compact cursor for level {level}.");
+            }
+            _compactCursors[level] = key;
+        }
     }
 
     public Version Build(VersionSet? owner)
@@ -83,7 +94,7 @@ internal sealed class VersionBuilder
             }
             levels[level] = files;
         }
-        return new Version(owner, levels);
+        return new Version(owner, levels, (byte[]?[])_compactCursors.Clone());
     }
 
     private static void CheckLevel(int level)

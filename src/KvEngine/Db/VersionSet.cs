@@ -359,6 +359,10 @@ internal sealed class VersionSet : IDisposable
             {
                 snapshot.AddFile(level, f);
             }
+            if (v.CompactCursor(level) is byte[] cursor)
+            {
+                snapshot.AddCompactCursor(level, cursor);
+            }
         }
         snapshot.EncodeTo(buf);
         log.AddRecord(buf.WrittenSpan);

@@ -30,8 +30,45 @@ public sealed class CompactionJobTests
         db.CompactRange(null, null);
         Assert.Equal(0, Files(db, 0));
         var entries = Entries(db, _fs, 1);
-        Assert.Equal(new[] { ("j", 3UL, ValueType.Value), ("k", 2UL, ValueType.Value) }, entries);
+        // Level 1 is the bottom and no snapshot exists: the survivors' sequence numbers are zeroed.
+        Assert.Equal(new[] { ("j", 0UL, ValueType.Value), ("k", 0UL, ValueType.Value) }, entries);
         Assert.Equal(K("v2"), db.Get(K("k")));
+    }
+
+    [Fact]
+    public void SequenceNumbersAreZeroedOnlyAtTheBottomAndBelowTheEarliestSnapshot()
+    {
+        using KvDb db = Open();
+        for (int i = 0; i < 5; i++)
+        {
+            db.Put(K("k" + i), K("v" + i)); // seqs 1..5
+        }
+        db.Flush();
+        db.Put(K("k9"), K("v9"));        // seq 6: a second level-0 file, so level 0 -> 1 merges
+        db.Flush();
+        db.Impl.CompactLevel(0, 1, null, null);
+        Assert.All(Entries(db, _fs, 1), e => Assert.Equal(0UL, e.Seq)); // level 1 is the bottom
+        db.Impl.CompactLevel(1, 2, null, null); // a trivial move keeps them
+
+        db.Put(K("k1"), K("w1"));        // seq 7
+        db.Flush();
+        Snapshot s = db.GetSnapshot();   // sees seq 7
+        db.Put(K("k2"), K("w2"));        // seq 8, newer than the snapshot
+        db.Flush();
+        db.Impl.CompactLevel(0, 1, null, null);
+        // Level 2 lies below level 1: nothing is zeroed there.
+        Assert.Equal(new[] { ("k1", 7UL, ValueType.Value), ("k2", 8UL, ValueType.Value) }, Entries(db, _fs, 1));
+
+        db.Impl.CompactLevel(1, 2, null, null);
+        var bottom = Entries(db, _fs, 2);
+        Assert.Contains(("k1", 0UL, ValueType.Value), bottom); // the snapshot sees it: zeroed
+        Assert.Contains(("k2", 8UL, ValueType.Value), bottom); // newer than the snapshot: kept
+        Assert.Contains(("k2", 0UL, ValueType.Value), bottom); // the snapshot's k2 (already 0)
+        Assert.Equal(7, bottom.Count); // k0, k1 (w1 shadows v1), k2 twice (two stripes), k3, k4, k9
+        Assert.Equal(K("w1"), db.Get(K("k1"), new ReadOptions { Snapshot = s }));
+        Assert.Equal(K("v2"), db.Get(K("k2"), new ReadOptions { Snapshot = s }));
+        Assert.Equal(K("w2"), db.Get(K("k2")));
+        s.Dispose();
     }
 
     [Fact]
@@ -50,7 +87,8 @@ public sealed class CompactionJobTests
         db.Flush();
         db.CompactRange(null, null);
         var keys = Entries(db, _fs, 1).FindAll(e => e.Key == "k");
-        Assert.Equal(new[] { ("k", 4UL, ValueType.Deletion), ("k", 3UL, ValueType.Value), ("k", 1UL, ValueType.Value) }, keys);
+        // k@1 is seen by the earliest snapshot and nothing lies below level 1: its sequence becomes 0.
+        Assert.Equal(new[] { ("k", 4UL, ValueType.Deletion), ("k", 3UL, ValueType.Value), ("k", 0UL, ValueType.Value) }, keys);
         Assert.Equal(K("v1"), db.Get(K("k"), new ReadOptions { Snapshot = s1 }));
         Assert.Equal(K("v3"), db.Get(K("k"), new ReadOptions { Snapshot = s3 }));
         Assert.Null(db.Get(K("k")));

@@ -53,7 +53,7 @@ public sealed class CompactionPickerTests
     [Fact]
     public void OversizedLevelPicksRoundRobinWithNextLevelOverlap()
     {
-        var picker = new CompactionPicker(Options());
+        var picker = new CompactionPicker(Options() with { Pri = CompactionPri.RoundRobin });
         // Level 1: 15 MiB > 10 MiB target. Level 2 holds [c,d] under the second file.
         Version v = MakeVersion((1, File(1, "a", "b", 5 * Mb)), (1, File(2, "c", "d", 5 * Mb)), (1, File(3, "e", "f", 5 * Mb)),
             (2, File(20, "c", "c5", Mb)), (3, File(30, "a", "z", Mb)));
@@ -102,7 +102,8 @@ public sealed class CompactionPickerTests
     [Fact]
     public void StartLevelGrowsWhenTheOutputLevelOverlapStaysTheSame()
     {
-        var picker = new CompactionPicker(Options());
+        // Round robin starts at file 1 (the minimum overlapping ratio would take file 3: no overlap).
+        var picker = new CompactionPicker(Options() with { Pri = CompactionPri.RoundRobin });
         Version v = MakeVersion((1, File(1, "a", "b", 6 * Mb)), (1, File(2, "c", "d", 6 * Mb)), (1, File(3, "x", "y", Mb)),
             (2, File(20, "a", "e", Mb)));
         Picked c = picker.Pick(v)!;
@@ -110,7 +111,7 @@ public sealed class CompactionPickerTests
         Assert.Equal(new ulong[] { 20 }, Numbers(c.OutputInputs));
 
         // Not when the total would reach MaxCompactionBytes.
-        var small = new CompactionPicker(Options() with { MaxCompactionBytes = 10 * Mb });
+        var small = new CompactionPicker(Options() with { MaxCompactionBytes = 10 * Mb, Pri = CompactionPri.RoundRobin });
         Picked c2 = small.Pick(v)!;
         Assert.Equal(new ulong[] { 1 }, Numbers(c2.StartInputs));
     }
