@@ -202,20 +202,22 @@ internal sealed class CompactionJob
                         $"Table {f.Number} holds range deletions, which KvEngine's compaction does not support yet.");
                 }
             }
+            // Inputs are read with fillCache: false, as RocksDB compacts: their blocks would only
+            // evict hot ones, and the files are about to be deleted.
             if (_c.StartLevel == 0)
             {
                 foreach (FileMetaData f in _c.StartInputs)
                 {
-                    children.Add(_env.Tables.Get(f).NewIterator(verifyChecksums: true));
+                    children.Add(_env.Tables.Get(f).NewIterator(verifyChecksums: true, fillCache: false));
                 }
             }
             else
             {
-                children.Add(new LevelFiles(_env.Tables, _c.StartInputs, verifyChecksums: true).CreateIterator());
+                children.Add(new LevelFiles(_env.Tables, _c.StartInputs, verifyChecksums: true, fillCache: false).CreateIterator());
             }
             if (_c.OutputInputs.Length > 0)
             {
-                children.Add(new LevelFiles(_env.Tables, _c.OutputInputs, verifyChecksums: true).CreateIterator());
+                children.Add(new LevelFiles(_env.Tables, _c.OutputInputs, verifyChecksums: true, fillCache: false).CreateIterator());
             }
             return MergingIterator.Create(children.ToArray());
         }

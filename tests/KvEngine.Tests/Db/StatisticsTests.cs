@@ -85,3 +85,30 @@ public class BlockCachePropertyTests
         Assert.Equal("0", db.GetProperty("rocksdb.block-cache-pinned-usage"));
     }
 }
+
+public class CompactionCacheTests
+{
+    [Fact]
+    public void CompactionDoesNotFillTheBlockCache()
+    {
+        var fs = new FaultInjectionFileSystem();
+        fs.CreateDirectory("/c");
+        var stats = new KvStatistics();
+        using var cache = new KvBlockCache(4 << 20);
+        using var db = KvDb.Open("/c/db", new KvOptions { FileSystem = fs, BlockCache = cache, Statistics = stats, DisableAutoCompactions = true });
+        for (int round = 0; round < 3; round++)
+        {
+            for (int i = 0; i < 300; i++)
+            {
+                db.Put(System.Text.Encoding.ASCII.GetBytes($"k{(i * 7 + round) % 500:D5}"), new byte[100]);
+            }
+            db.Flush();
+        }
+        db.CompactRange(null, null);
+        Assert.Equal("0", db.GetProperty("rocksdb.num-files-at-level0"));
+        Assert.Equal(0, cache.Usage);
+        Assert.Equal(0, stats.GetTickerCount("rocksdb.block.cache.add"));
+        Assert.NotNull(db.Get("k00007"u8)); // a user read does fill it
+        Assert.True(cache.Usage > 0);
+    }
+}
