@@ -116,6 +116,12 @@ public sealed class KvStatistics
         names[(int)Ticker.BlockCacheFilterHit] = "rocksdb.block.cache.filter.hit";
         names[(int)Ticker.BlockCacheFilterMiss] = "rocksdb.block.cache.filter.miss";
         names[(int)Ticker.BlockCacheBytesInsert] = "rocksdb.block.cache.bytes.insert";
+        names[(int)Ticker.BlockCacheDataAdd] = "rocksdb.block.cache.data.add";
+        names[(int)Ticker.BlockCacheDataBytesInsert] = "rocksdb.block.cache.data.bytes.insert";
+        names[(int)Ticker.BlockCacheIndexAdd] = "rocksdb.block.cache.index.add";
+        names[(int)Ticker.BlockCacheIndexBytesInsert] = "rocksdb.block.cache.index.bytes.insert";
+        names[(int)Ticker.BlockCacheFilterAdd] = "rocksdb.block.cache.filter.add";
+        names[(int)Ticker.BlockCacheFilterBytesInsert] = "rocksdb.block.cache.filter.bytes.insert";
         names[(int)Ticker.BlockCacheInsertRequestedBytes] = "kvengine.block.cache.insert.requested.bytes";
         names[(int)Ticker.BlockCacheInsertAllocatedBytes] = "kvengine.block.cache.insert.allocated.bytes";
         names[(int)Ticker.SecondaryCacheHits] = "rocksdb.secondary.cache.hits";

@@ -31,7 +31,7 @@ internal sealed partial class TableReader
         Block block = ReadNativeBlock(_indexHandle, verifyChecksum: true, CacheEntryRole.Index);
         if (fillCache && cache.TryInsert(key, block, CachePriority.High, out h))
         {
-            RecordInsert(block, h!);
+            RecordInsert(block, h!, CacheEntryRole.Index);
             return new BlockLease(block, h, cache);
         }
         if (fillCache)
@@ -68,7 +68,7 @@ internal sealed partial class TableReader
         }
         if (cache.TryInsert(key, block, CachePriority.Low, out h))
         {
-            RecordInsert(block, h!);
+            RecordInsert(block, h!, CacheEntryRole.Data);
             return new BlockLease(block, h, cache);
         }
         stats?.Record(Ticker.BlockCacheAddFailures);
@@ -124,12 +124,20 @@ internal sealed partial class TableReader
         }
     }
 
-    private void RecordInsert(CacheValue value, LruHandle handle)
+    private void RecordInsert(CacheValue value, LruHandle handle, CacheEntryRole role)
     {
         if (_options.Statistics is { } stats)
         {
             stats.Record(Ticker.BlockCacheAdd);
             stats.Record(Ticker.BlockCacheBytesInsert, handle.Charge);
+            (Ticker add, Ticker bytes) = role switch
+            {
+                CacheEntryRole.Index => (Ticker.BlockCacheIndexAdd, Ticker.BlockCacheIndexBytesInsert),
+                CacheEntryRole.Filter => (Ticker.BlockCacheFilterAdd, Ticker.BlockCacheFilterBytesInsert),
+                _ => (Ticker.BlockCacheDataAdd, Ticker.BlockCacheDataBytesInsert),
+            };
+            stats.Record(add);
+            stats.Record(bytes, handle.Charge);
             stats.Record(Ticker.BlockCacheInsertRequestedBytes, value.RequestedBytes);
             stats.Record(Ticker.BlockCacheInsertAllocatedBytes, value.AllocatedBytes);
         }
@@ -163,7 +171,7 @@ internal sealed partial class TableReader
         {
             if (fillCache && cache.TryInsert(key, value, CachePriority.High, out h))
             {
-                RecordInsert(value, h!);
+                RecordInsert(value, h!, CacheEntryRole.Filter);
                 cache.Release(h!);
             }
             else

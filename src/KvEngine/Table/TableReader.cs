@@ -129,7 +129,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             }
             else
             {
-                RecordInsert(index, h!);
+                RecordInsert(index, h!, CacheEntryRole.Index);
                 if (pinMetaBlocks)
                 {
                     _pinnedIndex = h;
@@ -158,7 +158,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                 }
                 else
                 {
-                    RecordInsert(value, h!);
+                    RecordInsert(value, h!, CacheEntryRole.Filter);
                     if (pinMetaBlocks)
                     {
                         _pinnedFilter = h;
