@@ -15,6 +15,13 @@ public sealed class KvOptions
     /// <summary>Fail to open when a database already exists (RocksDB: error_if_exists).</summary>
     public bool ErrorIfExists { get; set; }
 
+    /// <summary>
+    /// How long a writer queued behind a group-commit leader spins (SpinWait iterations, with
+    /// yields) before it sleeps until woken (100; 0 sleeps at once). RocksDB's write thread spins
+    /// likewise (enable_write_thread_adaptive_yield).
+    /// </summary>
+    public int WriteThreadSpinIterations { get; set; } = 100;
+
     /// <summary>Bytes a memtable may hold before it becomes immutable and is flushed (64 MiB).</summary>
     public long WriteBufferSize { get; set; } = 64L << 20;
 
@@ -161,6 +168,7 @@ public sealed class KvOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(WriteBufferSize, 4096, nameof(WriteBufferSize));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(WriteBufferSize, 1L << 40, nameof(WriteBufferSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxWriteBufferNumber, 2, nameof(MaxWriteBufferNumber));
+        ArgumentOutOfRangeException.ThrowIfNegative(WriteThreadSpinIterations, nameof(WriteThreadSpinIterations));
         ArgumentOutOfRangeException.ThrowIfLessThan(BlockSize, 256, nameof(BlockSize));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(BlockSize, 64 << 20, nameof(BlockSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(BlockRestartInterval, 1, nameof(BlockRestartInterval));

@@ -19,7 +19,14 @@ internal sealed class WriteRequest
 
     public TaskCompletionSource? Completion { get; private set; }
 
-    public bool Done { get; set; }
+    private volatile bool _done;
+
+    /// <summary>Set under the mutex by the leader; read without it by a spinning waiter.</summary>
+    public bool Done
+    {
+        get => _done;
+        set => _done = value;
+    }
 
     public Exception? Error { get; set; }
 
