@@ -48,8 +48,10 @@ internal sealed record CompactionOptions
     public static CompactionOptions From(KvOptions o) => new()
     {
         Level0FileNumCompactionTrigger = o.Level0FileNumCompactionTrigger,
-        Level0SlowdownWritesTrigger = o.Level0SlowdownWritesTrigger,
-        Level0StopWritesTrigger = o.Level0StopWritesTrigger,
+        // FIFO deletes level-0 files itself when they are too many bytes: RocksDB's SanitizeOptions
+        // turns the level-0 write stalls off for it, and so do we.
+        Level0SlowdownWritesTrigger = o.CompactionStyle == CompactionStyle.Fifo ? int.MaxValue : o.Level0SlowdownWritesTrigger,
+        Level0StopWritesTrigger = o.CompactionStyle == CompactionStyle.Fifo ? int.MaxValue : o.Level0StopWritesTrigger,
         MaxBytesForLevelBase = o.MaxBytesForLevelBase,
         MaxBytesForLevelMultiplier = o.MaxBytesForLevelMultiplier,
         LevelCompactionDynamicLevelBytes = o.LevelCompactionDynamicLevelBytes,

@@ -153,4 +153,46 @@ public sealed class FifoCompactionTests
         Assert.Equal(0, CompactionPicker.FindIntraLevel0Run(files, 4, 100, long.MaxValue)); // files too large
         Assert.Equal(0, CompactionPicker.FindIntraLevel0Run(files, 4, 1000, 300)); // total bound
     }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task BackgroundFifoKeepsTheSizeBoundWhileWritesGoOn(bool allowCompaction)
+    {
+        // Room for ~60 level-0 files: beyond the stop trigger, which FIFO ignores (as RocksDB does).
+        KvOptions o = Fifo(1 << 20, allowCompaction);
+        o.WriteBufferSize = 16 << 10;
+        o.DisableAutoCompactions = false;
+        o.Level0SlowdownWritesTrigger = 20;
+        o.Level0StopWritesTrigger = 36;
+        using KvDb db = KvDb.Open("/f/db", o);
+        var rng = new Random(3);
+        var value = new byte[100];
+        Task writer = Task.Run(() =>
+        {
+            for (int i = 0; i < 20_000; i++)
+            {
+                rng.NextBytes(value);
+                db.Put(K($"key{rng.Next(1_000_000):D7}"), value);
+            }
+        });
+        await writer.WaitAsync(TimeSpan.FromSeconds(30)); // a TimeoutException means writes stopped
+        db.Flush();
+        Assert.True(SpinWait.SpinUntil(() => db.GetProperty("rocksdb.compaction-pending") == "0" &&
+            db.GetProperty("rocksdb.num-running-compactions") == "0", TimeSpan.FromSeconds(30)), "compaction never settled");
+        Version v = db.Impl.Versions.Current;
+        Assert.Equal(v.NumFiles(0), CountAllFiles(v));
+        Assert.True(v.LevelBytes(0) <= 1 << 20);
+        Assert.True(db.Counters.Compactions > 0);
+    }
+
+    private static int CountAllFiles(Version v)
+    {
+        int n = 0;
+        for (int level = 0; level < Version.NumLevels; level++)
+        {
+            n += v.NumFiles(level);
+        }
+        return n;
+    }
 }
