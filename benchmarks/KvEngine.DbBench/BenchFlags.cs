@@ -43,8 +43,8 @@ internal sealed class BenchFlags
     public bool LevelCompactionDynamicFileSize { get; private set; } = true;
     public bool LevelCompactionDynamicLevelBytes { get; private set; }
     public bool OptimizeFiltersForMemory { get; private set; }
-    public Compaction.CompactionStyle CompactionStyle { get; private set; } = Compaction.CompactionStyle.Level;
-    public Compaction.CompactionPri CompactionPri { get; private set; } = Compaction.CompactionPri.MinOverlappingRatio;
+    public CompactionStyle CompactionStyle { get; private set; } = CompactionStyle.Level;
+    public CompactionPri CompactionPri { get; private set; } = CompactionPri.MinOverlappingRatio;
     public long FifoMaxTableFilesSizeMb { get; private set; }
     public bool FifoAllowCompaction { get; private set; }
     public FilterBenchFlags Filter { get; } = new();
@@ -129,16 +129,16 @@ internal sealed class BenchFlags
             case "compaction_style":
                 CompactionStyle = Long(v, raw, 0) switch
                 {
-                    0 => Compaction.CompactionStyle.Level,
-                    2 => Compaction.CompactionStyle.Fifo,
+                    0 => CompactionStyle.Level,
+                    2 => CompactionStyle.Fifo,
                     _ => throw Bad(raw, "KvEngine has leveled (0) and FIFO (2) compaction; universal (1) is not built yet"),
                 };
                 break;
             case "compaction_pri":
                 CompactionPri = Long(v, raw, 0) switch
                 {
-                    3 => Compaction.CompactionPri.MinOverlappingRatio,
-                    4 => Compaction.CompactionPri.RoundRobin,
+                    3 => CompactionPri.MinOverlappingRatio,
+                    4 => CompactionPri.RoundRobin,
                     _ => throw Bad(raw, "KvEngine picks files by kMinOverlappingRatio (3) or kRoundRobin (4)"),
                 };
                 break;

@@ -138,25 +138,25 @@ public sealed class KvOptions
     /// </summary>
     public int MaxOpenFiles { get; set; } = -1;
     /// <summary>Leveled (the default) or FIFO compaction (RocksDB: compaction_style).</summary>
-    internal Compaction.CompactionStyle CompactionStyle { get; set; } = Compaction.CompactionStyle.Level;
+    public CompactionStyle CompactionStyle { get; set; } = CompactionStyle.Level;
 
     /// <summary>
     /// Which file of a level a leveled compaction picks: the one overlapping the fewest next-level
     /// bytes per byte (the default) or round robin (RocksDB: compaction_pri).
     /// </summary>
-    internal Compaction.CompactionPri CompactionPri { get; set; } = Compaction.CompactionPri.MinOverlappingRatio;
+    public CompactionPri CompactionPri { get; set; } = CompactionPri.MinOverlappingRatio;
 
     /// <summary>
     /// FIFO: total table bytes above which the oldest files are deleted (RocksDB:
     /// compaction_options_fifo.max_table_files_size, 1 GiB).
     /// </summary>
-    internal long FifoMaxTableFilesSize { get; set; } = 1L << 30;
+    public long FifoMaxTableFilesSize { get; set; } = 1L << 30;
 
     /// <summary>
     /// FIFO: merge runs of small new level-0 files into one (RocksDB:
     /// compaction_options_fifo.allow_compaction, false).
     /// </summary>
-    internal bool FifoAllowCompaction { get; set; }
+    public bool FifoAllowCompaction { get; set; }
 
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;

@@ -1,10 +1,10 @@
-namespace KvEngine.Compaction;
+namespace KvEngine;
 
 /// <summary>
 /// How the tree is compacted (RocksDB's CompactionStyle, with its numbers; universal, 1, is not
 /// built). Persisted in RocksDB's OPTIONS files and db_bench flags by number: never renumber.
 /// </summary>
-internal enum CompactionStyle
+public enum CompactionStyle
 {
     /// <summary>Leveled compaction (kCompactionStyleLevel).</summary>
     Level = 0,

@@ -1,10 +1,10 @@
-namespace KvEngine.Compaction;
+namespace KvEngine;
 
 /// <summary>
 /// Which file of a level above 0 a leveled compaction picks (RocksDB's CompactionPri, with its
 /// numbers; 0..2 are not built). Named by number in db_bench flags: never renumber.
 /// </summary>
-internal enum CompactionPri
+public enum CompactionPri
 {
     /// <summary>
     /// The file whose overlapping bytes in the next level, per byte of its own size, are fewest
