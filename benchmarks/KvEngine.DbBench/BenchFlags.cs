@@ -27,7 +27,11 @@ internal sealed class BenchFlags
     public bool UseExistingDb { get; private set; }
     public bool DisableWal { get; private set; }
     public bool Sync { get; private set; }
+    /// <summary>Seed base for the key generators; db_bench derives it from the current time when 0.</summary>
     public long Seed { get; private set; }
+
+    /// <summary>The seed base in use: <see cref="Seed"/>, or (as db_bench) the time when it is 0.</summary>
+    public long SeedBase { get; } = DateTime.UtcNow.Ticks / TimeSpan.TicksPerMillisecond;
     public bool Statistics { get; private set; }
     public bool Histogram { get; private set; }
     public bool VerifyChecksum { get; private set; } = true;

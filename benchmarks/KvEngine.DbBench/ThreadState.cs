@@ -11,7 +11,7 @@ internal sealed class ThreadState
     public ThreadState(int id, long seedOffset, BenchFlags flags)
     {
         Id = id;
-        Random = new Random((int)((flags.Seed == 0 ? 1000 : flags.Seed) + seedOffset));
+        Random = new Random(unchecked((int)((flags.Seed == 0 ? flags.SeedBase : flags.Seed) + seedOffset)));
         Key = new byte[flags.KeySize];
         Values = new ValueGenerator(flags.CompressionRatio, flags.ValueSize);
         Histogram = flags.Histogram ? new Histogram() : null;
