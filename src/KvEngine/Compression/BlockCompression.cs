@@ -25,23 +25,10 @@ internal static class BlockCompression
     /// <summary>Throws <see cref="KvException"/> when <paramref name="type"/> cannot be written here.</summary>
     public static void EnsureWritable(CompressionType type)
     {
-        switch (type)
+        if (type != CompressionType.None && !TryEnsureNativeCodec(type))
         {
-            case CompressionType.None:
-                return;
-            case CompressionType.Lz4:
-            case CompressionType.Lz4HC:
-                Lz4Codec.EnsureAvailable();
-                return;
-            case CompressionType.Zstd:
-                ZstdCodec.EnsureAvailable();
-                return;
-            case CompressionType.Snappy:
-                SnappyCodec.EnsureAvailable();
-                return;
-            default:
-                throw new KvException(
-                    $"Compression {CompressionTypeNames.ToRocksDbName(type)} is not supported for writing; use None, Snappy, LZ4, LZ4HC or ZSTD.");
+            throw new KvException(
+                $"Compression {CompressionTypeNames.ToRocksDbName(type)} is not supported for writing; use None, Snappy, LZ4, LZ4HC or ZSTD.");
         }
     }
 
@@ -187,20 +174,37 @@ internal static class BlockCompression
         }
     }
 
-    private static void EnsureReadable(CompressionType type, string source)
+    /// <summary>
+    /// Loads the native library of a codec we both write and read (throwing <see cref="KvException"/>
+    /// naming the package when it is missing); false for any other type.
+    /// </summary>
+    private static bool TryEnsureNativeCodec(CompressionType type)
     {
         switch (type)
         {
             case CompressionType.Lz4:
             case CompressionType.Lz4HC:
                 Lz4Codec.EnsureAvailable();
-                return;
+                return true;
             case CompressionType.Zstd:
                 ZstdCodec.EnsureAvailable();
-                return;
+                return true;
             case CompressionType.Snappy:
                 SnappyCodec.EnsureAvailable();
-                return;
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    private static void EnsureReadable(CompressionType type, string source)
+    {
+        if (TryEnsureNativeCodec(type))
+        {
+            return;
+        }
+        switch (type)
+        {
             case CompressionType.Zlib:
                 return;
             case CompressionType.BZip2:

@@ -21,6 +21,7 @@ internal sealed partial class DbImpl
     // The current group; only the leader touches these, between PrepareGroup and FinishGroup.
     private readonly List<WriteRequest> _group = new();
     private ulong _groupFirstSequence;
+    private int _groupCount;
     private Exception? _groupError;
 
     public void Write(WriteBatch batch, WriteOptions options)
@@ -283,8 +284,6 @@ internal sealed partial class DbImpl
             }
         }
     }
-
-    private int _groupCount;
 
     /// <summary>Holds _mutex. Publishes the group's sequence numbers and completes its members.</summary>
     private void FinishGroup()

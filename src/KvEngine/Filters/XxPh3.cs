@@ -134,14 +134,7 @@ internal static class XxPh3
     private static ulong HashLong(ReadOnlySpan<byte> input, ReadOnlySpan<byte> secret)
     {
         Span<ulong> acc = stackalloc ulong[8];
-        acc[0] = Prime32_3;
-        acc[1] = Prime64_1;
-        acc[2] = Prime64_2;
-        acc[3] = Prime64_3;
-        acc[4] = Prime64_4;
-        acc[5] = Prime32_2;
-        acc[6] = Prime64_5;
-        acc[7] = Prime32_1;
+        Util.XxHashConstants.InitAccumulators(acc);
 
         int length = input.Length;
         int stripesPerBlock = (secret.Length - StripeLength) / SecretConsumeRate;

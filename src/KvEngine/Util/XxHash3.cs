@@ -139,14 +139,7 @@ internal static class XxHash3
     {
         ReadOnlySpan<byte> s = Secret;
         Span<ulong> acc = stackalloc ulong[8];
-        acc[0] = Prime32_3;
-        acc[1] = Prime64_1;
-        acc[2] = Prime64_2;
-        acc[3] = Prime64_3;
-        acc[4] = Prime64_4;
-        acc[5] = Prime32_2;
-        acc[6] = Prime64_5;
-        acc[7] = Prime32_1;
+        XxHashConstants.InitAccumulators(acc);
 
         if (allowVector && Avx2.IsSupported)
         {

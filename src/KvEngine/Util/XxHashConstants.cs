@@ -20,6 +20,19 @@ internal static class XxHashConstants
     public const ulong Prime64_5 = 0x27D4EB2F165667C5UL;
     public const int SecretLength = 192;
 
+    /// <summary>The initial accumulators of the long-input loop (XXH3_INIT_ACC), shared by XXH3 and XXPH3.</summary>
+    public static void InitAccumulators(Span<ulong> acc)
+    {
+        acc[0] = Prime32_3;
+        acc[1] = Prime64_1;
+        acc[2] = Prime64_2;
+        acc[3] = Prime64_3;
+        acc[4] = Prime64_4;
+        acc[5] = Prime32_2;
+        acc[6] = Prime64_5;
+        acc[7] = Prime32_1;
+    }
+
     /// <summary>The default secret (kSecret) of XXH3 and XXPH3.</summary>
     public static ReadOnlySpan<byte> DefaultSecret =>
     [
