@@ -26,6 +26,7 @@ internal sealed class BenchFlags
     public int MaxWriteBufferNumber { get; private set; } = 2;
     public bool UseExistingDb { get; private set; }
     public bool DisableWal { get; private set; }
+    public bool AllowConcurrentMemtableWrite { get; private set; } = true;
     public bool Sync { get; private set; }
     /// <summary>Seed base for the key generators; db_bench derives it from the current time when 0.</summary>
     public long Seed { get; private set; }
@@ -105,6 +106,7 @@ internal sealed class BenchFlags
             case "max_write_buffer_number": MaxWriteBufferNumber = (int)Long(v, raw, 2); break;
             case "use_existing_db": UseExistingDb = Bool(v, raw); break;
             case "disable_wal": DisableWal = Bool(v, raw); break;
+            case "allow_concurrent_memtable_write": AllowConcurrentMemtableWrite = Bool(v, raw); break;
             case "sync": Sync = Bool(v, raw); break;
             case "seed": Seed = Long(v, raw, 0); break;
             case "statistics": Statistics = Bool(v, raw); break;

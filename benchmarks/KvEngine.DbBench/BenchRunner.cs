@@ -87,6 +87,7 @@ internal sealed class BenchRunner
         Level0StopWritesTrigger = _f.Level0StopWritesTrigger,
         MaxBackgroundJobs = _f.MaxBackgroundJobs,
         DisableAutoCompactions = _f.DisableAutoCompactions,
+        AllowConcurrentMemtableWrite = _f.AllowConcurrentMemtableWrite,
         LevelCompactionDynamicFileSize = _f.LevelCompactionDynamicFileSize,
         LevelCompactionDynamicLevelBytes = _f.LevelCompactionDynamicLevelBytes,
         CompactionStyle = _f.CompactionStyle,

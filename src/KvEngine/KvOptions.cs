@@ -22,6 +22,14 @@ public sealed class KvOptions
     /// </summary>
     public int WriteThreadSpinIterations { get; set; } = 100;
 
+    /// <summary>
+    /// Writers of one commit group insert their own batches into the memtable at the same time
+    /// instead of the group's leader inserting all of them (RocksDB's
+    /// allow_concurrent_memtable_write, default true). Only writers still spinning when the
+    /// leader hands out the work take part; the leader inserts the rest.
+    /// </summary>
+    public bool AllowConcurrentMemtableWrite { get; set; } = true;
+
     /// <summary>Bytes a memtable may hold before it becomes immutable and is flushed (64 MiB).</summary>
     public long WriteBufferSize { get; set; } = 64L << 20;
 

@@ -202,7 +202,7 @@ internal sealed partial class DbImpl
             {
                 throw new KvCorruptionException($"{path}: a write batch carries sequence number 0.");
             }
-            var inserter = new MemTableInserter(mem, first);
+            var inserter = new MemTableInserter(mem, first, concurrent: false);
             WriteBatchDecoder.Iterate(record, ref inserter, dropped);
             ulong last = first + count - 1;
             if (count > 0 && last > maxSequence)

@@ -88,17 +88,14 @@ internal sealed partial class DbImpl
     /// Waits until <paramref name="request"/> is done (a leader committed it) or first in the queue
     /// (it must lead); returns true in the second case, with its group prepared. A group commit
     /// takes microseconds, so the waiter first spins on the request's state (RocksDB's write
-    /// thread does the same) and only then sleeps on the mutex: a sleep and wake-up per write
-    /// would cost more than the write. No wake-up is lost: the decision to sleep is re-checked under
-    /// the mutex, and leaders pulse under it whenever a sleeper is registered.
+    /// thread does the same), inserting its own batch if the leader hands it over, and only then
+    /// sleeps on the mutex: a sleep and wake-up per write would cost more than the write. No
+    /// wake-up is lost: the decision to sleep is re-checked under the mutex, and leaders pulse
+    /// under it whenever a sleeper is registered.
     /// </summary>
     private bool AwaitTurn(WriteRequest request)
     {
-        var spin = new SpinWait();
-        for (int i = 0; i < _options.WriteThreadSpinIterations && !request.Done && Volatile.Read(ref _queueHead) != request; i++)
-        {
-            spin.SpinOnce(sleep1Threshold: -1);
-        }
+        SpinUntilTurn(request);
         lock (_mutex)
         {
             while (!request.Done && _queueHead != request)
@@ -267,8 +264,15 @@ internal sealed partial class DbImpl
                     }
                 }
             }
-            var inserter = new MemTableInserter(_mem, _groupFirstSequence);
-            batch.Iterate(ref inserter);
+            if (_group.Count > 1 && _options.AllowConcurrentMemtableWrite)
+            {
+                InsertGroupConcurrently();
+            }
+            else
+            {
+                var inserter = new MemTableInserter(_mem, _groupFirstSequence, concurrent: false);
+                batch.Iterate(ref inserter);
+            }
             _groupCount = batch.Count;
         }
         catch (Exception e)
@@ -405,31 +409,4 @@ internal sealed partial class DbImpl
 
     private static Exception Wrap(Exception e) =>
         e is KvException or ObjectDisposedException ? e : new KvException("Write failed: " + e.Message, e);
-
-    /// <summary>Applies a batch's records to a memtable with consecutive sequence numbers.</summary>
-    internal struct MemTableInserter : Wal.IWriteBatchHandler
-    {
-        private readonly Memtable.MemTable _mem;
-        private ulong _sequence;
-
-        public MemTableInserter(Memtable.MemTable mem, ulong firstSequence)
-        {
-            _mem = mem;
-            _sequence = firstSequence;
-        }
-
-        public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) => _mem.Add(_sequence++, ValueType.Value, key, value);
-
-        public void Delete(ReadOnlySpan<byte> key) => _mem.Add(_sequence++, ValueType.Deletion, key, default);
-
-        public void SingleDelete(ReadOnlySpan<byte> key) => _mem.Add(_sequence++, ValueType.SingleDeletion, key, default);
-
-        public void DeleteRange(ReadOnlySpan<byte> beginKey, ReadOnlySpan<byte> endKey) =>
-            throw new KvException("This log holds a range deletion (DeleteRange); KvEngine does not read range deletions yet.");
-
-        public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
-            throw new KvException("This log holds a merge operand; KvEngine has no merge operator.");
-
-        public void SkipDroppedRecord() => _sequence++;
-    }
 }

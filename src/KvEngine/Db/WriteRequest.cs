@@ -30,6 +30,31 @@ internal sealed class WriteRequest
 
     public Exception? Error { get; set; }
 
+    // Concurrent memtable insert hand-off (see DbImpl.Write.cs): Waiting -> Assigned by the leader,
+    // Waiting -> Sleeping by the waiter before it sleeps, Assigned -> Inserted by the waiter.
+    public const int InsertWaiting = 0;
+    public const int InsertSleeping = 1;
+    public const int InsertAssigned = 2;
+    public const int InsertInserted = 3;
+
+    private int _insertState;
+
+    public int InsertState => Volatile.Read(ref _insertState);
+
+    /// <summary>First sequence number of this request's batch inside its group (set by the leader).</summary>
+    public ulong InsertSequence { get; set; }
+
+    /// <summary>The leader inserts this request's batch (no thread took it: asynchronous, or asleep).</summary>
+    public bool LeaderInserts { get; set; }
+
+    /// <summary>Leader: hands this request's memtable insert to its waiting thread; false when it stopped spinning.</summary>
+    public bool TryAssignInsert() => Interlocked.CompareExchange(ref _insertState, InsertAssigned, InsertWaiting) == InsertWaiting;
+
+    /// <summary>Waiter: stops taking work before sleeping; returns the state it found (Assigned: insert first).</summary>
+    public int StopTakingInserts() => Interlocked.CompareExchange(ref _insertState, InsertSleeping, InsertWaiting);
+
+    public void MarkInserted() => Volatile.Write(ref _insertState, InsertInserted);
+
     public WriteRequest? Next { get; set; }
 
     public static WriteRequest ForAsync(WriteBatch batch, WriteOptions options)
@@ -50,5 +75,8 @@ internal sealed class WriteRequest
         Done = false;
         Error = null;
         Next = null;
+        InsertSequence = 0;
+        LeaderInserts = false;
+        _insertState = InsertWaiting;
     }
 }

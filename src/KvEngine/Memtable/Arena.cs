@@ -18,7 +18,8 @@ namespace KvEngine.Memtable;
 /// frees all blocks exactly once (further calls do nothing). Nothing is freed individually.
 /// </para>
 /// <para>
-/// Thread-safety: one allocating thread at a time (external synchronization). The memory it hands
+/// Thread-safety: one allocating thread at a time (external synchronization), or any number
+/// through <see cref="AllocateAlignedConcurrently"/> (never both at once). The memory it hands
 /// out may be read by any thread once published. <see cref="MemoryUsage"/> and
 /// <see cref="AllocatedBytes"/> may be read from any thread (volatile reads of values the allocating
 /// thread writes with volatile stores). Dispose must not race with anything.
@@ -44,6 +45,9 @@ internal sealed unsafe class Arena : IDisposable
     private byte* _unalignedPtr;
 
     private readonly NativeAllocator _allocator;
+
+    // Serializes AllocateAlignedConcurrently callers.
+    private readonly Lock _concurrentLock = new();
 
     // Every block ever allocated (so they can be freed); null once disposed.
     private NativeBuffer[]? _blocks;
@@ -103,6 +107,18 @@ internal sealed unsafe class Arena : IDisposable
             return result;
         }
         return AllocateFallback(size, aligned: true);
+    }
+
+    /// <summary>
+    /// <see cref="AllocateAligned"/> for several threads at once (concurrent memtable inserts),
+    /// under a lock held for a bump of a pointer. Must not overlap the unlocked calls.
+    /// </summary>
+    public byte* AllocateAlignedConcurrently(int size)
+    {
+        lock (_concurrentLock)
+        {
+            return AllocateAligned(size);
+        }
     }
 
     private byte* AllocateFallback(int size, bool aligned)

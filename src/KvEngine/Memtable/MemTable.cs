@@ -20,7 +20,8 @@ namespace KvEngine.Memtable;
 /// returned by <see cref="TryGet"/> and by iterators point into the arena: valid while a reference is held.
 /// </para>
 /// <para>
-/// Thread-safety: writers (<see cref="Add"/>) must be serialized by the caller; any number of
+/// Thread-safety: writers (Add) must be serialized by the caller, or all add with concurrent: true
+/// in a phase that <see cref="EndConcurrentWrites"/> closes; any number of
 /// readers (<see cref="TryGet"/>, iterators, the counters) run concurrently with the writer and with
 /// each other without locking (see <see cref="SkipList"/>). Ref/Unref are thread-safe.
 /// </para>
@@ -94,7 +95,16 @@ internal sealed unsafe class MemTable : IDisposable
     /// value = end) to the range-tombstone table. False, and nothing added, when an entry with the
     /// same user key, sequence and type is already present. Allocation-free.
     /// </summary>
-    public bool Add(ulong sequence, ValueType type, ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> value)
+    public bool Add(ulong sequence, ValueType type, ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> value) =>
+        Add(sequence, type, userKey, value, concurrent: false);
+
+    /// <summary>
+    /// <see cref="Add(ulong, ValueType, ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>; with
+    /// <paramref name="concurrent"/> any number of writers may add at once (RocksDB's
+    /// allow_concurrent_memtable_write), a phase that <see cref="EndConcurrentWrites"/> closes
+    /// before the next single-writer add.
+    /// </summary>
+    public bool Add(ulong sequence, ValueType type, ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> value, bool concurrent)
     {
         ThrowIfFreed();
         if (sequence > InternalKeys.MaxSequenceNumber)
@@ -112,11 +122,16 @@ internal sealed unsafe class MemTable : IDisposable
             ThrowTooLarge(userKey.Length, value.Length);
         }
 
-        byte* entry = list.AllocateEntry(size);
+        byte* entry = concurrent ? list.AllocateEntryConcurrently(size) : list.AllocateEntry(size);
         MemTableEntry.Encode(entry, userKey, InternalKeys.PackTrailer(sequence, type), value);
-        if (!list.Insert(entry))
+        if (!(concurrent ? list.InsertConcurrently(entry) : list.Insert(entry)))
         {
             return false;
+        }
+        if (concurrent)
+        {
+            CountConcurrently(sequence, type);
+            return true;
         }
 
         if (_numEntries == 0)
@@ -133,6 +148,36 @@ internal sealed unsafe class MemTable : IDisposable
             Volatile.Write(ref _numRangeDeletes, _numRangeDeletes + 1);
         }
         return true;
+    }
+
+    /// <summary>Closes a phase of concurrent adds: called once, after every one of them returned.</summary>
+    public void EndConcurrentWrites()
+    {
+        _table.EndConcurrentInserts();
+        _rangeDeletions.EndConcurrentInserts();
+    }
+
+    private void CountConcurrently(ulong sequence, ValueType type)
+    {
+        Interlocked.Increment(ref _numEntries);
+        ulong first = Volatile.Read(ref _firstSequence);
+        while (first == 0 || sequence < first)
+        {
+            ulong seen = Interlocked.CompareExchange(ref _firstSequence, sequence, first);
+            if (seen == first)
+            {
+                break;
+            }
+            first = seen;
+        }
+        if (type is ValueType.Deletion or ValueType.SingleDeletion)
+        {
+            Interlocked.Increment(ref _numDeletes);
+        }
+        else if (type == ValueType.RangeDeletion)
+        {
+            Interlocked.Increment(ref _numRangeDeletes);
+        }
     }
 
     /// <summary>

@@ -16,7 +16,8 @@ namespace KvEngine.Memtable;
 /// height h, capped at the maximum height (LevelDB: branching 4, max height 12).
 /// <para>
 /// Thread-safety. Writes (<see cref="AllocateEntry"/>, <see cref="Insert(byte*)"/>) require external
-/// synchronization: one writer at a time. Reads require only that the arena outlive them (the
+/// synchronization: one writer at a time, or several at once through the concurrent pair
+/// (SkipList.Concurrent.cs), never both kinds at once. Reads require only that the arena outlive them (the
 /// owning memtable's reference count guarantees it); apart from that they take no lock and never
 /// wait. This is sound because of two invariants, as in LevelDB:
 /// (1) nodes are never deleted or moved until the whole arena is freed;
@@ -37,7 +38,7 @@ namespace KvEngine.Memtable;
 /// in its level-0 gap. Duplicates (an equal internal key) are rejected.
 /// </para>
 /// </summary>
-internal sealed unsafe class SkipList
+internal sealed unsafe partial class SkipList
 {
     public const int DefaultMaxHeight = 12;
     public const int DefaultBranching = 4;
@@ -95,10 +96,15 @@ internal sealed unsafe class SkipList
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entrySize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(entrySize, MemTableEntry.MaxEncodedSize);
-        int height = RandomHeight();
-        byte* memory = _arena.AllocateAligned((height * s_pointerSize) + entrySize);
+        int height = RandomHeight(ref _rngState);
+        return StashHeight(_arena.AllocateAligned((height * s_pointerSize) + entrySize), height);
+    }
+
+    /// <summary>Stores the height in next[0] of the node at <paramref name="memory"/> until Insert links it; returns the entry's address.</summary>
+    private static byte* StashHeight(byte* memory, int height)
+    {
         byte* node = memory + (height - 1) * s_pointerSize;
-        *(nint*)node = height; // stashed in next[0] until Insert links the node
+        *(nint*)node = height;
         return node + s_pointerSize;
     }
 
@@ -307,10 +313,11 @@ internal sealed unsafe class SkipList
         }
     }
 
-    private int RandomHeight()
+    /// <summary>A node height drawn from the PRNG whose state is <paramref name="state"/> (never 0).</summary>
+    private int RandomHeight(ref ulong state)
     {
         int height = 1;
-        while (height < _maxHeight && NextRandom() < _scaledInverseBranching)
+        while (height < _maxHeight && NextRandom(ref state) < _scaledInverseBranching)
         {
             height++;
         }
@@ -319,13 +326,13 @@ internal sealed unsafe class SkipList
 
     // xorshift64*: the high 32 bits of the product are well mixed.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private uint NextRandom()
+    private static uint NextRandom(ref ulong state)
     {
-        ulong x = _rngState;
+        ulong x = state;
         x ^= x >> 12;
         x ^= x << 25;
         x ^= x >> 27;
-        _rngState = x;
+        state = x;
         return (uint)((x * 0x2545F4914F6CDD1DUL) >> 32);
     }
 
