@@ -4,87 +4,102 @@ using ValueType = KvEngine.Format.ValueType;
 namespace KvEngine.Db;
 
 /// <summary>
-/// Memtable inserts of a commit group. With <see cref="KvOptions.AllowConcurrentMemtableWrite"/>
-/// and more than one request in the group, the members insert their own batches at the same time
-/// (RocksDB's parallel memtable writes): after the group's WAL record is written, the leader gives
-/// each member batch its first sequence number and hands it to the member's thread if that thread
-/// is still spinning (<see cref="WriteRequest.TryAssignInsert"/>: a compare-and-swap that loses to
-/// a waiter about to sleep, whose batch the leader then inserts itself, as it does the batches of
-/// asynchronous requests, which have no thread). The leader inserts its share, waits until every
-/// handed-out insert is done, closes the memtable's concurrent phase, and only then publishes the
-/// group's sequence numbers (FinishGroup), so readers never see part of a group.
+/// Memtable inserts of a commit group. Without <see cref="KvOptions.AllowConcurrentMemtableWrite"/>
+/// the leader inserts every batch with the single-writer skiplist path. With it (the group is then
+/// pipelined: other groups insert at the same time) every insert takes the concurrent path, and the
+/// members help (RocksDB's parallel memtable writes): the leader gives each member batch its first
+/// sequence number and hands it to the member's thread if that thread is still spinning
+/// (<see cref="WriteRequest.TryAssignInsert"/>: a compare-and-swap that loses to a waiter about to
+/// sleep, whose batch the leader then inserts itself, as it does the batches of asynchronous
+/// requests, which have no thread). The leader inserts its share and waits until every handed-out
+/// insert has ended before the group may publish.
 /// <para>
-/// Invariants: the memtable cannot switch during a group (switches happen in PrepareGroup, by the
-/// leader); <see cref="_groupMemTable"/> and each request's sequence are written before the
-/// assigning compare-and-swap (a full fence) and read after it; <see cref="_pendingInserts"/> is
-/// raised before an assignment and lowered by the member when its insert ends, with or without an
-/// error.
+/// Invariants: a group's memtable does not switch while the group inserts (a switch waits for
+/// _inflightInserts to drain); the group and each request's sequence are written before the
+/// assigning compare-and-swap (a full fence) and read after it; a group's pending-insert count is
+/// raised before an assignment and lowered by the member when its insert ends, error or not.
 /// </para>
 /// </summary>
 internal sealed partial class DbImpl
 {
-    private MemTable? _groupMemTable;
-    private int _pendingInserts;
     private long _memberInserts;
 
     /// <summary>Batches inserted by their own writer thread in a concurrent group (tests, diagnostics).</summary>
     internal long MemberInserts => Interlocked.Read(ref _memberInserts);
 
-    /// <summary>Leader, outside _mutex: inserts the prepared group's batches with its members' help.</summary>
-    private void InsertGroupConcurrently()
+    /// <summary>Leader, outside _mutex: inserts the group's batches; a failure becomes the group's error and stops the database.</summary>
+    private void InsertGroup(WriteGroup group)
     {
-        MemTable mem = _mem;
-        _groupMemTable = mem;
-        ulong sequence = _groupFirstSequence + (ulong)_group[0].Batch!.Count;
-        for (int i = 1; i < _group.Count; i++)
-        {
-            WriteRequest w = _group[i];
-            w.InsertSequence = sequence;
-            sequence += (ulong)w.Batch!.Count;
-            if (w.Completion == null)
-            {
-                Interlocked.Increment(ref _pendingInserts);
-                if (w.TryAssignInsert())
-                {
-                    continue;
-                }
-                Interlocked.Decrement(ref _pendingInserts);
-            }
-            w.LeaderInserts = true;
-        }
+        MemTable mem = group.MemTable!;
+        bool concurrent = group.Pipelined;
         try
         {
-            var own = new MemTableInserter(mem, _groupFirstSequence, concurrent: true);
-            _group[0].Batch!.Iterate(ref own);
-            for (int i = 1; i < _group.Count; i++)
+            if (concurrent)
             {
-                WriteRequest w = _group[i];
-                if (w.LeaderInserts)
+                HandOutMemberInserts(group);
+            }
+            ulong sequence = group.FirstSequence;
+            foreach (WriteRequest w in group.Members)
+            {
+                if (w == group.Leader || !concurrent || w.LeaderInserts)
                 {
-                    var inserter = new MemTableInserter(mem, w.InsertSequence, concurrent: true);
+                    var inserter = new MemTableInserter(mem, concurrent ? w.InsertSequence : sequence, concurrent);
                     w.Batch!.Iterate(ref inserter);
                 }
+                sequence += (ulong)w.Batch!.Count;
             }
+        }
+        catch (Exception e)
+        {
+            group.Error ??= e;
         }
         finally
         {
             var spin = new SpinWait();
-            while (Volatile.Read(ref _pendingInserts) != 0)
+            while (group.HasPendingInserts)
             {
                 spin.SpinOnce(sleep1Threshold: -1);
             }
-            mem.EndConcurrentWrites();
-            _groupMemTable = null;
         }
-        Exception? memberError = Volatile.Read(ref _memberInsertError);
-        if (memberError != null)
+        if (group.TakeMemberInsertError() is { } memberError)
         {
-            _memberInsertError = null;
-            throw memberError; // ExecuteGroup records it as the group's error
+            group.Error ??= memberError;
+        }
+        if (group.Error is { } error)
+        {
+            lock (_mutex)
+            {
+                _memtableInsertFailed = true;
+                SetBackgroundError(error);
+            }
         }
     }
 
-    private Exception? _memberInsertError;
+    /// <summary>Gives every member batch its sequence and, to a member still spinning, its insert.</summary>
+    private static void HandOutMemberInserts(WriteGroup group)
+    {
+        ulong sequence = group.FirstSequence;
+        foreach (WriteRequest w in group.Members)
+        {
+            w.InsertSequence = sequence;
+            sequence += (ulong)w.Batch!.Count;
+            if (w == group.Leader)
+            {
+                continue;
+            }
+            w.Group = group;
+            if (w.Completion == null)
+            {
+                group.AddPendingInsert();
+                if (w.TryAssignInsert())
+                {
+                    continue;
+                }
+                group.EndPendingInsert();
+            }
+            w.LeaderInserts = true;
+        }
+    }
 
     /// <summary>
     /// Waiter, outside _mutex: spins until its request is done or first in the queue, inserting
@@ -118,20 +133,21 @@ internal sealed partial class DbImpl
     /// <summary>Member: inserts its own batch at the sequence the leader gave it.</summary>
     private void InsertAssigned(WriteRequest request)
     {
+        WriteGroup group = request.Group!;
         try
         {
-            var inserter = new MemTableInserter(_groupMemTable!, request.InsertSequence, concurrent: true);
+            var inserter = new MemTableInserter(group.MemTable!, request.InsertSequence, concurrent: true);
             request.Batch!.Iterate(ref inserter);
         }
         catch (Exception e)
         {
-            Interlocked.CompareExchange(ref _memberInsertError, e, null);
+            group.SetMemberInsertError(e);
         }
         finally
         {
             request.MarkInserted();
             Interlocked.Increment(ref _memberInserts);
-            Interlocked.Decrement(ref _pendingInserts);
+            group.EndPendingInsert();
         }
     }
 

@@ -146,6 +146,7 @@ internal sealed partial class DbImpl
         _logNumber = _versions.NewFileNumber();
         OpenNewLog(_logNumber);
         _versions.SetLastSequence(maxSequence);
+        InitializeWriteSequences(maxSequence);
         edit.LogNumber = _logNumber;
         edit.PrevLogNumber = 0;
         edit.LastSequence = maxSequence;

@@ -1,10 +1,24 @@
 using KvEngine.Format;
 
-using ValueType = KvEngine.Format.ValueType;
-
 namespace KvEngine.Db;
 
-/// <summary>The write path: group commit, WAL append, memtable insert, memtable switches.</summary>
+/// <summary>
+/// The write path: group commit, WAL append, memtable insert, memtable switches.
+/// <para>
+/// Writers queue in an intrusive list under _mutex; the request at its head leads a group: it
+/// makes room (PrepareGroup: stalls, memtable switch, takes followers, reserves sequence
+/// numbers), writes one WAL record for the group (and at most one fsync), inserts into the
+/// memtable and publishes the group's sequence numbers (LastSequence), which makes it visible.
+/// With <see cref="KvOptions.AllowConcurrentMemtableWrite"/> the stages overlap as in RocksDB's
+/// pipelined write with concurrent memtable writes: once its WAL record is written a group leaves
+/// the queue, so the next group's WAL write runs while it inserts, and several groups (and the
+/// members of each, DbImpl.MemTableInsert.cs) insert at once. Publication stays in sequence
+/// order: a group waits until every group before it has published (_orderCursor). A memtable
+/// switch waits until no group is inserting (_inflightInserts), so a memtable is never written
+/// after it became immutable. Without the option, a group leaves the queue only once published and
+/// its leader inserts every batch itself.
+/// </para>
+/// </summary>
 internal sealed partial class DbImpl
 {
     /// <summary>A group grows to at most this many bytes (RocksDB: 1 MiB, less for a small leader).</summary>
@@ -18,11 +32,19 @@ internal sealed partial class DbImpl
     private WriteRequest? _queueTail;
     private int _syncWaiters;
 
-    // The current group; only the leader touches these, between PrepareGroup and FinishGroup.
-    private readonly List<WriteRequest> _group = new();
-    private ulong _groupFirstSequence;
-    private int _groupCount;
-    private Exception? _groupError;
+    // Guarded by _mutex: groups ready for reuse; the last sequence number reserved by a group;
+    // pipelined groups out of the queue but not yet published, and writers waiting for none.
+    private readonly Stack<WriteGroup> _groupPool = new();
+    private ulong _lastAllocatedSequence;
+    private int _inflightInserts;
+    private int _inflightWaiters;
+
+    // The last sequence number of the newest group done (published or failed), in order. Written
+    // under _mutex, read without it by groups waiting for their turn to publish.
+    private ulong _orderCursor;
+
+    // An earlier group's memtable insert failed: later groups must not publish past its hole.
+    private bool _memtableInsertFailed;
 
     public void Write(WriteBatch batch, WriteOptions options)
     {
@@ -47,6 +69,13 @@ internal sealed partial class DbImpl
         }
     }
 
+    /// <summary>Called once recovery has set the last sequence number, before any write.</summary>
+    private void InitializeWriteSequences(ulong lastSequence)
+    {
+        _lastAllocatedSequence = lastSequence;
+        _orderCursor = lastSequence;
+    }
+
     /// <summary>A synchronous write (or, with <paramref name="force"/>, a memtable switch).</summary>
     private void WriteSync(WriteBatch? batch, bool sync, bool disableWal, bool force)
     {
@@ -57,23 +86,18 @@ internal sealed partial class DbImpl
         WriteRequest request = t_request ??= new WriteRequest();
         request.Reset(batch, sync, disableWal, force);
         t_request = null; // while in use; a request abandoned in the queue (thread interrupt) is never reused
-        bool lead;
+        WriteGroup? group = null;
         lock (_mutex)
         {
             Enqueue(request);
-            lead = _queueHead == request;
-            if (lead)
+            if (_queueHead == request)
             {
-                PrepareGroup(request);
+                group = PrepareGroup(request);
             }
         }
-        if (!lead)
+        if (group != null || AwaitTurn(request, out group))
         {
-            lead = AwaitTurn(request);
-        }
-        if (lead)
-        {
-            LeadGroups(request);
+            LeadGroups(group);
         }
         t_request = request;
         Exception? error = request.Error;
@@ -93,7 +117,7 @@ internal sealed partial class DbImpl
     /// wake-up is lost: the decision to sleep is re-checked under the mutex, and leaders pulse
     /// under it whenever a sleeper is registered.
     /// </summary>
-    private bool AwaitTurn(WriteRequest request)
+    private bool AwaitTurn(WriteRequest request, out WriteGroup group)
     {
         SpinUntilTurn(request);
         lock (_mutex)
@@ -112,9 +136,10 @@ internal sealed partial class DbImpl
             }
             if (request.Done)
             {
+                group = null!;
                 return false;
             }
-            PrepareGroup(request);
+            group = PrepareGroup(request);
             return true;
         }
     }
@@ -125,6 +150,7 @@ internal sealed partial class DbImpl
         cancellationToken.ThrowIfCancellationRequested();
         ValidateWrite(batch, options);
         WriteRequest request = WriteRequest.ForAsync(batch, options);
+        WriteGroup group;
         lock (_mutex)
         {
             Enqueue(request);
@@ -133,35 +159,45 @@ internal sealed partial class DbImpl
                 // A leader (sync or async) is running: it will commit this request too.
                 return new ValueTask(request.Completion!.Task);
             }
-            PrepareGroup(request);
+            group = PrepareGroup(request);
         }
-        LeadGroups(request);
+        LeadGroups(group);
         return request.Error != null ? ValueTask.FromException(Wrap(request.Error)) : ValueTask.CompletedTask;
     }
 
     /// <summary>
-    /// Executes the group prepared for <paramref name="leader"/>, then leads following groups whose
-    /// front request is asynchronous (no thread waits to lead them); a synchronous front request is
-    /// woken to lead its own group.
+    /// Runs the prepared <paramref name="group"/> to the end, then leads following groups whose
+    /// front request is asynchronous (no thread waits to lead them); a synchronous front request
+    /// leads its own group (it spins on the queue head, or is woken).
     /// </summary>
-    private void LeadGroups(WriteRequest leader)
+    private void LeadGroups(WriteGroup group)
     {
         while (true)
         {
-            ExecuteGroup(leader);
+            WriteWal(group);
+            WriteRequest? asyncHead = null;
+            if (group.Error == null && group.Leader.Batch != null)
+            {
+                if (_options.AllowConcurrentMemtableWrite)
+                {
+                    lock (_mutex)
+                    {
+                        group.Pipelined = true;
+                        _inflightInserts++;
+                        asyncHead = PopGroup(group);
+                    }
+                }
+                InsertGroup(group);
+            }
+            AwaitTurnToPublish(group);
             lock (_mutex)
             {
-                FinishGroup();
-                WriteRequest? next = _queueHead;
-                if (next is { Completion: not null })
+                WriteRequest? exposed = PublishGroup(group);
+                asyncHead ??= exposed;
+                if (asyncHead != null)
                 {
-                    PrepareGroup(next);
-                    leader = next;
+                    group = PrepareGroup(asyncHead);
                     continue;
-                }
-                if (_syncWaiters > 0)
-                {
-                    Monitor.PulseAll(_mutex);
                 }
                 return;
             }
@@ -181,25 +217,31 @@ internal sealed partial class DbImpl
         _queueTail = request;
     }
 
-    /// <summary>Holds _mutex. Makes room, then takes followers into the leader's group.</summary>
-    private void PrepareGroup(WriteRequest leader)
+    /// <summary>
+    /// Holds _mutex. Makes room, then takes followers into a group led by
+    /// <paramref name="leader"/> and reserves its sequence numbers. A failure to make room is the
+    /// group's error (it then reserves nothing).
+    /// </summary>
+    private WriteGroup PrepareGroup(WriteRequest leader)
     {
-        _group.Clear();
-        _group.Add(leader);
-        _groupError = null;
+        WriteGroup group = _groupPool.Count > 0 ? _groupPool.Pop() : new WriteGroup();
+        group.Members.Add(leader);
+        group.FirstSequence = _lastAllocatedSequence + 1;
         try
         {
             MakeRoomForWrite(leader.ForceMemTableSwitch);
         }
         catch (Exception e) when (e is IOException or KvException or ObjectDisposedException)
         {
-            _groupError = e;
-            return;
+            group.Error = e;
+            return group;
         }
+        group.MemTable = _mem;
         if (leader.Batch != null)
         {
             long bytes = leader.Batch.ApproximateSize;
             long limit = bytes <= 128 << 10 ? bytes + (128 << 10) : MaxGroupBytes;
+            int count = leader.Batch.Count;
             for (WriteRequest? w = leader.Next; w != null; w = w.Next)
             {
                 if (w.Batch == null || (w.Sync && !leader.Sync) || w.DisableWal != leader.DisableWal)
@@ -211,32 +253,35 @@ internal sealed partial class DbImpl
                 {
                     break;
                 }
-                _group.Add(w);
+                group.Members.Add(w);
+                count += w.Batch.Count;
             }
+            group.Count = count;
+            _lastAllocatedSequence += (ulong)count;
         }
-        _groupFirstSequence = _versions.LastSequence + 1;
+        return group;
     }
 
-    /// <summary>Outside _mutex: one WAL record (and at most one fsync) for the group, then the memtable.</summary>
-    private void ExecuteGroup(WriteRequest leader)
+    /// <summary>Outside _mutex: one WAL record (and at most one fsync) for the group; a failure stops the database.</summary>
+    private void WriteWal(WriteGroup group)
     {
-        if (_groupError != null || leader.Batch == null)
+        WriteRequest leader = group.Leader;
+        if (group.Error != null || leader.Batch == null)
         {
             return;
         }
         try
         {
             WriteBatch batch = leader.Batch;
-            if (_group.Count > 1)
+            if (group.Members.Count > 1)
             {
-                _groupBatch.Clear();
-                foreach (WriteRequest w in _group)
+                batch = group.CombinedBatch;
+                foreach (WriteRequest w in group.Members)
                 {
-                    _groupBatch.Append(w.Batch!);
+                    batch.Append(w.Batch!);
                 }
-                batch = _groupBatch;
             }
-            batch.Sequence = _groupFirstSequence;
+            batch.Sequence = group.FirstSequence;
             if (!leader.DisableWal)
             {
                 _log!.AddRecord(batch.Data);
@@ -251,9 +296,9 @@ internal sealed partial class DbImpl
                 stats.Record(Ticker.NumberKeysWritten, batch.Count);
                 stats.Record(Ticker.BytesWritten, batch.Data.Length);
                 stats.Record(Ticker.WriteDoneBySelf);
-                if (_group.Count > 1)
+                if (group.Members.Count > 1)
                 {
-                    stats.Record(Ticker.WriteDoneByOther, _group.Count - 1);
+                    stats.Record(Ticker.WriteDoneByOther, group.Members.Count - 1);
                 }
                 if (!leader.DisableWal)
                 {
@@ -264,24 +309,12 @@ internal sealed partial class DbImpl
                     }
                 }
             }
-            if (_group.Count > 1 && _options.AllowConcurrentMemtableWrite)
-            {
-                InsertGroupConcurrently();
-            }
-            else
-            {
-                var inserter = new MemTableInserter(_mem, _groupFirstSequence, concurrent: false);
-                batch.Iterate(ref inserter);
-            }
-            _groupCount = batch.Count;
         }
         catch (Exception e)
         {
-            // Whatever failed, the WAL may end in a partial record and the memtable may hold part
-            // of the group under sequence numbers that were never published: accept no more
-            // writes (RocksDB's background error). The group still completes, with the error, so
-            // the queue never stalls behind it.
-            _groupError = e;
+            // The WAL may end in a partial record: accept no more writes (RocksDB's background
+            // error). The group still completes, with the error, so the queue never stalls.
+            group.Error = e;
             lock (_mutex)
             {
                 SetBackgroundError(e);
@@ -289,30 +322,95 @@ internal sealed partial class DbImpl
         }
     }
 
-    /// <summary>Holds _mutex. Publishes the group's sequence numbers and completes its members.</summary>
-    private void FinishGroup()
+    /// <summary>Outside _mutex: waits until every group before <paramref name="group"/> is done.</summary>
+    private void AwaitTurnToPublish(WriteGroup group)
     {
-        WriteRequest leader = _group[0];
-        if (_groupError == null && leader.Batch != null && _groupCount > 0)
+        ulong previous = group.FirstSequence - 1;
+        if (Volatile.Read(ref _orderCursor) == previous)
         {
-            _versions.SetLastSequence(_groupFirstSequence + (ulong)_groupCount - 1);
-            if (leader.DisableWal)
+            return;
+        }
+        var spin = new SpinWait();
+        while (Volatile.Read(ref _orderCursor) != previous)
+        {
+            spin.SpinOnce(sleep1Threshold: -1);
+        }
+    }
+
+    /// <summary>
+    /// Holds _mutex; every earlier group is done. Publishes the group's sequence numbers (unless
+    /// it failed), completes its members and returns the group to the pool. Returns the queue's
+    /// new head when it is asynchronous and this call exposed it (the caller leads it).
+    /// </summary>
+    private WriteRequest? PublishGroup(WriteGroup group)
+    {
+        if (group.Error == null && _memtableInsertFailed && group.Count > 0)
+        {
+            group.Error = new KvException("The write was not applied: an earlier write failed to reach the memtable.");
+        }
+        if (group.Count > 0)
+        {
+            if (group.Error == null)
             {
-                _hasUnpersistedWrites = true;
+                _versions.SetLastSequence(group.LastSequence);
+                if (group.Leader.DisableWal)
+                {
+                    _hasUnpersistedWrites = true;
+                }
+            }
+            Volatile.Write(ref _orderCursor, group.LastSequence);
+        }
+        WriteRequest? asyncHead = null;
+        if (group.Pipelined)
+        {
+            if (--_inflightInserts == 0 && _inflightWaiters > 0)
+            {
+                Monitor.PulseAll(_mutex);
             }
         }
-        _groupCount = 0;
-        foreach (WriteRequest w in _group)
+        else
+        {
+            asyncHead = PopGroup(group);
+        }
+        foreach (WriteRequest w in group.Members)
+        {
+            Complete(w, group.Error);
+        }
+        if (_syncWaiters > 0)
+        {
+            Monitor.PulseAll(_mutex);
+        }
+        group.Reset();
+        _groupPool.Push(group);
+        return asyncHead;
+    }
+
+    /// <summary>
+    /// Holds _mutex. Takes the group's members (the front of the queue) out of the queue. Returns
+    /// the new head when it is asynchronous (the caller must lead it); wakes sleeping writers so a
+    /// synchronous new head can lead.
+    /// </summary>
+    private WriteRequest? PopGroup(WriteGroup group)
+    {
+        foreach (WriteRequest w in group.Members)
         {
             _queueHead = w.Next;
             w.Next = null;
-            Complete(w, _groupError);
         }
         if (_queueHead == null)
         {
             _queueTail = null;
+            return null;
         }
-        _group.Clear();
+        if (_queueHead.Completion != null)
+        {
+            return _queueHead;
+        }
+        if (_syncWaiters > 0)
+        {
+            Monitor.PulseAll(_mutex);
+        }
+        return null;
     }
 
     /// <summary>
@@ -357,6 +455,20 @@ internal sealed partial class DbImpl
             if (force ? _mem.IsEmpty : _mem.ApproximateMemoryUsage < _options.WriteBufferSize)
             {
                 return;
+            }
+            if (_inflightInserts > 0)
+            {
+                // Pipelined groups still insert into this memtable: it may not become immutable yet.
+                _inflightWaiters++;
+                try
+                {
+                    Monitor.Wait(_mutex);
+                }
+                finally
+                {
+                    _inflightWaiters--;
+                }
+                continue;
             }
             if (_immutable.Count >= _options.MaxWriteBufferNumber - 1)
             {

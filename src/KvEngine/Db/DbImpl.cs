@@ -50,7 +50,6 @@ internal sealed partial class DbImpl : IDisposable
     private readonly List<ImmutableMemTable> _immutable = new();
     private readonly HashSet<ulong> _pendingOutputs = new();
     private readonly IDisposable _dbLock;
-    private readonly WriteBatch _groupBatch = new();
     private readonly CompactionOptions _compactionOptions;
     private readonly CompactionPicker _picker;
     private readonly CompactionStatistics _compactionStats = new(Version.NumLevels);
@@ -184,7 +183,10 @@ internal sealed partial class DbImpl : IDisposable
         _tables.Dispose();
         _ownedBlockCache?.Dispose();
         _versions.Dispose();
-        _groupBatch.Dispose();
+        foreach (WriteGroup group in _groupPool)
+        {
+            group.Dispose();
+        }
         _backgroundWake.Dispose();
         _shutdown.Dispose();
         _dbLock.Dispose();

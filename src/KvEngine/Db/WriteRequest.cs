@@ -47,6 +47,9 @@ internal sealed class WriteRequest
     /// <summary>The leader inserts this request's batch (no thread took it: asynchronous, or asleep).</summary>
     public bool LeaderInserts { get; set; }
 
+    /// <summary>The group whose leader assigned this request its insert (set before the assignment).</summary>
+    public WriteGroup? Group { get; set; }
+
     /// <summary>Leader: hands this request's memtable insert to its waiting thread; false when it stopped spinning.</summary>
     public bool TryAssignInsert() => Interlocked.CompareExchange(ref _insertState, InsertAssigned, InsertWaiting) == InsertWaiting;
 
@@ -77,6 +80,7 @@ internal sealed class WriteRequest
         Next = null;
         InsertSequence = 0;
         LeaderInserts = false;
+        Group = null;
         _insertState = InsertWaiting;
     }
 }

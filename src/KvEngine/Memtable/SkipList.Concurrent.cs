@@ -10,7 +10,8 @@ namespace KvEngine.Memtable;
 /// <see cref="AllocateEntryConcurrently"/> and <see cref="InsertConcurrently"/> at once, while
 /// readers read as always.
 /// <para>
-/// Each inserter searches with a splice of its own (on its stack) and links its node bottom-up,
+/// Each inserting thread keeps a splice of its own (the nodes around its last insert, so runs of
+/// sequential keys skip the search, as the single writer's splice does) and links its node bottom-up,
 /// each level with a compare-and-swap on the predecessor's next pointer, which also publishes the
 /// node (a full fence: the node's entry bytes and its own next pointer are visible first). A failed
 /// swap means another node landed in the same gap: the level is searched again from the same
@@ -28,6 +29,9 @@ internal sealed unsafe partial class SkipList
 {
     [ThreadStatic]
     private static ulong t_rngState;
+
+    [ThreadStatic]
+    private static ThreadSplice? t_splice;
 
     /// <summary>Concurrent writer: <see cref="AllocateEntry"/> for any number of threads at once.</summary>
     public byte* AllocateEntryConcurrently(int entrySize)
@@ -68,15 +72,39 @@ internal sealed unsafe partial class SkipList
             maxHeight = seen;
         }
 
-        byte** prev = stackalloc byte*[maxHeight + 1];
-        byte** next = stackalloc byte*[maxHeight + 1];
-        prev[maxHeight] = _head;
-        next[maxHeight] = null;
-        for (int level = maxHeight - 1; level >= 0; level--)
+        ThreadSplice splice = t_splice ??= new ThreadSplice();
+        fixed (nint* prevSlots = splice.Prev, nextSlots = splice.Next)
         {
-            FindSpliceForLevel(key, prev[level + 1], next[level + 1], level, out prev[level], out next[level]);
+            byte** prev = (byte**)prevSlots;
+            byte** next = (byte**)nextSlots;
+            int recomputeHeight;
+            if (splice.List != this || splice.Height < maxHeight)
+            {
+                prev[maxHeight] = _head;
+                next[maxHeight] = null;
+                splice.List = this;
+                splice.Height = maxHeight;
+                recomputeHeight = maxHeight;
+            }
+            else
+            {
+                // This thread's last insert into this list left a splice: a key inside its level-0
+                // gap links there with no search (sequential keys). Other threads may have linked
+                // nodes into its gaps since; a failed swap below finds them.
+                byte* p = prev[0];
+                recomputeHeight = (p == _head || KeyIsAfterNode(key, p)) && !KeyIsAfterNode(key, next[0]) ? 0 : maxHeight;
+            }
+            for (int level = recomputeHeight - 1; level >= 0; level--)
+            {
+                FindSpliceForLevel(key, prev[level + 1], next[level + 1], level, out prev[level], out next[level]);
+            }
+            return LinkConcurrently(node, height, key, prev, next);
         }
+    }
 
+    /// <summary>Links <paramref name="node"/> at levels 0..height-1 between the splice's nodes, re-searching a level whose swap fails; leaves the splice around the node.</summary>
+    private static bool LinkConcurrently(byte* node, int height, ReadOnlySpan<byte> key, byte** prev, byte** next)
+    {
         for (int level = 0; level < height; level++)
         {
             while (true)
@@ -92,6 +120,7 @@ internal sealed unsafe partial class SkipList
                 }
                 FindSpliceForLevel(key, prev[level], null, level, out prev[level], out next[level]);
             }
+            prev[level] = node;
         }
         return true;
     }
@@ -102,4 +131,18 @@ internal sealed unsafe partial class SkipList
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool CompareExchangeNext(byte* node, int level, byte* value, byte* expected) =>
         Interlocked.CompareExchange(ref *((nint*)node - level), (nint)value, (nint)expected) == (nint)expected;
+
+    /// <summary>
+    /// One thread's splice for concurrent inserts: the predecessors and successors around its last
+    /// insert into <see cref="List"/> (levels 0..Height, level Height the (head, null) sentinel).
+    /// Used only by its thread, and only for that list, whose nodes never move or die while it
+    /// takes inserts.
+    /// </summary>
+    private sealed class ThreadSplice
+    {
+        public SkipList? List;
+        public int Height;
+        public readonly nint[] Prev = new nint[MaxHeightLimit + 1];
+        public readonly nint[] Next = new nint[MaxHeightLimit + 1];
+    }
 }

@@ -145,6 +145,54 @@ public class MemTableConcurrentInsertTests
         Assert.Equal(Entries, ScanInOrder(mem));
     }
 
+    /// <summary>
+    /// Each thread adds ascending keys, interleaved with the other's, so every thread's splice (its
+    /// last insert's neighbours) keeps going stale under it: the fast path must notice.
+    /// </summary>
+    [Fact]
+    public void InterleavedAscendingKeysFromSeveralThreadsStayInOrder()
+    {
+        using var mem = new MemTable(new MemTableOptions(ArenaBlockSize: 64 << 10));
+        const int Threads = 3;
+        const int PerThread = 40_000;
+        using var start = new Barrier(Threads);
+        var threads = new Thread[Threads];
+        int refused = 0;
+        for (int t = 0; t < Threads; t++)
+        {
+            int id = t;
+            threads[t] = new Thread(() =>
+            {
+                Span<byte> user = stackalloc byte[8];
+                start.SignalAndWait();
+                for (int i = 0; i < PerThread; i++)
+                {
+                    ulong k = (ulong)(i * Threads + id);
+                    BinaryPrimitives.WriteUInt64BigEndian(user, k);
+                    if (!mem.Add(k + 1, ValueType.Value, user, user, concurrent: true))
+                    {
+                        Interlocked.Increment(ref refused);
+                    }
+                }
+            });
+            threads[t].Start();
+        }
+        foreach (Thread t in threads)
+        {
+            t.Join();
+        }
+        Assert.Equal(0, refused);
+        using var it = mem.NewIterator();
+        ulong expected = 0;
+        for (it.SeekToFirst(); it.Valid; it.Next())
+        {
+            Assert.Equal(expected, BinaryPrimitives.ReadUInt64BigEndian(it.Key));
+            Assert.Equal(expected + 1, InternalKeys.Sequence(it.Key));
+            expected++;
+        }
+        Assert.Equal((ulong)(Threads * PerThread), expected);
+    }
+
     private static bool Add(MemTable mem, ulong seq, bool concurrent)
     {
         Span<byte> user = stackalloc byte[8];
