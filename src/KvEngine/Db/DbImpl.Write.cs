@@ -120,27 +120,42 @@ internal sealed partial class DbImpl
     private bool AwaitTurn(WriteRequest request, out WriteGroup group)
     {
         SpinUntilTurn(request);
-        lock (_mutex)
+        while (true)
         {
-            while (!request.Done && _queueHead != request)
+            lock (_mutex)
             {
-                _syncWaiters++;
-                try
+                bool assigned = false;
+                while (!request.Done && _queueHead != request)
                 {
-                    Monitor.Wait(_mutex);
+                    // No insert may be handed to a sleeper: stop taking them first. One handed
+                    // over just before is done outside the lock, then the wait goes on.
+                    if (request.StopTakingInserts() == WriteRequest.InsertAssigned)
+                    {
+                        assigned = true;
+                        break;
+                    }
+                    _syncWaiters++;
+                    try
+                    {
+                        Monitor.Wait(_mutex);
+                    }
+                    finally
+                    {
+                        _syncWaiters--;
+                    }
                 }
-                finally
+                if (!assigned)
                 {
-                    _syncWaiters--;
+                    if (request.Done)
+                    {
+                        group = null!;
+                        return false;
+                    }
+                    group = PrepareGroup(request);
+                    return true;
                 }
             }
-            if (request.Done)
-            {
-                group = null!;
-                return false;
-            }
-            group = PrepareGroup(request);
-            return true;
+            InsertAssigned(request);
         }
     }
 
@@ -392,11 +407,15 @@ internal sealed partial class DbImpl
     /// </summary>
     private WriteRequest? PopGroup(WriteGroup group)
     {
+        // One store to the head: waiters read it without the lock, and a member must never see
+        // itself at the head on the way.
+        WriteRequest? head = null;
         foreach (WriteRequest w in group.Members)
         {
-            _queueHead = w.Next;
+            head = w.Next;
             w.Next = null;
         }
+        Volatile.Write(ref _queueHead, head);
         if (_queueHead == null)
         {
             _queueTail = null;

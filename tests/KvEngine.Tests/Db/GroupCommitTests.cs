@@ -114,6 +114,41 @@ public sealed class GroupCommitTests : IDisposable
         }
     }
 
+    /// <summary>
+    /// Two threads writing as fast as they can, as db_bench's fillseq does at -threads=2: every
+    /// hand-off of a member insert must reach a thread that does it (a lost one hangs the leader,
+    /// so the writers get a deadline).
+    /// </summary>
+    [Fact]
+    public void TwoFastWritersNeverHang()
+    {
+        string path = Path.Combine(_dir.FullName, "db");
+        const int Writes = 60_000;
+        using KvDb db = KvDb.Open(path, new KvOptions { WriteBufferSize = 1 << 20, AllowConcurrentMemtableWrite = true });
+        using var start = new Barrier(2);
+        var threads = new Thread[2];
+        for (int t = 0; t < 2; t++)
+        {
+            int thread = t;
+            threads[t] = new Thread(() =>
+            {
+                start.SignalAndWait();
+                for (int i = 0; i < Writes; i++)
+                {
+                    db.Put(Key(thread, i), Value(thread, i % 7));
+                }
+            })
+            { IsBackground = true };
+            threads[t].Start();
+        }
+        foreach (Thread t in threads)
+        {
+            Assert.True(t.Join(TimeSpan.FromSeconds(120)), "a writer hung");
+        }
+        Assert.Equal((ulong)(2 * Writes), db.LatestSequenceNumber);
+        Assert.Equal(Value(1, (Writes - 1) % 7), db.Get(Key(1, Writes - 1)));
+    }
+
     private static void WriteMany(KvDb db, int thread, Barrier start)
     {
         using var batch = new WriteBatch();
