@@ -89,10 +89,11 @@ internal sealed partial class DbImpl
             Monitor.PulseAll(_mutex);
         }
         job.Mem.Unref();
-        job.Flushed.TrySetResult();
+        // Counted before the flush is reported done, so a caller of Flush sees its bytes.
         long bytes = meta == null ? 0 : (long)meta.FileSize;
         _compactionStats.AddFlush(bytes, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMicroseconds);
         _counters.AddFlush(bytes);
+        job.Flushed.TrySetResult();
         DeleteObsoleteFiles(atOpen: false);
     }
 
