@@ -4,10 +4,10 @@ using ValueType = KvEngine.Format.ValueType;
 namespace KvEngine.Db;
 
 /// <summary>
-/// Memtable inserts of a commit group. Without <see cref="KvOptions.AllowConcurrentMemtableWrite"/>
-/// the leader inserts every batch with the single-writer skiplist path. With it (the group is then
-/// pipelined: other groups insert at the same time) every insert takes the concurrent path, and the
-/// members help (RocksDB's parallel memtable writes): the leader gives each member batch its first
+/// Memtable inserts of a commit group. A single-writer insert (the option off, or a lone writer
+/// with nothing else inserting: ChooseInsertMode) has the leader insert every batch with the
+/// single-writer skiplist path. A concurrent one (other groups may insert at the same time, or the
+/// group has several writers) takes the concurrent path for every insert, and the members help (RocksDB's parallel memtable writes): the leader gives each member batch its first
 /// sequence number and hands it to the member's thread if that thread is still spinning
 /// (<see cref="WriteRequest.TryAssignInsert"/>: a compare-and-swap that loses to a waiter about to
 /// sleep, whose batch the leader then inserts itself, as it does the batches of asynchronous
@@ -28,10 +28,9 @@ internal sealed partial class DbImpl
     internal long MemberInserts => Interlocked.Read(ref _memberInserts);
 
     /// <summary>Leader, outside _mutex: inserts the group's batches; a failure becomes the group's error and stops the database.</summary>
-    private void InsertGroup(WriteGroup group)
+    private void InsertGroup(WriteGroup group, bool concurrent)
     {
         MemTable mem = group.MemTable!;
-        bool concurrent = group.Pipelined;
         try
         {
             if (concurrent)

@@ -15,8 +15,9 @@ namespace KvEngine.Db;
 /// members of each, DbImpl.MemTableInsert.cs) insert at once. Publication stays in sequence
 /// order: a group waits until every group before it has published (_orderCursor). A memtable
 /// switch waits until no group is inserting (_inflightInserts), so a memtable is never written
-/// after it became immutable. Without the option, a group leaves the queue only once published and
-/// its leader inserts every batch itself.
+/// after it became immutable. A group pipelines only when something could overlap it
+/// (ChooseInsertMode); otherwise, and always without the option, it leaves the queue once
+/// published.
 /// </para>
 /// </summary>
 internal sealed partial class DbImpl
@@ -45,6 +46,10 @@ internal sealed partial class DbImpl
 
     // An earlier group's memtable insert failed: later groups must not publish past its hole.
     private bool _memtableInsertFailed;
+
+    // Guarded by _mutex: concurrent inserts happened since the last single-writer insert, so the
+    // single writer's splice may be stale.
+    private bool _memTableHadConcurrentInserts;
 
     public void Write(WriteBatch batch, WriteOptions options)
     {
@@ -193,16 +198,12 @@ internal sealed partial class DbImpl
             WriteRequest? asyncHead = null;
             if (group.Error == null && group.Leader.Batch != null)
             {
-                if (_options.AllowConcurrentMemtableWrite)
+                bool concurrent;
+                lock (_mutex)
                 {
-                    lock (_mutex)
-                    {
-                        group.Pipelined = true;
-                        _inflightInserts++;
-                        asyncHead = PopGroup(group);
-                    }
+                    concurrent = ChooseInsertMode(group, ref asyncHead);
                 }
-                InsertGroup(group);
+                InsertGroup(group, concurrent);
             }
             AwaitTurnToPublish(group);
             lock (_mutex)
@@ -217,6 +218,42 @@ internal sealed partial class DbImpl
                 return;
             }
         }
+    }
+
+    /// <summary>
+    /// Holds _mutex; the group's WAL record is written. With concurrent memtable writes allowed, a
+    /// group pipelines (leaves the queue now, inserts concurrently) when a writer waits behind it
+    /// or another group is still inserting; a lone group of several writers inserts concurrently
+    /// but keeps the queue; a lone writer inserts alone with the single-writer skiplist path (the
+    /// fastest, and what a single thread always gets), after dropping a splice that concurrent
+    /// inserts made stale. Returns whether the insert is concurrent; <paramref name="asyncHead"/>
+    /// receives an asynchronous head the pipelining exposed (the caller leads it).
+    /// </summary>
+    private bool ChooseInsertMode(WriteGroup group, ref WriteRequest? asyncHead)
+    {
+        if (!_options.AllowConcurrentMemtableWrite)
+        {
+            return false;
+        }
+        if (group.Members[^1].Next != null || _inflightInserts > 0)
+        {
+            group.Pipelined = true;
+            _inflightInserts++;
+            asyncHead = PopGroup(group);
+            _memTableHadConcurrentInserts = true;
+            return true;
+        }
+        if (group.Members.Count > 1)
+        {
+            _memTableHadConcurrentInserts = true;
+            return true;
+        }
+        if (_memTableHadConcurrentInserts)
+        {
+            group.MemTable!.EndConcurrentWrites(); // nobody else inserts: see above
+            _memTableHadConcurrentInserts = false;
+        }
+        return false;
     }
 
     private void Enqueue(WriteRequest request)
