@@ -47,8 +47,8 @@ internal sealed partial class DbImpl
     // An earlier group's memtable insert failed: later groups must not publish past its hole.
     private bool _memtableInsertFailed;
 
-    // Guarded by _mutex: concurrent inserts happened since the last single-writer insert, so the
-    // single writer's splice may be stale.
+    // Concurrent inserts happened since the last single-writer insert, so the single writer's
+    // splice may be stale. Written under _mutex, or by a lone group's leader (no other inserter).
     private bool _memTableHadConcurrentInserts;
 
     public void Write(WriteBatch batch, WriteOptions options)
@@ -198,10 +198,18 @@ internal sealed partial class DbImpl
             WriteRequest? asyncHead = null;
             if (group.Error == null && group.Leader.Batch != null)
             {
-                bool concurrent;
-                lock (_mutex)
+                bool concurrent = false;
+                if (_options.AllowConcurrentMemtableWrite && !IsLoneGroup(group))
                 {
-                    concurrent = ChooseInsertMode(group, ref asyncHead);
+                    lock (_mutex)
+                    {
+                        concurrent = ChooseInsertMode(group, ref asyncHead);
+                    }
+                }
+                else if (_memTableHadConcurrentInserts)
+                {
+                    group.MemTable!.EndConcurrentWrites(); // nobody else inserts: see ChooseInsertMode
+                    _memTableHadConcurrentInserts = false;
                 }
                 InsertGroup(group, concurrent);
             }
@@ -231,10 +239,6 @@ internal sealed partial class DbImpl
     /// </summary>
     private bool ChooseInsertMode(WriteGroup group, ref WriteRequest? asyncHead)
     {
-        if (!_options.AllowConcurrentMemtableWrite)
-        {
-            return false;
-        }
         if (group.Members[^1].Next != null || _inflightInserts > 0)
         {
             group.Pipelined = true;
@@ -255,6 +259,15 @@ internal sealed partial class DbImpl
         }
         return false;
     }
+
+    /// <summary>
+    /// Without the mutex, by the queue's head: true when the group is one writer, nobody waits
+    /// behind it and no other group inserts. Stale reads err only towards false: a writer queued
+    /// meanwhile waits for this group anyway, and a group counted in _inflightInserts was counted
+    /// before this one became head (under the mutex this leader took since).
+    /// </summary>
+    private bool IsLoneGroup(WriteGroup group) =>
+        group.Members.Count == 1 && group.Leader.Next == null && Volatile.Read(ref _inflightInserts) == 0;
 
     private void Enqueue(WriteRequest request)
     {
