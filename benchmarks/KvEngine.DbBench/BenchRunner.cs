@@ -48,6 +48,7 @@ internal sealed class BenchRunner
         }
         finally
         {
+            MemoryReport.Print();
             _db.Dispose();
             if (_blockCache != null)
             {
@@ -55,6 +56,7 @@ internal sealed class BenchRunner
                 _blockCache.Dispose();
             }
         }
+
         if (_stats != null)
         {
             Console.WriteLine("STATISTICS:");

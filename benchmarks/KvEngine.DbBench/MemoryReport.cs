@@ -1,0 +1,25 @@
+using System.Diagnostics;
+using System.Globalization;
+using KvEngine.Memory;
+
+namespace KvEngine.DbBench;
+
+/// <summary>
+/// Prints where the process's memory went after a run: peak and current resident set (the
+/// operating system's view), the managed heap (GC), and the engine's native allocator (bytes
+/// live in blocks, and bytes its slabs and large blocks hold from the system, a high-water mark
+/// for slab classes). The rest of the resident set is the runtime, code, and glibc's heap.
+/// </summary>
+internal static class MemoryReport
+{
+    private const double Mb = 1 << 20;
+
+    public static void Print()
+    {
+        using Process self = Process.GetCurrentProcess();
+        GCMemoryInfo gc = GC.GetGCMemoryInfo();
+        MemoryUsage native = NativeAllocator.Shared.GetUsage();
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"Memory: peak RSS {self.PeakWorkingSet64 / Mb:F1} MB, RSS {self.WorkingSet64 / Mb:F1} MB, GC heap {gc.HeapSizeBytes / Mb:F1} MB (committed {gc.TotalCommittedBytes / Mb:F1} MB), native allocator live {native.AllocatedBytes / Mb:F1} MB in {native.LiveAllocations} blocks, resident {native.ResidentBytes / Mb:F1} MB"));
+    }
+}
