@@ -77,27 +77,12 @@ internal sealed unsafe partial class SkipList
         {
             byte** prev = (byte**)prevSlots;
             byte** next = (byte**)nextSlots;
-            int recomputeHeight;
-            if (splice.List != this || splice.Height < maxHeight)
+            if (splice.List != this)
             {
-                prev[maxHeight] = _head;
-                next[maxHeight] = null;
                 splice.List = this;
-                splice.Height = maxHeight;
-                recomputeHeight = maxHeight;
+                splice.Height = 0; // another list's nodes: start over
             }
-            else
-            {
-                // This thread's last insert into this list left a splice: a key inside its level-0
-                // gap links there with no search (sequential keys). Other threads may have linked
-                // nodes into its gaps since; a failed swap below finds them.
-                byte* p = prev[0];
-                recomputeHeight = (p == _head || KeyIsAfterNode(key, p)) && !KeyIsAfterNode(key, next[0]) ? 0 : maxHeight;
-            }
-            for (int level = recomputeHeight - 1; level >= 0; level--)
-            {
-                FindSpliceForLevel(key, prev[level + 1], next[level + 1], level, out prev[level], out next[level]);
-            }
+            PositionSplice(key, prev, next, ref splice.Height, maxHeight);
             return LinkConcurrently(node, height, key, prev, next);
         }
     }

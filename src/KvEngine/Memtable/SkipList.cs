@@ -129,27 +129,7 @@ internal sealed unsafe partial class SkipList
 
         byte** prev = _splicePrev;
         byte** next = _spliceNext;
-        int recomputeHeight;
-        if (_spliceHeight < maxHeight)
-        {
-            prev[maxHeight] = _head;
-            next[maxHeight] = null;
-            _spliceHeight = maxHeight;
-            recomputeHeight = maxHeight;
-        }
-        else
-        {
-            // With one writer the splice's gaps stay adjacent and nest (wider at higher levels), so
-            // a key inside the level-0 gap is inside every gap: link it there with no search. Any
-            // other key searches from the top; climbing level by level instead costs random
-            // inserts up to two comparisons per level for little gain (RocksDB does the same).
-            byte* p = prev[0];
-            recomputeHeight = (p == _head || KeyIsAfterNode(key, p)) && !KeyIsAfterNode(key, next[0]) ? 0 : maxHeight;
-        }
-        for (int level = recomputeHeight - 1; level >= 0; level--)
-        {
-            FindSpliceForLevel(key, prev[level + 1], next[level + 1], level, out prev[level], out next[level]);
-        }
+        PositionSplice(key, prev, next, ref _spliceHeight, maxHeight);
 
         if (next[0] != null && InternalKeyComparer.Compare(KeyOf(next[0]), key) == 0)
         {
@@ -164,6 +144,36 @@ internal sealed unsafe partial class SkipList
             prev[level] = node;
         }
         return true;
+    }
+
+    /// <summary>
+    /// Makes the splice (prev, next; levels 0..spliceHeight, level spliceHeight the (head, null)
+    /// sentinel) bracket <paramref name="key"/> at every level below <paramref name="maxHeight"/>.
+    /// A splice lower than the list starts over from the sentinel. A key inside the splice's
+    /// level-0 gap needs no search: the gaps nest (wider at higher levels), so it is inside every
+    /// gap. Any other key searches from the top; climbing level by level instead costs random
+    /// inserts up to two comparisons per level for little gain (RocksDB does the same). With
+    /// concurrent writers the gaps may have been filled since; their compare-and-swap finds out.
+    /// </summary>
+    private void PositionSplice(ReadOnlySpan<byte> key, byte** prev, byte** next, ref int spliceHeight, int maxHeight)
+    {
+        int recomputeHeight;
+        if (spliceHeight < maxHeight)
+        {
+            prev[maxHeight] = _head;
+            next[maxHeight] = null;
+            spliceHeight = maxHeight;
+            recomputeHeight = maxHeight;
+        }
+        else
+        {
+            byte* p = prev[0];
+            recomputeHeight = (p == _head || KeyIsAfterNode(key, p)) && !KeyIsAfterNode(key, next[0]) ? 0 : maxHeight;
+        }
+        for (int level = recomputeHeight - 1; level >= 0; level--)
+        {
+            FindSpliceForLevel(key, prev[level + 1], next[level + 1], level, out prev[level], out next[level]);
+        }
     }
 
     /// <summary>Writer: encodes and inserts an internal key and a value (tests, cold paths).</summary>
