@@ -13,7 +13,8 @@ namespace KvEngine.Memory;
 /// next pointer lives in the freed block) and a bump cursor into its newest slab. A block freed on
 /// another processor joins that processor's bin. Slabs are kept until <see cref="Dispose"/>, so
 /// resident memory is a high-water mark. Larger classes come straight from
-/// <see cref="NativeMemory.AlignedAlloc"/> (page-aligned) and go back on free.
+/// <see cref="NativeMemory.AlignedAlloc"/> (page-aligned), or from <see cref="PageMemory"/> from
+/// <see cref="NativeAllocatorOptions.MapThresholdBytes"/> up, and go back on free.
 /// </para>
 /// <para>
 /// Counters (requested, allocated = usable, resident, live) are kept per bin under its lock and
@@ -100,7 +101,7 @@ internal sealed unsafe class NativeAllocator : IDisposable
         }
         else
         {
-            p = (byte*)NativeMemory.AlignedAlloc((nuint)usable, (nuint)_options.PageSize);
+            p = IsMapped(usable) ? (byte*)PageMemory.Map((nuint)usable) : (byte*)NativeMemory.AlignedAlloc((nuint)usable, (nuint)_options.PageSize);
             Interlocked.Add(ref _largeRequested, length);
             Interlocked.Add(ref _largeAllocated, usable);
             Interlocked.Increment(ref _largeLive);
@@ -120,6 +121,9 @@ internal sealed unsafe class NativeAllocator : IDisposable
         }
         return new NativeBuffer(this, p, length, usable, tag);
     }
+
+    /// <summary>A large block of <paramref name="usable"/> bytes is a page mapping (decided by size alone, so Free agrees).</summary>
+    private bool IsMapped(int usable) => _options.MapThresholdBytes > 0 && usable >= _options.MapThresholdBytes && PageMemory.IsSupported;
 
     /// <summary>Counters summed over every bin (see the type's comment).</summary>
     public MemoryUsage GetUsage()
@@ -175,7 +179,14 @@ internal sealed unsafe class NativeAllocator : IDisposable
         }
         else
         {
-            NativeMemory.AlignedFree(p);
+            if (IsMapped(usable))
+            {
+                PageMemory.Unmap(p, (nuint)usable);
+            }
+            else
+            {
+                NativeMemory.AlignedFree(p);
+            }
             Interlocked.Add(ref _largeRequested, -buffer.Length);
             Interlocked.Add(ref _largeAllocated, -usable);
             Interlocked.Decrement(ref _largeLive);

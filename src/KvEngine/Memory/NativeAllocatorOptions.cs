@@ -9,6 +9,12 @@ internal sealed record NativeAllocatorOptions
     /// <summary>Alignment of slabs and large allocations (a power of two).</summary>
     public int PageSize { get; init; } = 4096;
 
+    /// <summary>
+    /// Blocks of at least this many usable bytes are mapped from the kernel and unmapped on free
+    /// (<see cref="PageMemory"/>, where supported) instead of going through malloc; 0 never maps.
+    /// </summary>
+    public int MapThresholdBytes { get; init; } = 256 << 10;
+
     /// <summary>Free-list shards per class; 0 picks the processor count rounded up to a power of two (at most 64).</summary>
     public int Shards { get; init; }
 
@@ -37,6 +43,7 @@ internal sealed record NativeAllocatorOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(MinSlabBytes, SizeClasses.LargestSlabClass, nameof(MinSlabBytes));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(MinSlabBytes, 64 << 20, nameof(MinSlabBytes));
         ArgumentOutOfRangeException.ThrowIfNegative(Shards, nameof(Shards));
+        ArgumentOutOfRangeException.ThrowIfNegative(MapThresholdBytes, nameof(MapThresholdBytes));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(Shards, 1024, nameof(Shards));
     }
 }

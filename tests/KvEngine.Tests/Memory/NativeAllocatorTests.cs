@@ -74,6 +74,40 @@ public unsafe class NativeAllocatorTests
         Assert.Equal(new MemoryUsage(0, 0, 0, 0), allocator.GetUsage());
     }
 
+    /// <summary>
+    /// Blocks from the map threshold up are kernel mappings on Linux (glibc kept freed ones
+    /// resident); below it, and with the threshold at 0, malloc serves them. Either way the
+    /// whole block is writable, page-aligned and accounted, and comes back on free.
+    /// </summary>
+    [Theory]
+    [InlineData(0, 300_000)]
+    [InlineData(256 << 10, 300_000)]
+    [InlineData(256 << 10, 100_000)]
+    [InlineData(256 << 10, 9_000_000)]
+    public void LargeBlocksAreMappedFromTheThresholdUp(int threshold, int length)
+    {
+        if (threshold > 0 && OperatingSystem.IsLinux())
+        {
+            Assert.True(PageMemory.IsSupported, "mmap from libc.so.6 should be available on Linux");
+        }
+        using var allocator = new NativeAllocator(new NativeAllocatorOptions { MapThresholdBytes = threshold });
+        for (int round = 0; round < 3; round++)
+        {
+            NativeBuffer b = allocator.Allocate(length, zeroed: round == 1);
+            Assert.Equal(0, (long)b.Pointer % 4096);
+            Assert.True(b.UsableSize >= length);
+            if (round == 1)
+            {
+                Assert.True(b.UsableSpan.IndexOfAnyExcept((byte)0) < 0);
+            }
+            b.UsableSpan.Fill((byte)(round + 1));
+            Assert.Equal((byte)(round + 1), b.UsableSpan[^1]);
+            Assert.Equal(1, allocator.GetUsage().LiveAllocations);
+            b.Dispose();
+            Assert.Equal(new MemoryUsage(0, 0, 0, 0), allocator.GetUsage());
+        }
+    }
+
     [Fact]
     public void ManyThreadsKeepConsistentAccounting()
     {
