@@ -21,5 +21,13 @@ internal static class MemoryReport
         MemoryUsage native = NativeAllocator.Shared.GetUsage();
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"Memory: peak RSS {self.PeakWorkingSet64 / Mb:F1} MB, RSS {self.WorkingSet64 / Mb:F1} MB, GC heap {gc.HeapSizeBytes / Mb:F1} MB (committed {gc.TotalCommittedBytes / Mb:F1} MB), native allocator live {native.AllocatedBytes / Mb:F1} MB in {native.LiveAllocations} blocks, resident {native.ResidentBytes / Mb:F1} MB"));
+        ReadOnlySpan<GCGenerationInfo> gens = gc.GenerationInfo;
+        string[] names = ["gen0", "gen1", "gen2", "LOH", "POH"];
+        var line = new System.Text.StringBuilder("GC after last collection (#").Append(gc.Index).Append("):");
+        for (int i = 0; i < gens.Length && i < names.Length; i++)
+        {
+            line.Append(CultureInfo.InvariantCulture, $" {names[i]} {gens[i].SizeAfterBytes / Mb:F1} MB");
+        }
+        Console.WriteLine(line.ToString());
     }
 }
