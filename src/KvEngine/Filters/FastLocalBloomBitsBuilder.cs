@@ -1,3 +1,4 @@
+using KvEngine.Util;
 using System.Buffers;
 using System.Runtime.Intrinsics.X86;
 using KvEngine.Memory;
@@ -36,7 +37,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         ArgumentOutOfRangeException.ThrowIfLessThan(millibitsPerKey, 1000);
         _millibitsPerKey = millibitsPerKey;
         _optimizer = optimizer;
-        _hashes = ArrayPool<ulong>.Shared.Rent(InitialCapacity);
+        _hashes = BoundedArrayPool<ulong>.Rent(InitialCapacity);
     }
 
     public int MillibitsPerKey => _millibitsPerKey;
@@ -227,9 +228,9 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
             throw new InvalidOperationException("Too many keys for one filter.");
         }
         int want = (int)Math.Min((long)_hashes.Length * 2, Array.MaxLength);
-        ulong[] bigger = ArrayPool<ulong>.Shared.Rent(want);
+        ulong[] bigger = BoundedArrayPool<ulong>.Rent(want);
         _hashes.AsSpan(0, _count).CopyTo(bigger);
-        ArrayPool<ulong>.Shared.Return(_hashes);
+        BoundedArrayPool<ulong>.Return(_hashes);
         _hashes = bigger;
     }
 
@@ -240,7 +241,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         _count = 0;
         if (hashes.Length > 0)
         {
-            ArrayPool<ulong>.Shared.Return(hashes);
+            BoundedArrayPool<ulong>.Return(hashes);
         }
     }
 }

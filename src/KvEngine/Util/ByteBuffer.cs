@@ -6,7 +6,8 @@ namespace KvEngine.Util;
 /// <summary>
 /// A growable byte buffer over pooled arrays, used to build blocks, records and batches.
 /// Owner: whoever constructed it; <see cref="Dispose"/> returns the array to the pool, after which
-/// spans previously handed out must not be used. Not thread-safe.
+/// spans previously handed out must not be used. Arrays come from <see cref="BoundedArrayPool{T}"/>
+/// (large ones are not pooled). Not thread-safe.
 /// </summary>
 internal sealed class ByteBuffer : IBufferWriter<byte>, IDisposable
 {
@@ -15,7 +16,7 @@ internal sealed class ByteBuffer : IBufferWriter<byte>, IDisposable
 
     public ByteBuffer(int initialCapacity = 256)
     {
-        _buffer = ArrayPool<byte>.Shared.Rent(Math.Max(16, initialCapacity));
+        _buffer = BoundedArrayPool<byte>.Rent(Math.Max(16, initialCapacity));
     }
 
     public int Length => _length;
@@ -119,9 +120,9 @@ internal sealed class ByteBuffer : IBufferWriter<byte>, IDisposable
                 throw new InvalidOperationException("ByteBuffer cannot grow beyond Array.MaxLength.");
             }
         }
-        byte[] bigger = ArrayPool<byte>.Shared.Rent((int)want);
+        byte[] bigger = BoundedArrayPool<byte>.Rent((int)want);
         _buffer.AsSpan(0, _length).CopyTo(bigger);
-        ArrayPool<byte>.Shared.Return(_buffer);
+        BoundedArrayPool<byte>.Return(_buffer);
         _buffer = bigger;
     }
 
@@ -130,9 +131,6 @@ internal sealed class ByteBuffer : IBufferWriter<byte>, IDisposable
         byte[] b = _buffer;
         _buffer = Array.Empty<byte>();
         _length = 0;
-        if (b.Length > 0)
-        {
-            ArrayPool<byte>.Shared.Return(b);
-        }
+        BoundedArrayPool<byte>.Return(b);
     }
 }

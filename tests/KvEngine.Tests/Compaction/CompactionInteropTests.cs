@@ -43,6 +43,8 @@ public sealed class CompactionInteropTests : IDisposable
                     model[key] = value;
                 }
             }
+            // Writes may outrun compaction on a loaded machine: count once the backlog is done.
+            CompactionTestUtil.WaitForCompactions(db);
             Assert.True(db.Counters.Compactions > 8, $"only {db.Counters.Compactions} compactions ran");
             Assert.True(CompactionTestUtil.Files(db, 2) > 0, "nothing reached level 2");
         }

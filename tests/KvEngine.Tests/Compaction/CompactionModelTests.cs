@@ -156,6 +156,7 @@ public sealed class CompactionModelTests
             {
                 CheckScan(db, state, s, $"seed {seed} final snapshot");
             }
+            CompactionTestUtil.WaitForCompactions(db); // writes may outrun compaction on a loaded machine
             compactions += db.Counters.Compactions;
             Assert.True(compactions > 20, $"only {compactions} compactions ran");
             Assert.True(maxDepth >= 2, $"the tree never grew below level {maxDepth}");

@@ -47,6 +47,18 @@ internal static class CompactionTestUtil
 
     public static int Files(KvDb db, int level) => db.Impl.Versions.Current.NumFiles(level);
 
+    /// <summary>Waits (at most a minute) until no flush or compaction runs or is pending, as db_bench's waitforcompaction.</summary>
+    public static void WaitForCompactions(KvDb db)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromMinutes(1);
+        while (db.GetProperty("rocksdb.compaction-pending") != "0" || db.GetProperty("rocksdb.num-running-compactions") != "0" ||
+            db.GetProperty("rocksdb.num-running-flushes") != "0")
+        {
+            Assert.True(DateTime.UtcNow < deadline, "background work did not settle within a minute");
+            Thread.Sleep(20);
+        }
+    }
+
     /// <summary>A synthetic file [smallest, largest] (user keys) of <paramref name="size"/> bytes.</summary>
     public static FileMetaData File(ulong number, string smallest, string largest, long size, ulong seq = 1) => new()
     {
