@@ -33,19 +33,28 @@ internal sealed partial class DbImpl
         MemTable mem = group.MemTable!;
         try
         {
-            if (concurrent)
-            {
-                HandOutMemberInserts(group);
-            }
+            int handedOut = 0;
             ulong sequence = group.FirstSequence;
             foreach (WriteRequest w in group.Members)
             {
-                if (w == group.Leader || !concurrent || w.LeaderInserts)
+                w.InsertSequence = sequence;
+                sequence += (ulong)w.Batch!.Count;
+                if (concurrent && w != group.Leader && TryHandOutInsert(group, w))
                 {
-                    var inserter = new MemTableInserter(mem, concurrent ? w.InsertSequence : sequence, concurrent);
+                    handedOut++;
+                }
+            }
+            if (handedOut > 0)
+            {
+                Interlocked.Add(ref _memberInserts, handedOut);
+            }
+            foreach (WriteRequest w in group.Members)
+            {
+                if (!w.InsertHandedOut)
+                {
+                    var inserter = new MemTableInserter(mem, w.InsertSequence, concurrent);
                     w.Batch!.Iterate(ref inserter);
                 }
-                sequence += (ulong)w.Batch!.Count;
             }
         }
         catch (Exception e)
@@ -74,30 +83,24 @@ internal sealed partial class DbImpl
         }
     }
 
-    /// <summary>Gives every member batch its sequence and, to a member still spinning, its insert.</summary>
-    private static void HandOutMemberInserts(WriteGroup group)
+    /// <summary>
+    /// Hands a member's insert (its sequence already set) to its thread if that thread still
+    /// spins; false leaves it to the leader (asynchronous requests have no thread).
+    /// </summary>
+    private static bool TryHandOutInsert(WriteGroup group, WriteRequest w)
     {
-        ulong sequence = group.FirstSequence;
-        foreach (WriteRequest w in group.Members)
+        if (w.Completion != null)
         {
-            w.InsertSequence = sequence;
-            sequence += (ulong)w.Batch!.Count;
-            if (w == group.Leader)
-            {
-                continue;
-            }
-            w.Group = group;
-            if (w.Completion == null)
-            {
-                group.AddPendingInsert();
-                if (w.TryAssignInsert())
-                {
-                    continue;
-                }
-                group.EndPendingInsert();
-            }
-            w.LeaderInserts = true;
+            return false;
         }
+        w.Group = group;
+        group.AddPendingInsert();
+        if (w.TryAssignInsert())
+        {
+            return true;
+        }
+        group.EndPendingInsert();
+        return false;
     }
 
     /// <summary>
@@ -145,7 +148,6 @@ internal sealed partial class DbImpl
         finally
         {
             request.MarkInserted();
-            Interlocked.Increment(ref _memberInserts);
             group.EndPendingInsert();
         }
     }

@@ -188,10 +188,9 @@ internal sealed partial class DbImpl
                         concurrent = ChooseInsertMode(group, ref asyncHead);
                     }
                 }
-                else if (_memTableHadConcurrentInserts)
+                else
                 {
-                    group.MemTable!.EndConcurrentWrites(); // nobody else inserts: see ChooseInsertMode
-                    _memTableHadConcurrentInserts = false;
+                    UseSingleWriterInsert(group);
                 }
                 InsertGroup(group, concurrent);
             }

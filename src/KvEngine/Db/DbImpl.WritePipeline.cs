@@ -48,12 +48,21 @@ internal sealed partial class DbImpl
             _memTableHadConcurrentInserts = true;
             return true;
         }
+        UseSingleWriterInsert(group);
+        return false;
+    }
+
+    /// <summary>
+    /// By the queue's head, when no other group inserts and none can start: the group inserts
+    /// with the single-writer path, whose splice concurrent inserts may have made stale.
+    /// </summary>
+    private void UseSingleWriterInsert(WriteGroup group)
+    {
         if (_memTableHadConcurrentInserts)
         {
-            group.MemTable!.EndConcurrentWrites(); // nobody else inserts: see above
+            group.MemTable!.EndConcurrentWrites();
             _memTableHadConcurrentInserts = false;
         }
-        return false;
     }
 
     /// <summary>
@@ -69,10 +78,6 @@ internal sealed partial class DbImpl
     private void AwaitTurnToPublish(WriteGroup group)
     {
         ulong previous = group.FirstSequence - 1;
-        if (Volatile.Read(ref _orderCursor) == previous)
-        {
-            return;
-        }
         var spin = new SpinWait();
         while (Volatile.Read(ref _orderCursor) != previous)
         {

@@ -44,8 +44,8 @@ internal sealed class WriteRequest
     /// <summary>First sequence number of this request's batch inside its group (set by the leader).</summary>
     public ulong InsertSequence { get; set; }
 
-    /// <summary>The leader inserts this request's batch (no thread took it: asynchronous, or asleep).</summary>
-    public bool LeaderInserts { get; set; }
+    /// <summary>The leader handed this request's insert to its own thread (Assigned, then Inserted).</summary>
+    public bool InsertHandedOut => InsertState >= InsertAssigned;
 
     /// <summary>The group whose leader assigned this request its insert (set before the assignment).</summary>
     public WriteGroup? Group { get; set; }
@@ -79,7 +79,6 @@ internal sealed class WriteRequest
         Error = null;
         Next = null;
         InsertSequence = 0;
-        LeaderInserts = false;
         Group = null;
         _insertState = InsertWaiting;
     }
