@@ -39,6 +39,9 @@ internal sealed partial class DbImpl : IDisposable
     private readonly KvOptions _options;
     private readonly IFileSystem _fs;
     private readonly TableOptions _tableOptions;
+
+    /// <summary>Options for compaction outputs at the bottommost level (<see cref="KvOptions.BottommostCompression"/>); <see cref="_tableOptions"/> when unset.</summary>
+    private readonly TableOptions _bottommostTableOptions;
     private readonly VersionSet _versions;
     private readonly TableCache _tables;
     private readonly KvBlockCache? _ownedBlockCache;
@@ -82,11 +85,19 @@ internal sealed partial class DbImpl : IDisposable
             BlockSize = options.BlockSize,
             BlockRestartInterval = options.BlockRestartInterval,
             Compression = (Compression.CompressionType)(byte)options.Compression,
+            CompressionLevel = options.CompressionLevel,
             Checksum = (ChecksumType)(byte)options.Checksum,
             FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
             Statistics = options.Statistics,
             OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
         };
+        _bottommostTableOptions = options.BottommostCompression is null && options.BottommostCompressionLevel is null
+            ? _tableOptions
+            : _tableOptions with
+            {
+                Compression = (Compression.CompressionType)(byte)(options.BottommostCompression ?? options.Compression),
+                CompressionLevel = options.BottommostCompressionLevel ?? options.CompressionLevel,
+            };
         _stats = options.Statistics;
         _counters = new EngineCounters(options.Statistics);
         _compactionOptions = CompactionOptions.From(options);
