@@ -21,9 +21,10 @@ internal sealed partial class DbImpl
         {
             return OpenValidated(dir, options);
         }
-        catch (IOException e)
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
-            // KvDb.Open documents KvException for failures of its own files, as writes report them.
+            // KvDb.Open documents KvException for failures of its own files, as writes report them
+            // (UnauthorizedAccessException: a directory or file the process may not create or write).
             throw new KvException($"Opening database '{dir}' failed: {e.Message}", e);
         }
     }
@@ -55,9 +56,13 @@ internal sealed partial class DbImpl
         {
             dbLock = fs.LockFile(FileNames.LockFile(dir));
         }
-        catch (IOException e)
+        catch (LockHeldException e)
         {
             throw new KvException($"Database '{dir}' is in use by another instance (LOCK is held).", e);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new KvException($"Database '{dir}': the LOCK file could not be created or opened: {e.Message}", e);
         }
 
         DbImpl? db = null;

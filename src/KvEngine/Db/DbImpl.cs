@@ -126,7 +126,12 @@ internal sealed partial class DbImpl : IDisposable
 
     private bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
-    public void Dispose()
+    /// <summary>
+    /// Closes the database: persists unlogged writes, stops background work, releases files and
+    /// the LOCK. Idempotent; every resource is released even when a step fails, and the first
+    /// failure is then thrown as <see cref="KvException"/> (RocksDB's DB::Close status).
+    /// </summary>
+    public void Close()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
@@ -204,6 +209,25 @@ internal sealed partial class DbImpl : IDisposable
         if (firstError != null)
         {
             throw new KvException("Closing the database failed: " + firstError.Message, firstError);
+        }
+    }
+
+    /// <summary>
+    /// <see cref="Close"/> that never throws (.NET's rule for Dispose): a failure is traced, and
+    /// callers who need it call <see cref="Close"/> instead. Nothing acknowledged is lost by it:
+    /// a failed close leaves the WAL for the next open to replay.
+    /// </summary>
+    public void Dispose()
+    {
+        try
+        {
+            Close();
+        }
+#pragma warning disable CA1031 // Dispose must not throw; Close() surfaces the error to callers who want it
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            System.Diagnostics.Trace.TraceError($"KvEngine: closing {_dir} failed: {e}");
         }
     }
 

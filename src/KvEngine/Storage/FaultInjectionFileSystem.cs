@@ -184,7 +184,7 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
             Check(FileOperation.Lock, path);
             if (!_locks.Add(path))
             {
-                throw new IOException($"Lock file '{path}' is held by another instance.");
+                throw new LockHeldException($"Lock file '{path}' is held by another instance.");
             }
             if (!_live.ContainsKey(path))
             {

@@ -63,6 +63,9 @@ internal sealed class LocalFileSystem : IFileSystem
         }
     }
 
+    private const int EWouldBlock = 11; // Linux EAGAIN/EWOULDBLOCK, which .NET reports as the HResult
+    private const int SharingViolation = unchecked((int)0x80070020);
+
     public IDisposable LockFile(string path)
     {
         try
@@ -70,9 +73,12 @@ internal sealed class LocalFileSystem : IFileSystem
             // On Unix .NET implements FileShare.None with an advisory flock(LOCK_EX | LOCK_NB).
             return new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
         }
-        catch (IOException e)
+        catch (IOException e) when (e.GetType() == typeof(IOException) && e.HResult is EWouldBlock or SharingViolation)
         {
-            throw new IOException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
+            // Only a refused flock (Unix: EWOULDBLOCK as the HResult) or a Windows sharing
+            // violation means "held"; a lock file that cannot be created or opened at all (access
+            // denied, no such directory, no space) keeps the file system's own exception.
+            throw new LockHeldException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
         }
     }
 

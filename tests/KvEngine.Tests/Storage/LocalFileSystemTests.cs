@@ -43,6 +43,6 @@ public sealed class LocalFileSystemTests : IDisposable
     {
         string path = Path.Combine(_dir.FullName, "LOCK");
         using IDisposable l = LocalFileSystem.Instance.LockFile(path);
-        Assert.Throws<IOException>(() => LocalFileSystem.Instance.LockFile(path));
+        Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
     }
 }
