@@ -45,21 +45,21 @@ internal sealed class LocalFileSystem : IFileSystem
         {
             return; // NTFS metadata is journaled; directories cannot be opened for flushing.
         }
-        int fd = NativeMethods.Open(directory, NativeMethods.ORdOnly | NativeMethods.ODirectory);
+        int fd = PosixNative.Open(directory, PosixNative.ORdOnly | PosixNative.ODirectory);
         if (fd < 0)
         {
             throw new IOException($"Cannot open directory '{directory}' to sync it (errno {Marshal.GetLastPInvokeError()}).");
         }
         try
         {
-            if (NativeMethods.Fsync(fd) != 0)
+            if (PosixNative.Fsync(fd) != 0)
             {
                 throw new IOException($"fsync of directory '{directory}' failed (errno {Marshal.GetLastPInvokeError()}).");
             }
         }
         finally
         {
-            _ = NativeMethods.Close(fd);
+            _ = PosixNative.Close(fd);
         }
     }
 
@@ -80,20 +80,5 @@ internal sealed class LocalFileSystem : IFileSystem
             // denied, no such directory, no space) keeps the file system's own exception.
             throw new LockHeldException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
         }
-    }
-
-    private static class NativeMethods
-    {
-        public const int ORdOnly = 0;
-        public const int ODirectory = 0x10000; // Linux x86-64/arm64 O_DIRECTORY
-
-        [DllImport("libc", EntryPoint = "open", SetLastError = true)]
-        public static extern int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags);
-
-        [DllImport("libc", EntryPoint = "fsync", SetLastError = true)]
-        public static extern int Fsync(int fd);
-
-        [DllImport("libc", EntryPoint = "close", SetLastError = true)]
-        public static extern int Close(int fd);
     }
 }
