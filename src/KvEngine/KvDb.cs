@@ -209,6 +209,16 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     public string? GetProperty(string name) => _impl.GetProperty(name);
 
     /// <summary>
+    /// Leaves the background-error state without reopening (RocksDB's DB::Resume): after a failed
+    /// WAL write, flush or compaction the database refuses writes; this starts a fresh WAL, flushes
+    /// every memtable and then accepts writes again. Running out of disk space is resumed
+    /// automatically (<see cref="KvOptions.MaxBackgroundErrorResumeCount"/>); other I/O errors wait
+    /// for this call. Does nothing when there is no error.
+    /// </summary>
+    /// <exception cref="KvException">Recovery failed (the cause is inside; the error state stays), or the error was corruption.</exception>
+    public void Resume() => _impl.Resume();
+
+    /// <summary>
     /// Closes the database (RocksDB's DB::Close): writes made with <see cref="WriteOptions.DisableWal"/>
     /// are flushed, background work stops, files and the LOCK are released. Unlike
     /// <see cref="Dispose"/> it reports a failure to persist: <see cref="KvException"/> after

@@ -86,6 +86,16 @@ public sealed class KvOptions
     /// </summary>
     public bool ParanoidChecks { get; set; } = true;
 
+    /// <summary>
+    /// How many times the database retries by itself after a retryable background error (no space
+    /// on the device) before it waits for <see cref="KvDb.Resume"/> (RocksDB's
+    /// max_bgerror_resume_count: unlimited by default; 0 turns automatic recovery off).
+    /// </summary>
+    public int MaxBackgroundErrorResumeCount { get; set; } = int.MaxValue;
+
+    /// <summary>Wait between automatic recovery attempts (RocksDB's bgerror_resume_retry_interval, 1 s).</summary>
+    public TimeSpan BackgroundErrorResumeRetryInterval { get; set; } = TimeSpan.FromSeconds(1);
+
     /// <summary>Counters under RocksDB's ticker names; null (the default) keeps none.</summary>
     public KvStatistics? Statistics { get; set; }
 
@@ -215,6 +225,8 @@ public sealed class KvOptions
             throw new ArgumentException($"Unknown compression type {(int)bottommost}.", nameof(BottommostCompression));
         }
         ValidateCompressionLevel(CompressionLevel, nameof(CompressionLevel));
+        ArgumentOutOfRangeException.ThrowIfNegative(MaxBackgroundErrorResumeCount, nameof(MaxBackgroundErrorResumeCount));
+        ArgumentOutOfRangeException.ThrowIfLessThan(BackgroundErrorResumeRetryInterval, TimeSpan.Zero, nameof(BackgroundErrorResumeRetryInterval));
         if (BottommostCompressionLevel is { } bottommostLevel)
         {
             ValidateCompressionLevel(bottommostLevel, nameof(BottommostCompressionLevel));

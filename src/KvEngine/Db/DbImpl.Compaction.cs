@@ -156,6 +156,7 @@ internal sealed partial class DbImpl
             lock (_mutex)
             {
                 _flushRunning = false;
+                Monitor.PulseAll(_mutex); // a resume waits for a failed flush to finish
             }
         }
     }

@@ -245,7 +245,12 @@ internal sealed partial class DbImpl
         _fs.SyncDirectory(_dir);
     }
 
-    private void OpenNewLog(ulong number)
+    /// <summary>
+    /// Starts WAL <paramref name="number"/> for new writes. The old log was synced by the caller,
+    /// so closing it writes nothing; with <paramref name="abandonOld"/> (resuming after an error)
+    /// it may not be writable, and a failure to close it is ignored.
+    /// </summary>
+    private void OpenNewLog(ulong number, bool abandonOld = false)
     {
         IWritableFile file = _fs.CreateWritable(FileNames.LogFile(_dir, number));
         try
@@ -260,7 +265,19 @@ internal sealed partial class DbImpl
         IWritableFile? old = _logFile;
         _logFile = file;
         _log = new LogWriter(file);
-        old?.Dispose();
+        if (!abandonOld)
+        {
+            old?.Dispose();
+            return;
+        }
+        try
+        {
+            old?.Dispose();
+        }
+        catch (IOException)
+        {
+            // The abandoned log's handle is closed anyway; its contents are being flushed to tables.
+        }
     }
 
     /// <summary>Receives what the WAL reader dropped during recovery.</summary>

@@ -247,7 +247,12 @@ internal sealed partial class DbImpl : IDisposable
     /// </summary>
     private void SetBackgroundError(Exception e)
     {
-        _backgroundError ??= e;
+        if (_backgroundError == null)
+        {
+            _backgroundError = e;
+            _backgroundErrorCount++;
+            ScheduleAutomaticResume();
+        }
         foreach (ImmutableMemTable imm in _immutable)
         {
             imm.Flushed.TrySetException(Wrap(_backgroundError));
