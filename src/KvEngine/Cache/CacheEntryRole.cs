@@ -7,4 +7,7 @@ internal enum CacheEntryRole : byte
     Index,
     Filter,
     Other,
+
+    /// <summary>The top-level index of a partitioned filter (RocksDB's kFilterMetaBlock).</summary>
+    FilterMeta,
 }

@@ -79,6 +79,7 @@ internal sealed partial class DbImpl : IDisposable
             BlockCache = (_blockCache = (options.BlockCache ?? _ownedBlockCache)!).Primary,
             CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
             PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
+            MaxFileSizeForL0MetaPin = options.WriteBufferSize / 2 * 3, // RocksDB's MaxFileSizeForL0MetaPin
             BlockSize = options.BlockSize,
             BlockRestartInterval = options.BlockRestartInterval,
             Compression = (Compression.CompressionType)(byte)options.Compression,
