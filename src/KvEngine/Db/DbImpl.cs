@@ -87,6 +87,14 @@ internal sealed partial class DbImpl : IDisposable
             FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
             Statistics = options.Statistics,
             OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
+            IndexType = (IndexType)(uint)options.IndexType,
+            PartitionFilters = options.PartitionFilters,
+            MetadataBlockSize = options.MetadataBlockSize,
+            DecouplePartitionedFilters = options.DecouplePartitionedFilters,
+            PinTopLevelIndexAndFilter = options.PinTopLevelIndexAndFilter,
+            TopLevelIndexPinning = (PinningTier)(int)options.MetadataCacheOptions.TopLevelIndexPinning,
+            PartitionPinning = (PinningTier)(int)options.MetadataCacheOptions.PartitionPinning,
+            UnpartitionedPinning = (PinningTier)(int)options.MetadataCacheOptions.UnpartitionedPinning,
         };
         _stats = options.Statistics;
         _counters = new EngineCounters(options.Statistics);
