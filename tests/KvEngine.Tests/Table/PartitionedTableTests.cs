@@ -3,6 +3,7 @@ using KvEngine.Cache;
 using KvEngine.Filters;
 using KvEngine.Format;
 using KvEngine.Iterators;
+using KvEngine.Memory;
 using KvEngine.Table;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
@@ -273,6 +274,39 @@ public sealed class PartitionedTableTests
             }
         }
         return (double)positives / queries;
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void OptimizeFiltersForMemorySizesEveryFilterPartition(bool decoupled)
+    {
+        using var allocator = new NativeAllocator(new NativeAllocatorOptions { DebugChecks = true });
+        var policy = new FastLocalBloomPolicy(10);
+        TableOptions options = PartitionedTables.Options(decoupled) with { FilterPolicy = policy, OptimizeFiltersForMemory = true, FilterAllocator = allocator };
+        var entries = new List<Entry>();
+        for (int i = 0; i < 30_000; i++)
+        {
+            entries.Add(new Entry(InternalKeys.Create(Encoding.ASCII.GetBytes($"m{i:D7}"), 1, ValueType.Value), [2]));
+        }
+        byte[] table = TableTestUtil.Build(options, entries);
+        TableOptions pinned = options with { PartitionPinning = PinningTier.All };
+        using TableReader reader = TableTestUtil.Open(table, pinned);
+        PartitionedLayout layout = PartitionedLayout.Read(table, reader.Properties);
+        Assert.True(layout.FilterPartitions.Count > 3);
+        long bits = 0;
+        foreach ((byte[] _, BlockHandle h) in layout.FilterPartitions)
+        {
+            Assert.True(SizeClasses.IsClassSize((long)h.Size - FastLocalBloomMath.MetadataLength), $"filter partition of {h.Size} bytes");
+            bits += (long)h.Size - FastLocalBloomMath.MetadataLength;
+        }
+        // Pinned without a cache, the reader holds every partition's bits in exactly one size class each.
+        Assert.Equal(bits, reader.FilterMemoryUsage);
+        Assert.Equal(bits, allocator.GetUsage().AllocatedBytes);
+        foreach (Entry e in entries)
+        {
+            Assert.True(reader.KeyMayMatch(InternalKeys.UserKey(e.Key)));
+        }
     }
 
     [Fact]
