@@ -309,6 +309,36 @@ public sealed class PartitionedTableTests
         }
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void CachedPartitionedGetsAllocateNothing(int readMode)
+    {
+        TableOptions write = PartitionedTables.Options(decoupled: true, metadataBlockSize: 512) with { Compression = KvEngine.Compression.CompressionType.Lz4 };
+        List<Entry> entries = TableTestUtil.MakeEntries(3000, seed: 21);
+        byte[] table = TableTestUtil.Build(write, entries);
+        using TableReader reader = TableTestUtil.Open(table, ReadOptions(write, readMode));
+        using var value = new ByteBuffer();
+        byte[][] users = entries.Select(e => InternalKeys.UserKey(e.Key).ToArray()).ToArray();
+        byte[][] absent = users.Select(u => (byte[])[.. u, (byte)'!']).ToArray();
+        long perGet = 0;
+        for (int round = 0; round < 3; round++)
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < users.Length; i++)
+            {
+                value.Clear();
+                reader.TryGet(users[i], InternalKeys.MaxSequenceNumber, value, out _, true);
+                reader.TryGet(absent[i], InternalKeys.MaxSequenceNumber, value, out _, true);
+            }
+            perGet = (GC.GetAllocatedBytesForCurrentThread() - before) / (2 * users.Length);
+        }
+        // As in CacheHitAllocationTests: zero alone; ArrayPool.Shared may rarely hand out a fresh
+        // key buffer under a parallel run. A block or lease object per Get would be >= 64 bytes.
+        Assert.True(perGet < 16, $"{perGet} bytes allocated per partitioned Get");
+    }
+
     [Fact]
     public void PinnedPartitionsAreReadInOneGoAndNeverMissAfterwards()
     {
