@@ -68,10 +68,6 @@ internal sealed partial class TableReader
         {
             Properties = new TableProperties();
         }
-        if (Properties.IndexType is not (IndexType.BinarySearch or IndexType.TwoLevelIndexSearch or IndexType.BinarySearchWithFirstKey))
-        {
-            throw new KvException($"{fileName}: index type {(uint)Properties.IndexType} (hash search) is not supported.");
-        }
         _twoLevel = Properties.IndexType == IndexType.TwoLevelIndexSearch;
         _indexHasFirstKey = Properties.IndexType == IndexType.BinarySearchWithFirstKey;
         _indexKeyFormat = Properties.IndexKeyIsUserKey != 0 ? BlockKeyFormat.UserKeyIndex : BlockKeyFormat.InternalKey;
