@@ -63,4 +63,57 @@ public sealed class PartitionedInteropTests : IDisposable
         Assert.Contains($"filter block size: {written.FilterSize}\n", props, StringComparison.Ordinal);
         Assert.Contains("rocksdb.block.based.table.index.type: 0x02000000", props, StringComparison.Ordinal);
     }
+
+    [Theory]
+    [InlineData(4096, 1)]
+    [InlineData(512, 1)]
+    [InlineData(1000, 2)]
+    [InlineData(256, 2)]
+    public void CoupledPartitionsAreCutWhereRocksDb78CutsThem(int metadataBlockSize, int shortening)
+    {
+        // db_bench writes one table (the memtable flushed at close); we rebuild it from its entries
+        // with the same settings and compare the layouts block for block.
+        string db = Path.Combine(_dir.FullName, "db");
+        (int rc, string stdout, string stderr) = RocksDbTools.Run("db_bench",
+        [
+            "-benchmarks=fillrandom", "-num=30000", "-value_size=100", "-compression_type=none", "-partition_index_and_filters=1",
+            $"-metadata_block_size={metadataBlockSize}", "-bloom_bits=10", "-disable_wal=1", "-write_buffer_size=67108864",
+            $"-index_shortening_mode={shortening}", $"-db={db}",
+        ], 120_000);
+        Assert.True(rc == 0, $"db_bench failed ({rc}): {stdout} {stderr}");
+        string path = Assert.Single(Directory.GetFiles(db, "*.sst"));
+        byte[] theirs = File.ReadAllBytes(path);
+        List<Entry> entries;
+        TableProperties theirProps;
+        using (TableReader reader = TableReader.Open(new MemoryRandomAccessFile(theirs), theirs.Length, new TableOptions(), path))
+        {
+            using InternalIterator it = reader.NewIterator(true);
+            entries = TableTestUtil.ScanForward(it);
+            theirProps = reader.Properties;
+        }
+        Assert.True(entries.Count > 15_000, $"{entries.Count} entries");
+
+        TableOptions options = PartitionedTables.Options(decoupled: false, metadataBlockSize) with
+        {
+            IndexShortening = shortening == 2 ? IndexShortening.ShortenSeparatorsAndSuccessor : IndexShortening.ShortenSeparators,
+        };
+        byte[] ours = TableTestUtil.Build(options, entries);
+        using TableReader ourReader = TableTestUtil.Open(ours, options);
+        PartitionedLayout a = PartitionedLayout.Read(theirs, theirProps);
+        PartitionedLayout b = PartitionedLayout.Read(ours, ourReader.Properties);
+        Assert.Equal(theirProps.IndexPartitions, ourReader.Properties.IndexPartitions);
+        Assert.Equal(theirProps.TopLevelIndexSize, ourReader.Properties.TopLevelIndexSize);
+        Assert.Equal(theirProps.IndexSize, ourReader.Properties.IndexSize);
+        Assert.Equal(theirProps.FilterSize, ourReader.Properties.FilterSize);
+        Assert.Equal(theirProps.NumFilterEntries, ourReader.Properties.NumFilterEntries);
+        Assert.Equal(Describe(a.IndexPartitions), Describe(b.IndexPartitions));
+        Assert.Equal(Describe(a.FilterPartitions), Describe(b.FilterPartitions));
+        for (int p = 0; p < a.FilterPartitions.Count; p++)
+        {
+            Assert.Equal(PartitionedLayout.Contents(theirs, a.FilterPartitions[p].Handle), PartitionedLayout.Contents(ours, b.FilterPartitions[p].Handle));
+        }
+    }
+
+    private static List<string> Describe(List<(byte[] Key, BlockHandle Handle)> partitions) =>
+        partitions.ConvertAll(p => $"{Convert.ToHexString(p.Key)} {p.Handle}");
 }
