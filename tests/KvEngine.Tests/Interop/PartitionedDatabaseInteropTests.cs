@@ -56,6 +56,24 @@ public sealed class PartitionedDatabaseInteropTests : IDisposable
         RocksDbOracle.AssertSameContents(RocksDbOracle.ToList(work.Model), RocksDbOracle.Scan(db), "ldb scan");
         Assert.Equal(tables.Length, RocksDbOracle.AssertTablesVerify(db));
 
+        // RocksDB's Gets go through our filter partitions: no false negative, absent keys absent.
+        List<KeyValuePair<byte[], byte[]>> live = RocksDbOracle.ToList(work.Model);
+        List<KeyValuePair<byte[], byte[]>> probes = live.Where((p, i) => i % 3 == 0 && p.Key.Length > 0).ToList();
+        List<byte[]?> got = RocksDbOracle.Get(db, probes.ConvertAll(p => p.Key));
+        Assert.True(got.Count == probes.Count, $"RocksDB found nothing for 0x{Convert.ToHexString(probes[got.Count - 1].Key)}");
+        for (int i = 0; i < probes.Count; i++)
+        {
+            Assert.True(got[i]!.AsSpan().SequenceEqual(probes[i].Value), $"ldb get 0x{Convert.ToHexString(probes[i].Key)}");
+        }
+        for (int i = 0; i < live.Count; i += live.Count / 8)
+        {
+            byte[] absent = [.. live[i].Key, 0x7F];
+            if (!work.Model.ContainsKey(absent))
+            {
+                Assert.Null(Assert.Single(RocksDbOracle.Get(db, [absent])));
+            }
+        }
+
         foreach (KvMetadataCacheOptions pinning in new[]
         {
             new KvMetadataCacheOptions(),
