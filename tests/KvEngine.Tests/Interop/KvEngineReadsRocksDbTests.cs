@@ -99,6 +99,18 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
              "-pin_top_level_index_and_filter=true", "-bloom_bits=10", "-compression_type=zstd", "-write_buffer_size=1048576"]
         },
         {
+            "partitioned-format3-restart4-crc32c",
+            ["-benchmarks=fillrandom,overwrite", "-num=15000", "-partition_index_and_filters=true", "-metadata_block_size=400",
+             "-format_version=3", "-index_block_restart_interval=4", "-checksum_type=1", "-bloom_bits=10", "-compression_type=zstd",
+             "-write_buffer_size=262144"]
+        },
+        {
+            "partitioned-format4-optimized-filters",
+            ["-benchmarks=fillrandom", "-num=15000", "-partition_index_and_filters=true", "-metadata_block_size=1024",
+             "-format_version=4", "-optimize_filters_for_memory=true", "-bloom_bits=10", "-index_shortening_mode=0",
+             "-compression_type=none", "-write_buffer_size=262144"]
+        },
+        {
             "partitioned-index-only",
             ["-benchmarks=fillrandom", "-num=10000", "-partition_index=true", "-metadata_block_size=256", "-bloom_bits=10",
              "-compression_type=lz4", "-write_buffer_size=131072"]
