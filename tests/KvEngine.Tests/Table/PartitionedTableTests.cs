@@ -361,6 +361,37 @@ public sealed class PartitionedTableTests
         Assert.Equal(0, stats.GetTickerCount(Ticker.BlockCacheFilterMiss));
     }
 
+    /// <summary>RocksDB's pinning decisions: a tier, or the older flag it falls back to; "flushed and similar" = a small level-0 table.</summary>
+    [Theory]
+    // pinTop flag, top tier, pinL0 flag, partition tier (0 fallback, 1 none, 2 flushed and similar, 3 all), maybe flushed -> top pinned, partitions pinned
+    [InlineData(true, 0, false, 0, true, true, false)]
+    [InlineData(false, 0, false, 0, true, false, false)]
+    [InlineData(false, 3, false, 1, false, true, false)]
+    [InlineData(true, 1, true, 0, true, false, true)]
+    [InlineData(true, 0, true, 0, false, true, false)]
+    [InlineData(false, 2, false, 2, true, true, true)]
+    [InlineData(false, 2, false, 2, false, false, false)]
+    [InlineData(false, 1, false, 3, false, false, true)]
+    public void PinningTiersDecideWhatStaysInTheCache(bool pinTopFlag, int topTier, bool pinL0, int partitionTier, bool maybeFlushed,
+        bool topPinned, bool partitionsPinned)
+    {
+        TableOptions write = PartitionedTables.Options(decoupled: true, metadataBlockSize: 512);
+        List<Entry> entries = TableTestUtil.MakeEntries(3000, seed: 13);
+        byte[] table = TableTestUtil.Build(write, entries);
+        using var cache = new LruCache(new LruCacheOptions { Capacity = 4 << 20 });
+        TableOptions read = write with
+        {
+            BlockCache = cache, CacheIndexAndFilterBlocks = true, PinTopLevelIndexAndFilter = pinTopFlag, TopLevelIndexPinning = (PinningTier)topTier,
+            PinL0FilterAndIndexBlocksInCache = pinL0, PartitionPinning = (PinningTier)partitionTier,
+        };
+        using TableReader reader = TableReader.Open(new MemoryRandomAccessFile(table), table.Length, read, "t.sst", maybeFlushed);
+        PartitionedLayout layout = PartitionedLayout.Read(table, reader.Properties);
+        cache.EraseUnreferenced();
+        int expected = (topPinned ? 2 : 0) + (partitionsPinned ? layout.IndexPartitions.Count + layout.FilterPartitions.Count : 0);
+        Assert.Equal(expected, cache.Count);
+        TableRoundTripTests.AssertGets(reader, entries);
+    }
+
     [Fact]
     public void UnpinnedPartitionsGoThroughTheCacheAsIndexAndFilterEntries()
     {
