@@ -21,9 +21,10 @@ internal sealed partial class DbImpl
         {
             return OpenValidated(dir, options);
         }
-        catch (IOException e)
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
-            // KvDb.Open documents KvException for failures of its own files, as writes report them.
+            // KvDb.Open documents KvException for failures of its own files, as writes report them
+            // (UnauthorizedAccessException: a directory or file the process may not create or write).
             throw new KvException($"Opening database '{dir}' failed: {e.Message}", e);
         }
     }
@@ -55,9 +56,13 @@ internal sealed partial class DbImpl
         {
             dbLock = fs.LockFile(FileNames.LockFile(dir));
         }
-        catch (IOException e)
+        catch (LockHeldException e)
         {
             throw new KvException($"Database '{dir}' is in use by another instance (LOCK is held).", e);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new KvException($"Database '{dir}': the LOCK file could not be created or opened: {e.Message}", e);
         }
 
         DbImpl? db = null;
@@ -240,7 +245,12 @@ internal sealed partial class DbImpl
         _fs.SyncDirectory(_dir);
     }
 
-    private void OpenNewLog(ulong number)
+    /// <summary>
+    /// Starts WAL <paramref name="number"/> for new writes. The old log was synced by the caller,
+    /// so closing it writes nothing; with <paramref name="abandonOld"/> (resuming after an error)
+    /// it may not be writable, and a failure to close it is ignored.
+    /// </summary>
+    private void OpenNewLog(ulong number, bool abandonOld = false)
     {
         IWritableFile file = _fs.CreateWritable(FileNames.LogFile(_dir, number));
         try
@@ -255,7 +265,19 @@ internal sealed partial class DbImpl
         IWritableFile? old = _logFile;
         _logFile = file;
         _log = new LogWriter(file);
-        old?.Dispose();
+        if (!abandonOld)
+        {
+            old?.Dispose();
+            return;
+        }
+        try
+        {
+            old?.Dispose();
+        }
+        catch (IOException)
+        {
+            // The abandoned log's handle is closed anyway; its contents are being flushed to tables.
+        }
     }
 
     /// <summary>Receives what the WAL reader dropped during recovery.</summary>
