@@ -124,4 +124,52 @@ public sealed class PartitionedIteratorTests : IDisposable
             }
         }
     }
+
+    [Fact]
+    public void PartitionsSurviveTheCompressedSecondaryCacheAndFileClosing()
+    {
+        var stats = new KvStatistics();
+        using var cache = new KvBlockCache(96 << 10, numShardBits: 0, compressedSecondaryCacheSize: 4 << 20);
+        var options = new KvOptions
+        {
+            WriteBufferSize = 256 << 10,
+            BlockSize = 256,
+            IndexType = KvIndexType.TwoLevelIndexSearch,
+            PartitionFilters = true,
+            MetadataBlockSize = 512,
+            CacheIndexAndFilterBlocks = true,
+            PinTopLevelIndexAndFilter = false,
+            BlockCache = cache,
+            Statistics = stats,
+            MaxOpenFiles = 20, // the table cache closes idle files; partitions are read after reopening them
+            DisableAutoCompactions = true,
+        };
+        string path = Path.Combine(_dir.FullName, "db2");
+        var model = new SortedDictionary<string, string>(StringComparer.Ordinal);
+        using (KvDb db = KvDb.Open(path, options))
+        {
+            for (int t = 0; t < 12; t++)
+            {
+                for (int i = 0; i < 1500; i++)
+                {
+                    string k = $"t{t:D2}-{i:D5}";
+                    model[k] = $"value-{t}-{i}-{new string('x', i % 40)}";
+                    db.Put(Encoding.ASCII.GetBytes(k), Encoding.ASCII.GetBytes(model[k]));
+                }
+                db.Flush();
+            }
+            for (int round = 0; round < 3; round++)
+            {
+                foreach (KeyValuePair<string, string> p in model)
+                {
+                    byte[]? v = db.Get(Encoding.ASCII.GetBytes(p.Key));
+                    Assert.Equal(p.Value, v == null ? null : Encoding.ASCII.GetString(v));
+                    Assert.Null(db.Get(Encoding.ASCII.GetBytes(p.Key + "?")));
+                }
+            }
+        }
+        Assert.True(stats.GetTickerCount(Ticker.SecondaryCacheHits) > 0, "nothing came back from the secondary cache");
+        Assert.True(stats.GetTickerCount(Ticker.BlockCacheIndexMiss) > 12, "index partitions never left the primary cache");
+        Assert.True(stats.GetTickerCount(Ticker.NoFileOpens) > 12, "no table file was reopened");
+    }
 }
