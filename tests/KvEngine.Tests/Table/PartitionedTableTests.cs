@@ -118,6 +118,29 @@ public sealed class PartitionedTableTests
         Assert.Equal(entries[^1].Describe(), new Entry(seek.Key.ToArray(), seek.Value.ToArray()).Describe());
     }
 
+    [Theory]
+    [InlineData(false, 0)]
+    [InlineData(true, 3)]
+    public void AnEmptyOrOneBlockTableHasOnePartitionAtMost(bool decoupled, int readMode)
+    {
+        TableOptions write = PartitionedTables.Options(decoupled);
+        foreach (int count in new[] { 0, 1, 5 })
+        {
+            List<Entry> entries = TableTestUtil.MakeEntries(count, seed: count);
+            byte[] table = TableTestUtil.Build(write, entries);
+            using TableReader reader = TableTestUtil.Open(table, ReadOptions(write, readMode));
+            Assert.Equal(count == 0 ? 0UL : 1UL, reader.Properties.IndexPartitions);
+            using (InternalIterator it = reader.NewIterator(true))
+            {
+                TableTestUtil.AssertSame(entries, TableTestUtil.ScanForward(it));
+                TableTestUtil.AssertSame(entries, TableTestUtil.ScanBackward(it));
+                it.Seek(InternalKeys.Create("a"u8, 1, ValueType.Value));
+                Assert.Equal(count > 0, it.Valid);
+            }
+            TableRoundTripTests.AssertGets(reader, entries);
+        }
+    }
+
     [Fact]
     public void DecoupledFilterPartitionsAreCutOnTheirOwnCountAndCoupledOnesWithTheIndex()
     {
