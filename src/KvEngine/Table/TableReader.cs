@@ -134,34 +134,35 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         byte[]? rented = seekLength > StackKeyLimit ? ArrayPool<byte>.Shared.Rent(seekLength) : null;
         Span<byte> seekKey = rented != null ? rented.AsSpan(0, seekLength) : stackalloc byte[seekLength];
         InternalKeys.Encode(seekKey, userKey, sequence, ValueType.ValueTypeForSeek);
-        bool mayMatch = !_hasFilter || !_filterHasWholeKeys
-            || (_partitionedFilter ? PartitionedKeyMayMatch(userKey, seekKey, fillCache) : FullKeyMayMatch(userKey, fillCache));
-        if (!mayMatch)
-        {
-            stats?.Record(Ticker.BloomFilterUseful);
-            if (rented != null)
-            {
-                ArrayPool<byte>.Shared.Return(rented);
-            }
-            return false;
-        }
-        if (_hasFilter)
-        {
-            stats?.Record(Ticker.BloomFilterFullPositive);
-        }
-        BlockLease indexLease;
         try
         {
-            indexLease = AcquireIndex(fillCache);
+            bool mayMatch = !_hasFilter || !_filterHasWholeKeys
+                || (_partitionedFilter ? PartitionedKeyMayMatch(userKey, seekKey, fillCache) : FullKeyMayMatch(userKey, fillCache));
+            if (!mayMatch)
+            {
+                stats?.Record(Ticker.BloomFilterUseful);
+                return false;
+            }
+            if (_hasFilter)
+            {
+                stats?.Record(Ticker.BloomFilterFullPositive);
+            }
+            return Seek(userKey, seekKey, valueOut, out type, verifyChecksums, fillCache);
         }
-        catch
+        finally
         {
             if (rented != null)
             {
                 ArrayPool<byte>.Shared.Return(rented);
             }
-            throw;
         }
+    }
+
+    /// <summary>TryGet past the filter: the index (and its partitions) to the data block holding the key.</summary>
+    private bool Seek(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> seekKey, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache)
+    {
+        type = default;
+        BlockLease indexLease = AcquireIndex(fillCache);
         var index = new IndexCursor(this, indexLease.Block, fillCache);
         try
         {
@@ -184,7 +185,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     type = InternalKeys.Type(found);
                     if (_hasFilter)
                     {
-                        stats?.Record(Ticker.BloomFilterFullTruePositive);
+                        _options.Statistics?.Record(Ticker.BloomFilterFullTruePositive);
                     }
                     switch (type)
                     {
@@ -211,10 +212,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         {
             index.Dispose();
             indexLease.Release();
-            if (rented != null)
-            {
-                ArrayPool<byte>.Shared.Return(rented);
-            }
         }
     }
 
