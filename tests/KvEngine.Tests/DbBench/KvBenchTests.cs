@@ -84,6 +84,7 @@ public sealed partial class KvBenchTests : IDisposable
             "-disable_wal=1", "-compression_type=lz4", "-cache_size=4000000");
         Assert.True(code == 0, stderr);
         Assert.Matches(@"readrandom\s*:.*\([1-9]\d* of 4000 found\)", stdout);
+        Assert.Contains("\nflush memtable\n", stdout, StringComparison.Ordinal);
         Assert.Contains("Block cache entry stats(count,size,portion):", stdout, StringComparison.Ordinal);
         Assert.Matches(@" IndexBlock\(\d+,", stdout);
         Assert.Matches(@" FilterBlock\(\d+,", stdout);
