@@ -19,10 +19,14 @@ internal sealed class PartitionedLayout
 
     public bool UserKeys { get; private init; }
 
+    public BlockHandle TopLevelIndex { get; private init; }
+
+    public BlockHandle TopLevelFilterIndex { get; private set; }
+
     public static PartitionedLayout Read(byte[] table, TableProperties props)
     {
         Footer footer = Footer.Decode(table.AsSpan(table.Length - TableFormat.FooterSize), "t");
-        var layout = new PartitionedLayout { UserKeys = props.IndexKeyIsUserKey != 0 };
+        var layout = new PartitionedLayout { UserKeys = props.IndexKeyIsUserKey != 0, TopLevelIndex = footer.Index };
         BlockKeyFormat format = layout.UserKeys ? BlockKeyFormat.UserKeyIndex : BlockKeyFormat.InternalKey;
         ReadIndex(table, footer.Index, format, layout.IndexPartitions);
         foreach ((byte[] _, BlockHandle h) in layout.IndexPartitions)
@@ -39,6 +43,7 @@ internal sealed class PartitionedLayout
             {
                 ReadOnlySpan<byte> v = cursor.Value;
                 Assert.True(BlockHandle.TryDecode(ref v, out BlockHandle fh));
+                layout.TopLevelFilterIndex = fh;
                 ReadIndex(table, fh, format, layout.FilterPartitions);
             }
         }

@@ -230,6 +230,32 @@ public sealed class PartitionedTableTests
     [InlineData(true, 1)]
     public void ACorruptIndexPartitionRaisesKvCorruptionException(bool filterPartition, int readMode)
     {
+        AssertCorruptPartitionDetected(filterPartition, readMode);
+    }
+
+    [Theory]
+    [InlineData(false, 0)]
+    [InlineData(true, 2)]
+    [InlineData(false, 4)]
+    [InlineData(true, 0)]
+    public void ACorruptTopLevelIndexRaisesKvCorruptionExceptionAtOpen(bool filterIndex, int readMode)
+    {
+        TableOptions write = PartitionedTables.Options(decoupled: true, metadataBlockSize: 512);
+        byte[] table = TableTestUtil.Build(write, TableTestUtil.MakeEntries(3000, seed: 6));
+        BlockHandle h;
+        using (TableReader clean = TableTestUtil.Open(table, write))
+        {
+            PartitionedLayout layout = PartitionedLayout.Read(table, clean.Properties);
+            h = filterIndex ? layout.TopLevelFilterIndex : layout.TopLevelIndex;
+        }
+        table[(int)h.Offset + 1] ^= 0x08;
+        KvCorruptionException e = Assert.Throws<KvCorruptionException>(() => TableTestUtil.Open(table, ReadOptions(write, readMode), "damaged.sst").Dispose());
+        Assert.Contains("damaged.sst", e.Message, StringComparison.Ordinal);
+        Assert.Contains(filterIndex ? "top-level filter index" : "top-level index", e.Message, StringComparison.Ordinal);
+    }
+
+    private static void AssertCorruptPartitionDetected(bool filterPartition, int readMode)
+    {
         TableOptions write = PartitionedTables.Options(decoupled: true, metadataBlockSize: 512);
         List<Entry> entries = TableTestUtil.MakeEntries(4000, seed: 5);
         byte[] table = TableTestUtil.Build(write, entries);
