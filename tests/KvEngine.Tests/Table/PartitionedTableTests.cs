@@ -142,6 +142,28 @@ public sealed class PartitionedTableTests
     }
 
     [Fact]
+    public void PartitionFiltersWithoutATwoLevelIndexWritesAFullFilterAndOtherIndexTypesAreRefused()
+    {
+        TableOptions options = PartitionedTables.Options(decoupled: true) with { IndexType = IndexType.BinarySearch };
+        List<Entry> entries = TableTestUtil.MakeEntries(2000, seed: 3);
+        byte[] table = TableTestUtil.Build(options, entries);
+        using (TableReader reader = TableTestUtil.Open(table, options))
+        {
+            Assert.Equal(IndexType.BinarySearch, reader.Properties.IndexType);
+            Assert.Equal(0UL, reader.Properties.IndexPartitions);
+            Assert.True(reader.HasFilter);
+            Assert.Contains(TableFormat.FullFilterBlockPrefix + "rocksdb.BuiltinBloomFilter", Encoding.ASCII.GetString(table), StringComparison.Ordinal);
+            Assert.DoesNotContain(TableFormat.PartitionedFilterBlockPrefix, Encoding.ASCII.GetString(table), StringComparison.Ordinal);
+            TableRoundTripTests.AssertGets(reader, entries);
+        }
+        foreach (IndexType refused in new[] { IndexType.HashSearch, IndexType.BinarySearchWithFirstKey })
+        {
+            Assert.Throws<ArgumentException>(() => TableTestUtil.Build(options with { IndexType = refused }, entries));
+        }
+        Assert.ThrowsAny<ArgumentException>(() => TableTestUtil.Build(options with { IndexType = IndexType.TwoLevelIndexSearch, MetadataBlockSize = 0 }, entries));
+    }
+
+    [Fact]
     public void DecoupledFilterPartitionsAreCutOnTheirOwnCountAndCoupledOnesWithTheIndex()
     {
         var entries = new List<Entry>();
