@@ -163,7 +163,12 @@ public sealed class KvOptions
     /// </summary>
     public bool CacheIndexAndFilterBlocks { get; set; }
 
-    /// <summary>With <see cref="CacheIndexAndFilterBlocks"/>, keep level-0 tables' index and filter pinned in the cache while the table is open (false).</summary>
+    /// <summary>
+    /// Keep the index and filter of level-0 tables no larger than 1.5 x <see cref="WriteBufferSize"/>
+    /// pinned in the cache while the table is open (false): with <see cref="CacheIndexAndFilterBlocks"/>
+    /// for unpartitioned tables, and always for the partitions of partitioned ones (RocksDB's
+    /// fallback for the unpartitioned and partition pinning tiers, <see cref="MetadataCacheOptions"/>).
+    /// </summary>
     public bool PinL0FilterAndIndexBlocksInCache { get; set; }
 
     /// <summary>
