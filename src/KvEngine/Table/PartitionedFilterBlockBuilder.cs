@@ -70,7 +70,8 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
     /// <summary>
     /// Keys per filter partition: ApproximateNumEntries of the metadata block size less the
     /// deviation allowance (the index cuts late, at a data block boundary); when that is below one
-    /// key, the smallest larger size (grown by a quarter at a time) that holds one, as RocksDB does.
+    /// key, the smallest larger size (grown by a quarter at a time) that holds one, and past 100 000
+    /// bytes one key per byte of the partition size, as RocksDB does.
     /// </summary>
     public static long KeysPerPartition(IFilterPolicy policy, int metadataBlockSize, int blockSizeDeviation)
     {
@@ -88,7 +89,7 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
                 return keys;
             }
         }
-        return 1;
+        return partitionSize;
     }
 
     public void Add(ReadOnlySpan<byte> userKey)
