@@ -71,6 +71,8 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// <summary>
     /// Bytes the loaded filter holds in memory: the usable (size-class) size of its native
     /// allocation, or the block length for filters kept on the managed heap; 0 without a filter.
+    /// Partitioned filters: the pinned partitions' bytes, or 0 when the partitions come and go
+    /// through the block cache.
     /// </summary>
     public long FilterMemoryUsage { get; }
 
