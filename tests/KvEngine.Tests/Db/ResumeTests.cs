@@ -141,4 +141,40 @@ public class ResumeTests
         db.Put("x"u8, "y"u8);
         Assert.Equal(V(1), db.Get(K(1)));
     }
+
+    [Fact]
+    public void ReopeningOnAFullDiskKeepsTheRecoveredDataInMemoryAndItsLogs()
+    {
+        FaultInjectionFileSystem fs = DbTestUtil.NewFs();
+        var options = Options(fs);
+        options.WriteBufferSize = 4 << 20; // the recovered data stays in one memtable
+        KvDb db = KvDb.Open(DbTestUtil.DbPath, options);
+        for (int i = 0; i < 300; i++)
+        {
+            db.Put(K(i), V(i), new WriteOptions { Sync = i == 299 });
+        }
+        DbTestUtil.Abandon(fs, db, powerLoss: true);
+
+        // The disk is full for tables: recovery cannot flush the log, and opens anyway.
+        fs.InjectedHResult = StorageErrors.ENoSpc;
+        fs.ShouldFail = (o, path) => o == FileOperation.Create && path.EndsWith(".sst", StringComparison.Ordinal);
+        db = KvDb.Open(DbTestUtil.DbPath, options);
+        AssertAll(db, 0, 300);
+        Assert.Equal("0", db.GetProperty("rocksdb.num-files-at-level0"));
+        for (int i = 300; i < 400; i++)
+        {
+            db.Put(K(i), V(i), new WriteOptions { Sync = i == 399 });
+        }
+        DbTestUtil.Abandon(fs, db, powerLoss: true); // the old logs were kept: nothing is lost
+        fs.ShouldFail = (o, path) => o == FileOperation.Create && path.EndsWith(".sst", StringComparison.Ordinal);
+        db = KvDb.Open(DbTestUtil.DbPath, options);
+        AssertAll(db, 0, 400);
+        db.Dispose();
+
+        fs.ShouldFail = null; // space is back: the next open writes the tables
+        using KvDb reopened = KvDb.Open(DbTestUtil.DbPath, options);
+        AssertAll(reopened, 0, 400);
+        Assert.NotEqual("0", reopened.GetProperty("rocksdb.num-files-at-level0"));
+        reopened.Flush();
+    }
 }
