@@ -18,6 +18,7 @@ public sealed class PartitionedDatabaseInteropTests : IDisposable
     [InlineData(false, 4096, KvCompressionType.Lz4)]
     [InlineData(true, 512, KvCompressionType.Zstd)]
     [InlineData(false, 300, KvCompressionType.None)]
+    [InlineData(true, 1024, KvCompressionType.Snappy)]
     public void LdbAndSstDumpReadADatabaseOfPartitionedTables(bool decoupled, int metadataBlockSize, KvCompressionType compression)
     {
         string db = Path.Combine(_dir.FullName, "db");
