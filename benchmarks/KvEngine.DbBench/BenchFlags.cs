@@ -61,6 +61,17 @@ internal sealed class BenchFlags
     public int CacheNumShardBits { get; private set; } = -1;
     public int OpenFiles { get; private set; } = -1;
     public bool CacheIndexAndFilterBlocks { get; private set; }
+    public bool PinL0FilterAndIndexBlocksInCache { get; private set; }
+    public KvIndexType IndexType { get; private set; } = KvIndexType.BinarySearch;
+    public bool PartitionFilters { get; private set; }
+    public int MetadataBlockSize { get; private set; } = 4096;
+    public bool DecouplePartitionedFilters { get; private set; } = true;
+
+    /// <summary>db_bench's default is false (the library's is true).</summary>
+    public bool PinTopLevelIndexAndFilter { get; private set; }
+    public KvPinningTier TopLevelIndexPinning { get; private set; } = KvPinningTier.Fallback;
+    public KvPinningTier PartitionPinning { get; private set; } = KvPinningTier.Fallback;
+    public KvPinningTier UnpartitionedPinning { get; private set; } = KvPinningTier.Fallback;
     public bool UseCompressedSecondaryCache { get; private set; }
     public long CompressedSecondaryCacheSize { get; private set; } = 8L << 20;
     public KvCompressionType CompressedSecondaryCacheCompressionType { get; private set; } = KvCompressionType.Lz4;
@@ -124,6 +135,34 @@ internal sealed class BenchFlags
             case "cache_numshardbits": CacheNumShardBits = (int)Long(v, raw, -1); break;
             case "open_files": OpenFiles = (int)Long(v, raw, -1); break;
             case "cache_index_and_filter_blocks": CacheIndexAndFilterBlocks = Bool(v, raw); break;
+            case "pin_l0_filter_and_index_blocks_in_cache": PinL0FilterAndIndexBlocksInCache = Bool(v, raw); break;
+            case "partition_index_and_filters":
+                if (Bool(v, raw))
+                {
+                    IndexType = KvIndexType.TwoLevelIndexSearch;
+                    PartitionFilters = true;
+                }
+                break;
+            case "partition_index":
+                if (Bool(v, raw))
+                {
+                    IndexType = KvIndexType.TwoLevelIndexSearch;
+                }
+                break;
+            case "index_type":
+                IndexType = Long(v, raw, 0) switch
+                {
+                    0 => KvIndexType.BinarySearch,
+                    2 => KvIndexType.TwoLevelIndexSearch,
+                    _ => throw Bad(raw, "KvEngine writes kBinarySearch (0) or kTwoLevelIndexSearch (2)"),
+                };
+                break;
+            case "metadata_block_size": MetadataBlockSize = (int)Long(v, raw, 1); break;
+            case "decouple_partitioned_filters": DecouplePartitionedFilters = Bool(v, raw); break;
+            case "pin_top_level_index_and_filter": PinTopLevelIndexAndFilter = Bool(v, raw); break;
+            case "top_level_index_pinning": TopLevelIndexPinning = Tier(v, raw); break;
+            case "partition_pinning": PartitionPinning = Tier(v, raw); break;
+            case "unpartitioned_pinning": UnpartitionedPinning = Tier(v, raw); break;
             case "use_compressed_secondary_cache": UseCompressedSecondaryCache = Bool(v, raw); break;
             case "compressed_secondary_cache_size": CompressedSecondaryCacheSize = Long(v, raw, 0); UseCompressedSecondaryCache = true; break;
             case "compressed_secondary_cache_compression_type": CompressedSecondaryCacheCompressionType = Compression(v, raw); break;
@@ -198,6 +237,10 @@ internal sealed class BenchFlags
         "kxxh3" or "xxh3" => KvChecksumType.XxHash3,
         _ => throw Bad(raw, "KvEngine writes kCRC32c or kXXH3"),
     };
+
+    /// <summary>db_stress's numbering: 0 kFallback, 1 kNone, 2 kFlushedAndSimilar, 3 kAll.</summary>
+    private static KvPinningTier Tier(string v, string raw) =>
+        Long(v, raw, 0) is long t and <= 3 ? (KvPinningTier)t : throw Bad(raw, "expected 0 (fallback), 1 (none), 2 (flushed and similar) or 3 (all)");
 
     private static ArgumentException Bad(string raw, string why) => new($"Invalid flag '{raw}': {why}");
 }

@@ -71,6 +71,18 @@ internal sealed class BenchRunner
             compressedSecondaryCacheSize: _f.UseCompressedSecondaryCache ? _f.CompressedSecondaryCacheSize : 0,
             compressedSecondaryCacheCompression: _f.CompressedSecondaryCacheCompressionType, compressedSecondaryCacheSplit: _f.CompressedSecondaryCacheSplit),
         CacheIndexAndFilterBlocks = _f.CacheIndexAndFilterBlocks,
+        PinL0FilterAndIndexBlocksInCache = _f.PinL0FilterAndIndexBlocksInCache,
+        IndexType = _f.IndexType,
+        PartitionFilters = _f.PartitionFilters,
+        MetadataBlockSize = _f.MetadataBlockSize,
+        DecouplePartitionedFilters = _f.DecouplePartitionedFilters,
+        PinTopLevelIndexAndFilter = _f.PinTopLevelIndexAndFilter,
+        MetadataCacheOptions = new KvMetadataCacheOptions
+        {
+            TopLevelIndexPinning = _f.TopLevelIndexPinning,
+            PartitionPinning = _f.PartitionPinning,
+            UnpartitionedPinning = _f.UnpartitionedPinning,
+        },
         MaxOpenFiles = _f.OpenFiles == 0 ? -1 : _f.OpenFiles,
         CreateIfMissing = true,
         WriteBufferSize = _f.WriteBufferSize,
@@ -113,7 +125,7 @@ internal sealed class BenchRunner
             "seekrandom" => SeekRandom,
             "deleterandom" => DeleteRandom,
             "readwhilewriting" => ReadRandom,
-            "stats" or "sstables" or "waitforcompaction" => null,
+            "stats" or "sstables" or "waitforcompaction" or "flush" or "block_cache_entry_stats" => null,
             _ => throw new ArgumentException($"unknown benchmark '{name}'"),
         };
         if (method == null)
@@ -121,6 +133,15 @@ internal sealed class BenchRunner
             if (name == "waitforcompaction")
             {
                 WaitForCompaction();
+            }
+            else if (name == "flush")
+            {
+                Console.WriteLine("flush memtable"); // db_bench's line; the memtables go to level 0 before the next benchmark
+                _db!.Flush();
+            }
+            else if (name == "block_cache_entry_stats")
+            {
+                Console.WriteLine(_db!.GetProperty("rocksdb.block-cache-entry-stats"));
             }
             else
             {

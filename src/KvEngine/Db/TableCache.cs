@@ -77,7 +77,7 @@ internal sealed class TableCache : IDisposable
             }
             try
             {
-                reader = TableReader.Open(f, (long)file.FileSize, _options, path, pinMetaBlocks: level == 0 && _options.PinL0FilterAndIndexBlocksInCache, _limiter);
+                reader = TableReader.Open(f, (long)file.FileSize, _options, path, maybeFlushed: level == 0 && (long)file.FileSize <= _options.MaxFileSizeForL0MetaPin, _limiter);
             }
             catch
             {

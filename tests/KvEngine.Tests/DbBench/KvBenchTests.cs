@@ -72,6 +72,31 @@ public sealed partial class KvBenchTests : IDisposable
     }
 
     [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void PartitionedFlagsFlushAndBlockCacheEntryStats(bool decoupled)
+    {
+        string db = Path.Combine(_dir.FullName, "db");
+        (int code, string stdout, string stderr) = Run(
+            $"-db={db}", "-benchmarks=fillrandom,flush,readrandom,block_cache_entry_stats", "-num=4000",
+            "-partition_index_and_filters=1", "-metadata_block_size=512", $"-decouple_partitioned_filters={(decoupled ? 1 : 0)}",
+            "-cache_index_and_filter_blocks=1", "-pin_top_level_index_and_filter=1", "-partition_pinning=3", "-bloom_bits=10",
+            "-disable_wal=1", "-compression_type=lz4", "-cache_size=4000000");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"readrandom\s*:.*\([1-9]\d* of 4000 found\)", stdout);
+        Assert.Contains("\nflush memtable\n", stdout, StringComparison.Ordinal);
+        Assert.Contains("Block cache entry stats(count,size,portion):", stdout, StringComparison.Ordinal);
+        Assert.Matches(@" IndexBlock\(\d+,", stdout);
+        Assert.Matches(@" FilterBlock\(\d+,", stdout);
+        Assert.Matches(@" FilterMetaBlock\(\d+,", stdout);
+        // The flush benchmark left the data in a two-level table, which RocksDB's sst_dump reads.
+        string table = Assert.Single(Directory.GetFiles(db, "*.sst"));
+        Assert.Contains("rocksdb.block.based.table.index.type: 0x02000000", KvEngine.Tests.Table.RocksDbTools.Properties(table), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("-index_type=1", "kTwoLevelIndexSearch")]
+    [InlineData("-partition_pinning=4", "partition_pinning")]
     [InlineData("-no_such_flag=1", "unknown flag")]
     [InlineData("-num=abc", "-num=abc")]
     [InlineData("-compression_type=bzip2", "compression")]

@@ -14,7 +14,6 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
     public void Dispose() => _dir.Delete(recursive: true);
 
     [Theory]
-    [InlineData("partitioned", "partitioned", new[] { "-compression_type=lz4", "-partition_index_and_filters=true", "-bloom_bits=10" })]
     [InlineData("merge", "merge", new[] { "-compression_type=lz4", "-merge_operator=put", "-benchmarks=fillrandom,mergerandom" })]
     [InlineData("blob", "blob", new[] { "-compression_type=lz4", "-enable_blob_files=true", "-min_blob_size=50" })]
     [InlineData("wal-zstd", "wal_compression", new[] { "-compression_type=lz4", "-wal_compression=zstd" })]
