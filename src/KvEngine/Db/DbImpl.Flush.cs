@@ -2,6 +2,7 @@ using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Manifest;
 using KvEngine.Memtable;
+using KvEngine.RangeDel;
 using KvEngine.Storage;
 using KvEngine.Table;
 
@@ -98,7 +99,11 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// Writes every entry of <paramref name="mem"/> to a new table, synced with its directory entry.
+    /// Writes every entry of <paramref name="mem"/> to a new table, synced with its directory entry:
+    /// its point entries, then its range tombstones, fragmented (every sequence of each fragment, so
+    /// every snapshot sees what it saw), in the range_del block. The file's boundaries cover the
+    /// tombstones: smallest = min(smallest point, first start@seq), largest = max(largest point,
+    /// the sentinel of the last end) (RocksDB's UpdateBoundariesForRange).
     /// Returns its metadata, or null for an empty memtable. The file number stays in the pending
     /// outputs (protected from deletion) until the caller removes it.
     /// </summary>
@@ -121,19 +126,29 @@ internal sealed partial class DbImpl
             using (IWritableFile file = _fs.CreateWritable(path))
             {
                 using (var builder = new TableBuilder(_tableOptions, file))
-                using (InternalIterator it = mem.NewIterator())
                 {
-                    for (it.SeekToFirst(); it.Valid; it.Next())
+                    using (InternalIterator it = mem.NewIterator())
                     {
-                        ReadOnlySpan<byte> key = it.Key;
-                        smallest ??= key.ToArray();
-                        ulong seq = InternalKeys.Sequence(key);
-                        smallestSeq = Math.Min(smallestSeq, seq);
-                        largestSeq = Math.Max(largestSeq, seq);
-                        builder.Add(key, it.Value);
+                        for (it.SeekToFirst(); it.Valid; it.Next())
+                        {
+                            ReadOnlySpan<byte> key = it.Key;
+                            smallest ??= key.ToArray();
+                            ulong seq = InternalKeys.Sequence(key);
+                            smallestSeq = Math.Min(smallestSeq, seq);
+                            largestSeq = Math.Max(largestSeq, seq);
+                            builder.Add(key, it.Value);
+                        }
+                        it.SeekToLast();
+                        largest = it.Valid ? it.Key.ToArray() : null;
                     }
-                    it.SeekToLast();
-                    largest = it.Key.ToArray();
+                    if (mem.GetRangeTombstones() is { IsEmpty: false } tombstones)
+                    {
+                        RangeTombstoneWriter.AddAll(builder, tombstones, out byte[] tSmallest, out byte[] tLargest, out ulong tMinSeq, out ulong tMaxSeq);
+                        smallest = smallest == null || InternalKeyComparer.Compare(tSmallest, smallest) < 0 ? tSmallest : smallest;
+                        largest = largest == null || InternalKeyComparer.Compare(tLargest, largest) > 0 ? tLargest : largest;
+                        smallestSeq = Math.Min(smallestSeq, tMinSeq);
+                        largestSeq = Math.Max(largestSeq, tMaxSeq);
+                    }
                     builder.Finish();
                     fileSize = builder.FileSize;
                 }
@@ -147,7 +162,7 @@ internal sealed partial class DbImpl
                 Number = number,
                 FileSize = (ulong)fileSize,
                 Smallest = smallest!,
-                Largest = largest,
+                Largest = largest!,
                 SmallestSeqno = smallestSeq,
                 LargestSeqno = largestSeq,
                 OldestAncesterTime = (ulong)now,

@@ -94,11 +94,26 @@ internal sealed class Version
     public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
         bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache = true)
     {
+        ulong covering = 0;
+        return TryGet(tables, userKey, sequence, value, verifyChecksums, out type, out foundLevel, fillCache, ref covering);
+    }
+
+    /// <summary>
+    /// <see cref="TryGet(TableCache, ReadOnlySpan{byte}, ulong, System.Buffers.IBufferWriter{byte}, bool, out ValueType, out int, bool)"/>
+    /// with range tombstones: <paramref name="covering"/> carries the newest visible tombstone
+    /// sequence covering the key found so far (memtables first). Each table's tombstones are applied
+    /// before its filter and point lookup (RocksDB's max_covering_tombstone_seq); an entry older than
+    /// the covering sequence is a Deletion, and once a source covers the key every older source
+    /// holds only older entries of it, so the lookup ends there as a Deletion.
+    /// </summary>
+    public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
+        bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache, ref ulong covering)
+    {
         foundLevel = 0;
         foreach (FileMetaData f in _levels[0])
         {
-            if (InRange(f, userKey) &&
-                tables.Get(f, 0).TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache))
+            if (FileBounds.Contains(f, userKey) &&
+                TryGetInFile(tables.Get(f, 0), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
             {
                 return true;
             }
@@ -111,8 +126,13 @@ internal sealed class Version
                 continue;
             }
             int i = FindFile(files, userKey);
-            if (i < files.Length && InRange(files[i], userKey) &&
-                tables.Get(files[i]).TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache))
+            if (i < files.Length && FileBounds.IsSentinel(files[i].Largest) &&
+                InternalKeys.UserKey(files[i].Largest).SequenceEqual(userKey))
+            {
+                i++; // the file ends just before the key (a tombstone's exclusive end): the next one may hold it
+            }
+            if (i < files.Length && FileBounds.Contains(files[i], userKey) &&
+                TryGetInFile(tables.Get(files[i]), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
             {
                 foundLevel = level;
                 return true;
@@ -120,6 +140,25 @@ internal sealed class Version
         }
         type = default;
         foundLevel = -1;
+        return false;
+    }
+
+    private static bool TryGetInFile(Table.TableReader reader, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
+        bool verifyChecksums, out ValueType type, bool fillCache, ref ulong covering)
+    {
+        if (reader.RangeTombstones is { } tombstones)
+        {
+            covering = Math.Max(covering, tombstones.MaxCoveringSequence(userKey, sequence));
+        }
+        if (reader.TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache, covering))
+        {
+            return true;
+        }
+        if (covering > 0)
+        {
+            type = ValueType.Deletion;
+            return true;
+        }
         return false;
     }
 

@@ -26,7 +26,10 @@ namespace KvEngine.Iterators;
 /// versions ((key, 0, Deletion)) or straight to its newest visible version ((key, read seq, seek
 /// type)); in reverse it seeks to the newest visible version, reads it, and seeks back before the key.
 /// So a key with many overwritten or not-yet-visible versions costs O(maxSkip + log n), not O(versions).
-/// A long run of distinct deleted keys is still stepped over entry by entry, as in RocksDB.
+/// A long run of distinct point-deleted keys is still stepped over entry by entry, as in RocksDB;
+/// a run covered by a range tombstone is not: the children of the merging iterator older than the
+/// tombstone's source are moved past the tombstone fragment with one seek each (see
+/// <see cref="IRangeDelAggregator.TryGetLastCover"/>).
 /// </para>
 /// <para>
 /// Allocation: the saved key/value and seek-key buffers are pooled and reused; moves allocate
@@ -45,11 +48,13 @@ internal sealed class DbIterator : IDisposable
     private readonly byte[]? _lower;
     private readonly byte[]? _upper;
     private readonly IRangeDelAggregator? _rangeDel;
+    private readonly MergingIterator? _merging; // for skipping children past a range tombstone
     private readonly int _maxSkip;
     private readonly ByteBuffer _savedKey = new(64);
     private readonly ByteBuffer _savedValue = new(256);
     private readonly ByteBuffer _seekKey = new(64);
     private bool _valid;
+    private bool _coveredByRange; // the last IsLiveValue said false because of a range tombstone
     private bool _reverse;
     private bool _disposed;
 
@@ -75,6 +80,7 @@ internal sealed class DbIterator : IDisposable
         _lower = lowerBound is null ? null : (byte[])lowerBound.Clone();
         _upper = upperBound is null ? null : (byte[])upperBound.Clone();
         _rangeDel = rangeDelAggregator;
+        _merging = rangeDelAggregator is null ? null : internalIterator as MergingIterator;
         _maxSkip = maxSequentialSkip;
     }
 
@@ -326,6 +332,10 @@ internal sealed class DbIterator : IDisposable
                     }
                     SaveKey(userKey);
                     skipping = true;
+                    if (_coveredByRange && SkipCoveredChildren(forward: true))
+                    {
+                        continue; // older children moved past the tombstone; newer ones go on as usual
+                    }
                 }
             }
             else
@@ -375,10 +385,15 @@ internal sealed class DbIterator : IDisposable
                 break;
             }
             SaveKey(userKey);
+            _coveredByRange = false;
             if (FindValueForCurrentKey())
             {
                 _valid = true;
                 return;
+            }
+            if (_coveredByRange)
+            {
+                SkipCoveredChildren(forward: false);
             }
         }
         _valid = false;
@@ -447,19 +462,45 @@ internal sealed class DbIterator : IDisposable
         return live;
     }
 
+    // Range-deletion skip (RocksDB's skip to the tombstone's end): the key just hidden is covered by
+    // a tombstone fragment from child r of the merging iterator; every child after r holds only
+    // older entries, all deleted within the fragment, so they move past it at once instead of
+    // being stepped over key by key. Children up to r go on entry by entry (their entries may be
+    // newer than the tombstone). True when something may have moved.
+    private bool SkipCoveredChildren(bool forward)
+    {
+        if (_merging is null || !_iter.Valid ||
+            !_rangeDel!.TryGetLastCover(out int child, out ReadOnlySpan<byte> start, out ReadOnlySpan<byte> end) ||
+            child + 1 >= _merging.ChildCount)
+        {
+            return false;
+        }
+        _merging.SkipChildren(child + 1, forward
+            ? ScratchKey(end, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek)
+            : ScratchKey(start, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+        return true;
+    }
+
     // Whether a visible entry of this type makes its user key present (it is the newest visible one).
     private bool IsLiveValue(ValueType type, ReadOnlySpan<byte> ikey)
     {
+        _coveredByRange = false;
         switch (type)
         {
             case ValueType.Value:
-                return _rangeDel is null || !_rangeDel.ShouldDelete(ikey);
+                if (_rangeDel is not null && _rangeDel.ShouldDelete(ikey))
+                {
+                    _coveredByRange = true;
+                    return false;
+                }
+                return true;
             case ValueType.Deletion:
             case ValueType.SingleDeletion:
                 return false;
             case ValueType.Merge:
                 if (_rangeDel is not null && _rangeDel.ShouldDelete(ikey))
                 {
+                    _coveredByRange = true;
                     return false;
                 }
                 throw new KvException("merge operands are not supported");

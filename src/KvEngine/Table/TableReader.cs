@@ -261,7 +261,15 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// Returns false when there is none. For Value and Merge entries the value is appended to
     /// <paramref name="valueOut"/>; Deletion and SingleDeletion append nothing.
     /// </summary>
-    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache = true)
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache = true) =>
+        TryGet(userKey, sequence, valueOut, out type, verifyChecksums, fillCache, coveringSequence: 0);
+
+    /// <summary>
+    /// <see cref="TryGet(ReadOnlySpan{byte}, ulong, IBufferWriter{byte}, out ValueType, bool, bool)"/>
+    /// under a range tombstone at <paramref name="coveringSequence"/> (0: none): a found entry with
+    /// a smaller sequence is reported as a Deletion and nothing is appended.
+    /// </summary>
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache, ulong coveringSequence)
     {
         ArgumentNullException.ThrowIfNull(valueOut);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
@@ -304,6 +312,11 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     if (_hasFilter)
                     {
                         stats?.Record(Ticker.BloomFilterFullTruePositive);
+                    }
+                    if (InternalKeys.Sequence(found) < coveringSequence)
+                    {
+                        type = ValueType.Deletion; // deleted by a range tombstone
+                        return true;
                     }
                     switch (type)
                     {

@@ -44,36 +44,6 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
     }
 
     [Fact]
-    public void RangeDeletionInTheWalRaisesKvException()
-    {
-        string db = Path.Combine(_dir.FullName, "rangedel-wal");
-        Ldb(db, "--create_if_missing", "put", "a1", "x");
-        Ldb(db, "put", "b1", "y");
-        Ldb(db, "deleterange", "a", "b");
-
-        KvException e = Assert.ThrowsAny<KvException>(() => KvDb.Open(db, new KvOptions { CreateIfMissing = false }).Dispose());
-        Assert.Contains("range deletion", e.Message, StringComparison.OrdinalIgnoreCase);
-    }
-
-    [Fact]
-    public void RangeDeletionInATableRaisesKvExceptionInsteadOfResurrectingKeys()
-    {
-        string db = Path.Combine(_dir.FullName, "rangedel-table");
-        Ldb(db, "--create_if_missing", "put", "a1", "x");
-        Ldb(db, "put", "b1", "y");
-        Ldb(db, "deleterange", "a", "b");
-        Ldb(db, "put", "c1", "z");
-        Ldb(db, "put", "zz", "last");
-        Assert.Equal("b1 : y\nc1 : z\nzz : last\n", RocksDbTools.RunOk("ldb", $"--db={RocksDbOracle.Copy(db, "plain")}", "scan"));
-
-        using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false });
-        KvException get = Assert.ThrowsAny<KvException>(() => kv.Get("a1"u8));
-        Assert.Contains("range deletion", get.Message, StringComparison.OrdinalIgnoreCase);
-        KvException scan = Assert.ThrowsAny<KvException>(() => RocksDbOracle.ForwardScan(kv));
-        Assert.Contains("range deletion", scan.Message, StringComparison.OrdinalIgnoreCase);
-    }
-
-    [Fact]
     public void LiveColumnFamilyRaisesKvException()
     {
         string db = Path.Combine(_dir.FullName, "cf");

@@ -1,0 +1,34 @@
+using KvEngine.Iterators;
+using KvEngine.RangeDel;
+
+namespace KvEngine.Table;
+
+/// <summary>The table's range tombstones, fragmented once (RocksDB's ReadRangeDelBlock at table open).</summary>
+internal sealed partial class TableReader
+{
+    private FragmentedRangeTombstoneList? _rangeTombstones;
+
+    /// <summary>
+    /// The fragmented tombstones of the range_del block, clipped to the file's key range, or null
+    /// when the table has none; set by <see cref="LoadRangeTombstones"/>.
+    /// </summary>
+    public FragmentedRangeTombstoneList? RangeTombstones => Volatile.Read(ref _rangeTombstones);
+
+    /// <summary>
+    /// Reads and fragments the range_del block once, keeping the tombstones inside
+    /// [<paramref name="lower"/>, <paramref name="upper"/>) (user keys; null = unbounded): a table
+    /// read through a version is clipped to the file's boundaries (RocksDB's
+    /// TruncatedRangeDelIterator), so a tombstone written whole into several files of a level
+    /// deletes, through each file, only within that file's range. Call before publishing the reader.
+    /// </summary>
+    public void LoadRangeTombstones(byte[]? lower, byte[]? upper)
+    {
+        if (RangeDelHandle is null)
+        {
+            return;
+        }
+        using InternalIterator it = NewRangeTombstoneIterator()!;
+        FragmentedRangeTombstoneList list = FragmentedRangeTombstoneList.Build(it, lower, upper);
+        Volatile.Write(ref _rangeTombstones, list.IsEmpty ? null : list);
+    }
+}
