@@ -22,6 +22,10 @@ internal sealed partial class DbImpl
     private readonly CancellationTokenSource _shutdown = new();
     private Thread[] _backgroundThreads = Array.Empty<Thread>();
     private bool _flushRunning;
+    private int _forcedFlushes; // the oldest memtables that must be flushed now (Flush, close), under _mutex
+
+    // RocksDB's min_write_buffer_number_to_merge, sanitized to at most max_write_buffer_number - 1.
+    private int MinImmutableToFlush => Math.Min(_options.MinWriteBufferNumberToMerge, _options.MaxWriteBufferNumber - 1);
     private int _autoCompactionsRunning;
     private int _manualCompactionsRunning;
 
@@ -83,7 +87,7 @@ internal sealed partial class DbImpl
                 }
                 if (_backgroundError == null)
                 {
-                    if (_immutable.Count > 0 && !_flushRunning)
+                    if (_immutable.Count > 0 && !_flushRunning && (_immutable.Count >= MinImmutableToFlush || _forcedFlushes > 0))
                     {
                         flush = _immutable[0];
                         _flushRunning = true;

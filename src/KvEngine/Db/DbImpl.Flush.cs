@@ -82,6 +82,10 @@ internal sealed partial class DbImpl
         lock (_mutex)
         {
             _immutable.RemoveAt(0);
+            if (_forcedFlushes > 0)
+            {
+                _forcedFlushes--;
+            }
             InstallReadState();
             if (_immutable.Count == 0)
             {

@@ -368,6 +368,12 @@ internal sealed partial class DbImpl
             }
             if (force ? _mem.IsEmpty : _mem.ApproximateMemoryUsage < _options.WriteBufferSize)
             {
+                if (force && _immutable.Count > _forcedFlushes)
+                {
+                    // Nothing to switch, but every memtable waiting now must be flushed (Flush, close).
+                    _forcedFlushes = _immutable.Count;
+                    _backgroundWake.Release();
+                }
                 return;
             }
             if (_inflightInserts > 0)
@@ -406,6 +412,10 @@ internal sealed partial class DbImpl
             OpenNewLog(newLog);
             _logNumber = newLog;
             _immutable.Add(new ImmutableMemTable(_mem, newLog));
+            if (force)
+            {
+                _forcedFlushes = _immutable.Count;
+            }
             _mem = NewMemTable();
             InstallReadState();
             _backgroundWake.Release();
