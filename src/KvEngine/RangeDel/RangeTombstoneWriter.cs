@@ -6,6 +6,11 @@ using ValueType = KvEngine.Format.ValueType;
 
 namespace KvEngine.RangeDel;
 
+// range_del_block := entry*                  (a Block, restart interval 1, never compressed)
+// entry           := key: start_user_key ++ fixed64((seq << 8) | 0x0F)   value: end_user_key
+// Fragments in key order, disjoint; within a fragment one entry per kept sequence, newest first,
+// so the keys strictly increase in internal-key order. See docs/formats/table.md.
+
 /// <summary>
 /// Writes fragmented tombstones into a table's range_del block, in internal-key order: fragment by
 /// fragment (they are sorted and disjoint), each sequence newest first, as

@@ -58,6 +58,62 @@ public sealed class DeleteRangeApiTests
         Assert.Equal("vd"u8.ToArray(), db.Get("d"u8));
     }
 
+    [Fact]
+    public async Task ConcurrentWritersWithRangeDeletionsEndInTheModelState()
+    {
+        // Each thread owns a key prefix and its own order, so the end state is fixed whatever the
+        // interleaving, while groups of writers insert into the memtable concurrently and readers
+        // rebuild the tombstone list between DeleteRanges.
+        using KvDb db = OpenMem(out _, writeBufferSize: 32 << 10);
+        const int Threads = 4;
+        const int Ops = 600;
+        var models = new SortedDictionary<string, string>[Threads];
+        var tasks = new Task[Threads];
+        for (int t = 0; t < Threads; t++)
+        {
+            int id = t;
+            models[id] = new SortedDictionary<string, string>(StringComparer.Ordinal);
+            tasks[id] = Task.Run(() =>
+            {
+                SortedDictionary<string, string> model = models[id];
+                for (int i = 0; i < Ops; i++)
+                {
+                    string key = $"t{id}-{i % 97:D3}";
+                    db.Put(DbTestUtil.B(key), DbTestUtil.B($"v{i}"));
+                    model[key] = $"v{i}";
+                    if (i % 7 == 0)
+                    {
+                        string begin = $"t{id}-{i % 89:D3}";
+                        string end = $"t{id}-{i % 89 + 9:D3}";
+                        db.DeleteRange(DbTestUtil.B(begin), DbTestUtil.B(end));
+                        foreach (string k in model.Keys.Where(k => string.CompareOrdinal(k, begin) >= 0 && string.CompareOrdinal(k, end) < 0).ToList())
+                        {
+                            model.Remove(k);
+                        }
+                    }
+                    if (i % 50 == 0)
+                    {
+                        _ = db.Get(DbTestUtil.B(key)); // a reader between DeleteRanges
+                    }
+                }
+            });
+        }
+        await Task.WhenAll(tasks);
+        var expected = new SortedDictionary<string, string>(StringComparer.Ordinal);
+        foreach (SortedDictionary<string, string> m in models)
+        {
+            foreach (KeyValuePair<string, string> e in m)
+            {
+                expected[e.Key] = e.Value;
+            }
+        }
+        Assert.Equal(expected, DbTestUtil.ReadAll(db));
+        foreach (KeyValuePair<string, string> e in expected)
+        {
+            Assert.Equal(e.Value, DbTestUtil.S(db.Get(DbTestUtil.B(e.Key))));
+        }
+    }
+
     [Theory]
     [InlineData(false, false)]
     [InlineData(true, false)]
