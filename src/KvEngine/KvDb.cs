@@ -75,6 +75,10 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         {
             _impl.Write(b, options ?? WriteOptions.Default);
         }
+        else
+        {
+            _impl.ThrowIfDisposed();
+        }
     }
 
     /// <summary>Applies every record of <paramref name="batch"/> atomically.</summary>
@@ -122,6 +126,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         if (b.Count == 0)
         {
             b.Dispose();
+            _impl.ThrowIfDisposed();
             return cancellationToken.IsCancellationRequested ? ValueTask.FromCanceled(cancellationToken) : ValueTask.CompletedTask;
         }
         return WriteOwnedAsync(b, options, cancellationToken);

@@ -24,6 +24,16 @@ public sealed class DeleteRangeApiTests
     }
 
     [Fact]
+    public void DeleteRangeAfterDisposeThrowsObjectDisposed()
+    {
+        KvDb db = OpenMem(out _);
+        db.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => db.DeleteRange("a"u8, "b"u8));
+        Assert.Throws<ObjectDisposedException>(() => db.DeleteRange("a"u8, "a"u8));
+        Assert.Throws<ObjectDisposedException>(() => { _ = db.DeleteRangeAsync("a"u8.ToArray(), "a"u8.ToArray()); });
+    }
+
+    [Fact]
     public async Task EmptyRangeIsANoOp()
     {
         using KvDb db = OpenMem(out _);

@@ -93,6 +93,16 @@ public sealed class RangeDelInteropTests : IDisposable
                     kv.Impl.RunCompactionsInline();
                 }
             }
+            // A table holding nothing but a range tombstone.
+            int tablesBefore = Directory.GetFiles(db, "*.sst").Length;
+            kv.DeleteRange(RangeDelModelTests.Key(500), RangeDelModelTests.Key(600));
+            foreach (byte[] k in model.Keys.Where(k => k.AsSpan().SequenceCompareTo(RangeDelModelTests.Key(500)) >= 0 &&
+                k.AsSpan().SequenceCompareTo(RangeDelModelTests.Key(600)) < 0).ToList())
+            {
+                model.Remove(k);
+            }
+            kv.Flush();
+            Assert.Equal(tablesBefore + 1, Directory.GetFiles(db, "*.sst").Length);
             // A tail of puts and a range deletion only in the WAL: ldb must replay them.
             kv.Put(RangeDelModelTests.Key(5), "tail"u8);
             model[RangeDelModelTests.Key(5)] = "tail"u8.ToArray();
