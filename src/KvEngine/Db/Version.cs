@@ -256,8 +256,4 @@ internal sealed class Version
         }
         return lo;
     }
-
-    private static bool InRange(FileMetaData f, ReadOnlySpan<byte> userKey) =>
-        InternalKeys.UserKey(f.Smallest).SequenceCompareTo(userKey) <= 0 &&
-        InternalKeys.UserKey(f.Largest).SequenceCompareTo(userKey) >= 0;
 }

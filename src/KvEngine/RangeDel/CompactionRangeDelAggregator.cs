@@ -47,14 +47,10 @@ internal sealed class CompactionRangeDelAggregator
         FragmentedRangeTombstoneList all = fragmenter.Finish();
         _stripes = RangeTombstoneFragmenter.ForCompaction(all, snapshotsAscending, dropVisibleToAll: false);
         Output = bottommost ? RangeTombstoneFragmenter.ForCompaction(all, snapshotsAscending, dropVisibleToAll: true) : _stripes;
-        InputTombstones = all.NumTombstones;
     }
 
     /// <summary>False when the inputs hold no tombstones (then nothing is ever deleted).</summary>
     public bool HasTombstones => !_stripes.IsEmpty;
-
-    /// <summary>Tombstones read from the inputs (fragments x sequences, as stored).</summary>
-    public int InputTombstones { get; }
 
     /// <summary>The tombstones to write to the outputs, fragmented, newest per stripe.</summary>
     public FragmentedRangeTombstoneList Output { get; }

@@ -49,20 +49,6 @@ internal sealed class FragmentedRangeTombstoneList
     /// <summary>Tombstones the list was built from (before fragmenting, after clipping).</summary>
     public int NumTombstones { get; }
 
-    /// <summary>Largest sequence number of any tombstone (0 when empty).</summary>
-    public ulong MaxSequence
-    {
-        get
-        {
-            ulong max = 0;
-            for (int i = 0; i < Count; i++)
-            {
-                max = Math.Max(max, _seqs[_seqStart[i]]);
-            }
-            return max;
-        }
-    }
-
     public ReadOnlySpan<byte> Start(int fragment) => _starts[fragment];
 
     public ReadOnlySpan<byte> End(int fragment) => _ends[fragment];
