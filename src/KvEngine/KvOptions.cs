@@ -39,8 +39,8 @@ public sealed class KvOptions
     /// <summary>
     /// Immutable memtables that must wait before a background flush starts (RocksDB's
     /// min_write_buffer_number_to_merge, 1); capped at <see cref="MaxWriteBufferNumber"/> - 1, as
-    /// RocksDB sanitizes it. Flush() and closing flush whatever waits. Unlike RocksDB, KvEngine
-    /// writes each waiting memtable to its own level-0 table instead of merging them into one.
+    /// RocksDB sanitizes it. Flush() and closing flush whatever waits. Above 1, a flush merges
+    /// every waiting memtable into one level-0 table, as RocksDB does; at 1 each memtable gets its own.
     /// </summary>
     public int MinWriteBufferNumberToMerge { get; set; } = 1;
 

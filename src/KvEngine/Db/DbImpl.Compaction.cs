@@ -76,7 +76,7 @@ internal sealed partial class DbImpl
     {
         while (true)
         {
-            ImmutableMemTable? flush = null;
+            ImmutableMemTable[]? flush = null;
             Compaction.Compaction? compaction = null;
             ReadState? pinned = null;
             lock (_mutex)
@@ -89,7 +89,9 @@ internal sealed partial class DbImpl
                 {
                     if (_immutable.Count > 0 && !_flushRunning && (_immutable.Count >= MinImmutableToFlush || _forcedFlushes > 0))
                     {
-                        flush = _immutable[0];
+                        // One memtable per table by default; with min_write_buffer_number_to_merge
+                        // above 1, every waiting memtable goes into one table, as RocksDB merges them.
+                        flush = _immutable.GetRange(0, _options.MinWriteBufferNumberToMerge > 1 ? _immutable.Count : 1).ToArray();
                         _flushRunning = true;
                     }
                     else if (!_compactionOptions.DisableAutoCompactions && _autoCompactionsRunning < MaxAutoCompactions)
@@ -142,11 +144,11 @@ internal sealed partial class DbImpl
         }
     }
 
-    private void RunFlush(ImmutableMemTable job)
+    private void RunFlush(ImmutableMemTable[] jobs)
     {
         try
         {
-            FlushImmutable(job);
+            FlushImmutable(jobs);
         }
         catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
         {

@@ -55,18 +55,27 @@ internal sealed partial class DbImpl
         }
     }
 
-    private void FlushImmutable(ImmutableMemTable job)
+    /// <summary>
+    /// Writes the oldest waiting memtables (<paramref name="jobs"/>, oldest first, the front of the
+    /// list) into one level-0 table and records it with the log number of the newest of them.
+    /// </summary>
+    private void FlushImmutable(ImmutableMemTable[] jobs)
     {
         var edit = new VersionEdit();
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
-        FileMetaData? meta = BuildTable(job.Mem);
+        var mems = new MemTable[jobs.Length];
+        for (int i = 0; i < jobs.Length; i++)
+        {
+            mems[i] = jobs[i].Mem;
+        }
+        FileMetaData? meta = BuildTable(mems);
         try
         {
             if (meta != null)
             {
                 edit.AddFile(0, meta);
             }
-            edit.LogNumber = job.NextLogNumber;
+            edit.LogNumber = jobs[^1].NextLogNumber;
             _versions.LogAndApply(edit);
         }
         finally
@@ -81,11 +90,8 @@ internal sealed partial class DbImpl
         }
         lock (_mutex)
         {
-            _immutable.RemoveAt(0);
-            if (_forcedFlushes > 0)
-            {
-                _forcedFlushes--;
-            }
+            _immutable.RemoveRange(0, jobs.Length);
+            _forcedFlushes = Math.Max(0, _forcedFlushes - jobs.Length);
             InstallReadState();
             if (_immutable.Count == 0)
             {
@@ -93,17 +99,26 @@ internal sealed partial class DbImpl
             }
             Monitor.PulseAll(_mutex);
         }
-        job.Mem.Unref();
+        foreach (ImmutableMemTable job in jobs)
+        {
+            job.Mem.Unref();
+        }
         // Counted before the flush is reported done, so a caller of Flush sees its bytes.
         long bytes = meta == null ? 0 : (long)meta.FileSize;
         _compactionStats.AddFlush(bytes, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMicroseconds);
         _counters.AddFlush(bytes);
-        job.Flushed.TrySetResult();
+        foreach (ImmutableMemTable job in jobs)
+        {
+            job.Flushed.TrySetResult();
+        }
         DeleteObsoleteFiles(atOpen: false);
     }
 
+    /// <summary>Writes one memtable to a new level-0 table (recovery); see the overload.</summary>
+    private FileMetaData? BuildTable(MemTable mem) => BuildTable([mem]);
+
     /// <summary>
-    /// Writes every entry of <paramref name="mem"/> to a new table, synced with its directory entry:
+    /// Writes every entry of <paramref name="mems"/> (one memtable, or several merged) to a new table, synced with its directory entry:
     /// its point entries, then its range tombstones, fragmented (every sequence of each fragment, so
     /// every snapshot sees what it saw), in the range_del block. The file's boundaries cover the
     /// tombstones: smallest = min(smallest point, first start@seq), largest = max(largest point,
@@ -111,9 +126,9 @@ internal sealed partial class DbImpl
     /// Returns its metadata, or null for an empty memtable. The file number stays in the pending
     /// outputs (protected from deletion) until the caller removes it.
     /// </summary>
-    private FileMetaData? BuildTable(MemTable mem)
+    private FileMetaData? BuildTable(MemTable[] mems)
     {
-        if (mem.IsEmpty)
+        if (Array.TrueForAll(mems, static m => m.IsEmpty))
         {
             return null;
         }
@@ -131,7 +146,7 @@ internal sealed partial class DbImpl
             {
                 using (var builder = new TableBuilder(_tableOptions, file))
                 {
-                    using (InternalIterator it = mem.NewIterator())
+                    using (InternalIterator it = NewFlushIterator(mems))
                     {
                         for (it.SeekToFirst(); it.Valid; it.Next())
                         {
@@ -145,7 +160,7 @@ internal sealed partial class DbImpl
                         it.SeekToLast();
                         largest = it.Valid ? it.Key.ToArray() : null;
                     }
-                    if (mem.GetRangeTombstones() is { IsEmpty: false } tombstones)
+                    if (FlushTombstones(mems) is { IsEmpty: false } tombstones)
                     {
                         RangeTombstoneWriter.AddAll(builder, tombstones, out byte[] tSmallest, out byte[] tLargest, out ulong tMinSeq, out ulong tMaxSeq);
                         smallest = smallest == null || InternalKeyComparer.Compare(tSmallest, smallest) < 0 ? tSmallest : smallest;
@@ -191,6 +206,41 @@ internal sealed partial class DbImpl
                 }
             }
         }
+    }
+
+    private static InternalIterator NewFlushIterator(MemTable[] mems)
+    {
+        var children = new InternalIterator[mems.Length];
+        for (int i = 0; i < mems.Length; i++)
+        {
+            children[i] = mems[i].NewIterator();
+        }
+        return MergingIterator.Create(children);
+    }
+
+    // The memtables' tombstones as one fragmented list (every sequence kept).
+    private static FragmentedRangeTombstoneList? FlushTombstones(MemTable[] mems)
+    {
+        if (mems.Length == 1)
+        {
+            return mems[0].GetRangeTombstones();
+        }
+        var fragmenter = new RangeTombstoneFragmenter();
+        foreach (MemTable m in mems)
+        {
+            if (m.GetRangeTombstones() is not { } list)
+            {
+                continue;
+            }
+            for (int i = 0; i < list.Count; i++)
+            {
+                foreach (ulong seq in list.Sequences(i))
+                {
+                    fragmenter.Add(list.Start(i), list.End(i), seq);
+                }
+            }
+        }
+        return fragmenter.Finish();
     }
 
     /// <summary>

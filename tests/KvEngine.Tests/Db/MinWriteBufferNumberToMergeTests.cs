@@ -1,6 +1,9 @@
 namespace KvEngine.Tests.Db;
 
-/// <summary>RocksDB's min_write_buffer_number_to_merge: immutable memtables wait until enough of them exist.</summary>
+/// <summary>
+/// RocksDB's min_write_buffer_number_to_merge: immutable memtables wait until enough of them exist,
+/// then go into one level-0 table together.
+/// </summary>
 public sealed class MinWriteBufferNumberToMergeTests
 {
     [Fact]
@@ -21,9 +24,9 @@ public sealed class MinWriteBufferNumberToMergeTests
         Assert.Equal("0", db.GetProperty("rocksdb.num-files-at-level0"));
         Assert.Equal("2", db.GetProperty("rocksdb.num-immutable-mem-table"));
 
-        db.Flush(); // forced: every waiting memtable and the active one
+        db.Flush(); // forced: every waiting memtable and the active one, merged into one table
         Assert.Equal("0", db.GetProperty("rocksdb.num-immutable-mem-table"));
-        Assert.Equal("3", db.GetProperty("rocksdb.num-files-at-level0"));
+        Assert.Equal("1", db.GetProperty("rocksdb.num-files-at-level0"));
         Assert.Equal(i, DbTestUtil.ReadAll(db).Count);
     }
 

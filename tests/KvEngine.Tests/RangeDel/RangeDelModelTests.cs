@@ -38,6 +38,7 @@ public sealed class RangeDelModelTests
             FileSystem = fs,
             WriteBufferSize = (seed % 2 == 0 ? 8 : 32) << 10,
             MaxWriteBufferNumber = 3,
+            MinWriteBufferNumberToMerge = seed % 4 == 3 ? 2 : 1, // some flushes merge two memtables
             DisableAutoCompactions = true,
             BlockSize = seed % 3 == 0 ? 256 : 4096,
             Compression = seed % 2 == 0 ? KvCompressionType.Lz4 : KvCompressionType.None,
