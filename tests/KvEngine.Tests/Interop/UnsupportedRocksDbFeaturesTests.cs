@@ -5,7 +5,7 @@ namespace KvEngine.Tests.Interop;
 /// <summary>
 /// RocksDB 7.8 features KvEngine does not implement yet. Opening or reading such a database must
 /// raise a <see cref="KvException"/> that names the feature — never a crash, never a wrong answer
-/// (for example range tombstones silently ignored).
+/// (for example merge operands read as plain values). Range deletions are supported: see RangeDel/RangeDelInteropTests.
 /// </summary>
 public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
 {
