@@ -19,6 +19,7 @@ internal sealed class BenchFlags
     public int ValueSize { get; private set; } = 100;
     public double CompressionRatio { get; private set; } = 0.5;
     public KvCompressionType CompressionType { get; private set; } = KvCompressionType.Snappy;
+    public int CompressionLevel { get; private set; } = KvOptions.DefaultCompressionLevel;
     public KvChecksumType ChecksumType { get; private set; } = KvChecksumType.XxHash3;
     public double BloomBits { get; private set; } = -1;
     public int BlockSize { get; private set; } = 4096;
@@ -90,6 +91,9 @@ internal sealed class BenchFlags
             after % WritesPerRangeTombstone == 0;
     }
 
+    /// <summary>-help, --help, -helpfull or --helpfull was given: print the flags and run nothing.</summary>
+    public bool Help { get; private set; }
+
     public static BenchFlags Parse(string[] args)
     {
         var f = new BenchFlags();
@@ -112,6 +116,7 @@ internal sealed class BenchFlags
     {
         switch (name)
         {
+            case "help" or "helpfull" or "h": Help = true; break;
             case "db": Db = v; break;
             case "benchmarks": Benchmarks = v; break;
             case "num": Num = Long(v, raw, 1); break;
@@ -122,6 +127,7 @@ internal sealed class BenchFlags
             case "value_size": ValueSize = (int)Long(v, raw, 0); break;
             case "compression_ratio": CompressionRatio = Double(v, raw); break;
             case "compression_type": CompressionType = Compression(v, raw); break;
+            case "compression_level": CompressionLevel = (int)Long(v, raw, int.MinValue); break;
             case "checksum_type": ChecksumType = Checksum(v, raw); break;
             case "bloom_bits": BloomBits = Double(v, raw); break;
             case "block_size": BlockSize = (int)Long(v, raw, 256); break;
@@ -211,8 +217,9 @@ internal sealed class BenchFlags
         "none" => KvCompressionType.None,
         "snappy" => KvCompressionType.Snappy,
         "lz4" => KvCompressionType.Lz4,
+        "lz4hc" => KvCompressionType.Lz4HC,
         "zstd" => KvCompressionType.Zstd,
-        "zlib" or "bzip2" or "lz4hc" or "xpress" => throw Bad(raw, "kvbench writes none, snappy, lz4 or zstd"),
+        "zlib" or "bzip2" or "xpress" => throw Bad(raw, "kvbench writes none, snappy, lz4, lz4hc or zstd"),
         _ => throw Bad(raw, "unknown compression type"),
     };
 

@@ -77,6 +77,7 @@ internal sealed class BenchRunner
         MaxWriteBufferNumber = _f.MaxWriteBufferNumber,
         MinWriteBufferNumberToMerge = _f.MinWriteBufferNumberToMerge,
         Compression = _f.CompressionType,
+        CompressionLevel = _f.CompressionLevel,
         Checksum = _f.ChecksumType,
         BloomBitsPerKey = _f.BloomBits < 0 ? 0 : _f.BloomBits,
         OptimizeFiltersForMemory = _f.OptimizeFiltersForMemory,
@@ -470,6 +471,7 @@ internal sealed class BenchRunner
         Console.WriteLine(string.Create(s_c, $"Compression: {_f.CompressionType}"));
         Console.WriteLine(string.Create(s_c, $"Threads:    {_f.Threads}"));
         Console.WriteLine("------------------------------------------------");
+        Console.WriteLine(string.Create(s_c, $"DB path: [{_f.Db}]"));
     }
 
     /// <summary>db_bench's waitforcompaction: until no flush or compaction runs or is pending.</summary>

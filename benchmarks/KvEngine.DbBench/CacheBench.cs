@@ -160,7 +160,7 @@ internal sealed class CacheBench
         }
     }
 
-    private long Touch(LruHandle h) => _c.Lean ? 0 : (long)Util.XxHash3.Hash64(h.Value.Contents);
+    private long Touch(LruHandle h) => _c.Lean ? 0 : (long)System.IO.Hashing.XxHash3.HashToUInt64(h.Value.Contents);
 
     private ulong NextKey(ref SplitMix64 rnd)
     {

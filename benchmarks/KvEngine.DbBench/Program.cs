@@ -3,6 +3,11 @@ using KvEngine.DbBench;
 try
 {
     BenchFlags flags = BenchFlags.Parse(args);
+    if (flags.Help)
+    {
+        BenchFlagsHelp.Print(Console.Out);
+        return 0;
+    }
     return new BenchRunner(flags).Run();
 }
 catch (ArgumentException e)

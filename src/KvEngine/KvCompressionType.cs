@@ -2,12 +2,16 @@ namespace KvEngine;
 
 /// <summary>
 /// Block compression for tables. The values are RocksDB's CompressionType codes, stored in every
-/// block trailer (persisted: never renumber).
+/// block trailer (persisted: never renumber). Every codec is managed code (Snappier,
+/// K4os.Compression.LZ4, ZstdSharp.Port): no native library is needed to read or write them.
 /// </summary>
 public enum KvCompressionType : byte
 {
     None = 0x0,
     Snappy = 0x1,
     Lz4 = 0x4,
+
+    /// <summary>LZ4 high compression: the same LZ4 block format, slower to write, smaller.</summary>
+    Lz4HC = 0x5,
     Zstd = 0x7,
 }

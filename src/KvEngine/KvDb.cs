@@ -252,8 +252,33 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// </summary>
     public string? GetProperty(string name) => _impl.GetProperty(name);
 
+    /// <summary>
+    /// Leaves the background-error state without reopening (RocksDB's DB::Resume): after a failed
+    /// WAL write, flush or compaction the database refuses writes; this starts a fresh WAL, flushes
+    /// every memtable and then accepts writes again. Running out of disk space is resumed
+    /// automatically (<see cref="KvOptions.MaxBackgroundErrorResumeCount"/>); other I/O errors wait
+    /// for this call. Does nothing when there is no error.
+    /// </summary>
+    /// <exception cref="KvException">Recovery failed (the cause is inside; the error state stays), or the error was corruption.</exception>
+    public void Resume() => _impl.Resume();
+
+    /// <summary>
+    /// Closes the database (RocksDB's DB::Close): writes made with <see cref="WriteOptions.DisableWal"/>
+    /// are flushed, background work stops, files and the LOCK are released. Unlike
+    /// <see cref="Dispose"/> it reports a failure to persist: <see cref="KvException"/> after
+    /// every resource was released anyway. Calling it again, or disposing afterwards, does nothing.
+    /// </summary>
+    /// <exception cref="KvException">Closing could not persist everything (an I/O error).</exception>
+    public void Close() => _impl.Close();
+
+    /// <summary>
+    /// Closes the database like <see cref="Close"/> but never throws (.NET's rule for Dispose): a
+    /// failure is written to <see cref="System.Diagnostics.Trace"/>. Writes acknowledged through the
+    /// WAL are never lost by a failed close; the next open replays them.
+    /// </summary>
     public void Dispose() => _impl.Dispose();
 
+    /// <summary>Closes the database like <see cref="Dispose"/>; never throws.</summary>
     public ValueTask DisposeAsync()
     {
         Dispose();

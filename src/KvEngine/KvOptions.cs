@@ -56,6 +56,32 @@ public sealed class KvOptions
     /// <summary>Compression for data blocks: Snappy, as in RocksDB, by default.</summary>
     public KvCompressionType Compression { get; set; } = KvCompressionType.Snappy;
 
+    /// <summary>
+    /// Codec level (RocksDB's compression_opts.level). The default,
+    /// <see cref="DefaultCompressionLevel"/>, is the codec's own default (ZSTD 3, LZ4HC 9, LZ4
+    /// acceleration 1). For ZSTD and LZ4HC the codec's scale (ZSTD -131072..22, LZ4HC 1..12); for
+    /// LZ4 a negative level is the acceleration (-level), as RocksDB passes it; Snappy has no level.
+    /// </summary>
+    public int CompressionLevel { get; set; } = DefaultCompressionLevel;
+
+    /// <summary>
+    /// Compression of compaction outputs written to the bottommost level (RocksDB's
+    /// bottommost_compression): commonly ZSTD under LZ4 or Snappy above, since most data lives there.
+    /// Null (the default, RocksDB's kDisableCompressionOption) uses <see cref="Compression"/>.
+    /// As in RocksDB, an output is bottommost when no level below it holds data; flushes always
+    /// use <see cref="Compression"/>.
+    /// </summary>
+    public KvCompressionType? BottommostCompression { get; set; }
+
+    /// <summary>
+    /// Codec level for <see cref="BottommostCompression"/> (RocksDB's bottommost_compression_opts.level);
+    /// null uses <see cref="CompressionLevel"/>.
+    /// </summary>
+    public int? BottommostCompressionLevel { get; set; }
+
+    /// <summary>RocksDB's kDefaultCompressionLevel (32767): "the codec's default level".</summary>
+    public const int DefaultCompressionLevel = 32767;
+
     /// <summary>Checksum written in block trailers (XXH3, RocksDB 7.8's default).</summary>
     public KvChecksumType Checksum { get; set; } = KvChecksumType.XxHash3;
 
@@ -67,6 +93,16 @@ public sealed class KvOptions
     /// paranoid_checks, true); without it a missing table fails at its first read instead.
     /// </summary>
     public bool ParanoidChecks { get; set; } = true;
+
+    /// <summary>
+    /// How many times the database retries by itself after a retryable background error (no space
+    /// on the device) before it waits for <see cref="KvDb.Resume"/> (RocksDB's
+    /// max_bgerror_resume_count: unlimited by default; 0 turns automatic recovery off).
+    /// </summary>
+    public int MaxBackgroundErrorResumeCount { get; set; } = int.MaxValue;
+
+    /// <summary>Wait between automatic recovery attempts (RocksDB's bgerror_resume_retry_interval, 1 s).</summary>
+    public TimeSpan BackgroundErrorResumeRetryInterval { get; set; } = TimeSpan.FromSeconds(1);
 
     /// <summary>Counters under RocksDB's ticker names; null (the default) keeps none.</summary>
     public KvStatistics? Statistics { get; set; }
@@ -193,6 +229,17 @@ public sealed class KvOptions
         {
             throw new ArgumentException($"Unknown compression type {(int)Compression}.", nameof(Compression));
         }
+        if (BottommostCompression is { } bottommost && !Enum.IsDefined(bottommost))
+        {
+            throw new ArgumentException($"Unknown compression type {(int)bottommost}.", nameof(BottommostCompression));
+        }
+        ValidateCompressionLevel(CompressionLevel, nameof(CompressionLevel));
+        ArgumentOutOfRangeException.ThrowIfNegative(MaxBackgroundErrorResumeCount, nameof(MaxBackgroundErrorResumeCount));
+        ArgumentOutOfRangeException.ThrowIfLessThan(BackgroundErrorResumeRetryInterval, TimeSpan.Zero, nameof(BackgroundErrorResumeRetryInterval));
+        if (BottommostCompressionLevel is { } bottommostLevel)
+        {
+            ValidateCompressionLevel(bottommostLevel, nameof(BottommostCompressionLevel));
+        }
         if (!Enum.IsDefined(Checksum))
         {
             throw new ArgumentException($"Unknown checksum type {(int)Checksum}.", nameof(Checksum));
@@ -239,5 +286,15 @@ public sealed class KvOptions
         }
         ArgumentOutOfRangeException.ThrowIfLessThan(FifoMaxTableFilesSize, 1, nameof(FifoMaxTableFilesSize));
         ArgumentNullException.ThrowIfNull(FileSystem);
+    }
+
+    private static void ValidateCompressionLevel(int level, string name)
+    {
+        // ZSTD's range is the widest (ZSTD_minCLevel() = -131072 .. 22); each codec clamps to its own.
+        if (level != DefaultCompressionLevel && (level < -(1 << 17) || level > 22))
+        {
+            throw new ArgumentOutOfRangeException(name, level,
+                $"A compression level must be in [-131072, 22] or KvOptions.DefaultCompressionLevel ({DefaultCompressionLevel}).");
+        }
     }
 }

@@ -27,6 +27,15 @@ public sealed class WriteBatch : IDisposable
 {
     private const int HeaderSize = WriteBatchDecoder.HeaderSize;
 
+    /// <summary>
+    /// The largest key plus value (or begin plus end of a range) one write may carry: 1 GiB.
+    /// RocksDB allows up to 4 GiB - 1 for each; .NET spans and arrays end at 2 GiB, and a table
+    /// block must hold the entry with the rest of its block and its compressed copy, so KvEngine
+    /// refuses anything larger when it is added (<see cref="ArgumentException"/>), never after the
+    /// write was acknowledged. Every write this accepts flushes, compacts and reads back.
+    /// </summary>
+    public const int MaxEntrySize = 1 << 30;
+
     /// <summary>Default largest representation a batch may grow to (one array).</summary>
     internal static readonly long DefaultMaxRepresentationSize = Array.MaxLength;
 
@@ -77,7 +86,9 @@ public sealed class WriteBatch : IDisposable
     }
 
     /// <summary>Stores <paramref name="value"/> under <paramref name="key"/>.</summary>
-    /// <exception cref="ArgumentException">The batch would exceed about 2 GiB.</exception>
+    /// <exception cref="ArgumentException">
+    /// Key and value together exceed <see cref="MaxEntrySize"/>, or the batch would exceed about 2 GiB.
+    /// </exception>
     public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
         AddRecord(WriteBatchTag.Value, key, value, hasSecond: true);
 
@@ -168,6 +179,11 @@ public sealed class WriteBatch : IDisposable
 
     private void AddRecord(WriteBatchTag tag, ReadOnlySpan<byte> first, ReadOnlySpan<byte> second, bool hasSecond)
     {
+        if ((long)first.Length + second.Length > MaxEntrySize)
+        {
+            throw new ArgumentException(
+                $"A write of {(long)first.Length + second.Length} bytes (key and value) exceeds WriteBatch.MaxEntrySize ({MaxEntrySize} bytes).");
+        }
         long size = 1 + Coding.MaxVarint32Length + (long)first.Length;
         if (hasSecond)
         {

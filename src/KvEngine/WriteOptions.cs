@@ -6,8 +6,9 @@ public sealed class WriteOptions
     internal static readonly WriteOptions Default = new();
 
     /// <summary>
-    /// fdatasync the log before acknowledging: the write survives power loss. Without it a write is
-    /// in the operating system before it is acknowledged, so it survives a process crash.
+    /// Make the log durable before acknowledging (fdatasync on Linux, as RocksDB; a full flush to
+    /// disk elsewhere): the write survives power loss. Without it a write is in the operating
+    /// system before it is acknowledged, so it survives a process crash.
     /// </summary>
     public bool Sync { get; set; }
 

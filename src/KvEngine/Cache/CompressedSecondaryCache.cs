@@ -25,14 +25,6 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
         _options = options;
-        if (options.Compression == CompressionType.Lz4)
-        {
-            Lz4Codec.EnsureAvailable();
-        }
-        else if (options.Compression == CompressionType.Zstd)
-        {
-            ZstdCodec.EnsureAvailable();
-        }
         _cache = new LruCache(new LruCacheOptions
         {
             Capacity = options.Capacity,
@@ -122,20 +114,13 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
         {
             return CompressedSecondaryEntry.Create(raw, raw.Length, CompressionType.None, role, _options.Allocator, _options.Split);
         }
-        int bound = type == CompressionType.Lz4 ? Lz4Codec.CompressBound(raw.Length) : (int)ZstdCodec.CompressBound((nuint)raw.Length);
+        int bound = type == CompressionType.Lz4 ? Lz4Codec.CompressBound(raw.Length) : ZstdCodec.CompressBound(raw.Length);
         byte[] scratch = ArrayPool<byte>.Shared.Rent(bound);
         try
         {
-            int n;
-            if (type == CompressionType.Lz4)
-            {
-                n = Lz4Codec.Compress(raw, scratch, _options.CompressionLevel > 0 ? _options.CompressionLevel : 1);
-            }
-            else
-            {
-                nuint r = ZstdCodec.Compress(raw, scratch, _options.CompressionLevel > 0 ? _options.CompressionLevel : 3);
-                n = ZstdCodec.IsError(r) ? 0 : (int)r;
-            }
+            int n = type == CompressionType.Lz4
+                ? Lz4Codec.Compress(raw, scratch, _options.CompressionLevel > 0 ? _options.CompressionLevel : 1)
+                : ZstdCodec.Compress(raw, scratch, _options.CompressionLevel > 0 ? _options.CompressionLevel : ZstdCodec.DefaultLevel);
             if (n <= 0 || n >= raw.Length)
             {
                 return CompressedSecondaryEntry.Create(raw, raw.Length, CompressionType.None, role, _options.Allocator, _options.Split);
@@ -172,8 +157,7 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
                     good = Lz4Codec.Decompress(stored, output.Span) == entry.UncompressedLength;
                     break;
                 default:
-                    nuint r = ZstdCodec.Decompress(stored, output.Span);
-                    good = !ZstdCodec.IsError(r) && (int)r == entry.UncompressedLength;
+                    good = ZstdCodec.Decompress(stored, output.Span) == entry.UncompressedLength;
                     break;
             }
             if (!good)

@@ -13,7 +13,7 @@ namespace KvEngine.Compaction;
 internal sealed class Compaction
 {
     public Compaction(int startLevel, int outputLevel, FileMetaData[] startInputs, FileMetaData[] outputInputs,
-        FileMetaData[] grandparents, CompactionOptions options, CompactionReason reason)
+        FileMetaData[] grandparents, CompactionOptions options, CompactionReason reason, bool inputCompressionMatchesOutput = true)
     {
         StartLevel = startLevel;
         OutputLevel = outputLevel;
@@ -39,7 +39,7 @@ internal sealed class Compaction
             gpBytes += (long)f.FileSize;
         }
         IsTrivialMove = startLevel != outputLevel && startInputs.Length == 1 && outputInputs.Length == 0 &&
-            gpBytes <= MaxCompactionBytes;
+            gpBytes <= MaxCompactionBytes && inputCompressionMatchesOutput;
     }
 
     public int StartLevel { get; }
@@ -67,7 +67,10 @@ internal sealed class Compaction
 
     public byte[] LargestUserKey { get; }
 
-    /// <summary>One input file and nothing to merge it with: the MANIFEST just moves it down a level.</summary>
+    /// <summary>
+    /// One input file and nothing to merge it with, and the start level's codec is the output
+    /// level's (RocksDB's InputCompressionMatchesOutput): the MANIFEST just moves it down a level.
+    /// </summary>
     public bool IsTrivialMove { get; }
 
     /// <summary>Score of the start level when picked (0 for manual compactions).</summary>

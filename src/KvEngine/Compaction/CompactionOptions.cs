@@ -32,6 +32,13 @@ internal sealed record CompactionOptions
 
     public bool DisableAutoCompactions { get; init; }
 
+    /// <summary>
+    /// KvOptions.BottommostCompression is set and differs from KvOptions.Compression: a file may
+    /// then not be trivially moved into or out of the bottommost level (RocksDB's
+    /// Compaction::InputCompressionMatchesOutput), so that it is rewritten in the bottommost codec.
+    /// </summary>
+    public bool BottommostCompressionDiffers { get; init; }
+
     public CompactionStyle Style { get; init; } = CompactionStyle.Level;
 
     public CompactionPri Pri { get; init; } = CompactionPri.MinOverlappingRatio;
@@ -48,6 +55,7 @@ internal sealed record CompactionOptions
     public static CompactionOptions From(KvOptions o) => new()
     {
         Level0FileNumCompactionTrigger = o.Level0FileNumCompactionTrigger,
+        BottommostCompressionDiffers = o.BottommostCompression is { } bottommost && bottommost != o.Compression,
         // FIFO deletes level-0 files itself when they are too many bytes: RocksDB's SanitizeOptions
         // turns the level-0 write stalls off for it, and so do we.
         Level0SlowdownWritesTrigger = o.CompactionStyle == CompactionStyle.Fifo ? int.MaxValue : o.Level0SlowdownWritesTrigger,

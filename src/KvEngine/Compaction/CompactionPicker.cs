@@ -362,7 +362,11 @@ internal sealed partial class CompactionPicker
         {
             v.GetOverlappingFiles(g, lo, hi, grandparents);
         }
-        return new Compaction(level, outputLevel, inputs.ToArray(), outputs.ToArray(), grandparents.ToArray(), _options, reason)
+        // RocksDB's GetCompressionType: a level at or below the deepest non-empty one is bottommost.
+        bool compressionMatches = !_options.BottommostCompressionDiffers ||
+            (level >= v.NumNonEmptyLevels - 1) == (outputLevel >= v.NumNonEmptyLevels - 1);
+        return new Compaction(level, outputLevel, inputs.ToArray(), outputs.ToArray(), grandparents.ToArray(), _options, reason,
+            compressionMatches)
         {
             Score = score,
             CompactCursor = recordCursor ? inputs[^1].Largest : null,

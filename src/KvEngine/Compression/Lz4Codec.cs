@@ -1,78 +1,70 @@
+using K4os.Compression.LZ4;
+using K4os.Compression.LZ4.Engine;
+
 namespace KvEngine.Compression;
 
 /// <summary>
-/// The LZ4 block format through the system's liblz4 (package liblz4-1), loaded on first use.
-/// Raw LZ4 blocks, no frame: what RocksDB stores for kLZ4Compression and kLZ4HCCompression.
-/// Thread-safe: the library functions used keep no shared state.
+/// The LZ4 block format (raw blocks, no frame: what RocksDB stores for kLZ4Compression and
+/// kLZ4HCCompression) through the managed K4os.Compression.LZ4. At LZ4's default acceleration (1)
+/// and for LZ4HC the package's one-shot encoder keeps its state in native memory it frees on
+/// return, as liblz4's LZ4_compress_default and LZ4_compress_HC do: no managed allocation. Other
+/// accelerations (RocksDB's negative levels) go through a fresh <see cref="Pubternal.FastContext"/>
+/// per block: that context is a streaming one (a second block would reference the first as a
+/// dictionary), so it must never be reused across blocks. Decoding is the bounds-checked "safe"
+/// decoder: malformed input gives a negative result, never a read or write outside the spans.
+/// Stateless and thread-safe.
 /// </summary>
 internal static unsafe class Lz4Codec
 {
-    private const string CodecName = "LZ4";
-    private const string Package = "liblz4-1";
+    /// <summary>liblz4's LZ4HC_CLEVEL_DEFAULT: what RocksDB's level 0 (its default) means for LZ4HC.</summary>
+    public const int DefaultHCLevel = 9;
 
-    private static readonly Lazy<Api> s_api = new(Load, LazyThreadSafetyMode.ExecutionAndPublication);
+    /// <summary>LZ4_compressBound: the largest output of a block of <paramref name="sourceLength"/> bytes.</summary>
+    public static int CompressBound(int sourceLength) => LZ4Codec.MaximumOutputSize(sourceLength);
 
-    /// <summary>Throws <see cref="KvException"/> naming the package when liblz4 cannot be loaded.</summary>
-    public static void EnsureAvailable() => _ = s_api.Value;
-
-    public static int CompressBound(int sourceLength) => s_api.Value.CompressBound(sourceLength);
-
-    /// <summary>LZ4_compress_fast; returns the compressed length, 0 when it did not fit.</summary>
+    /// <summary>
+    /// LZ4_compress_fast with <paramref name="acceleration"/> (1 is LZ4's default; RocksDB passes
+    /// the negated level for negative levels). Returns the compressed length, 0 when it did not fit.
+    /// </summary>
     public static int Compress(ReadOnlySpan<byte> source, Span<byte> destination, int acceleration)
     {
-        Api api = s_api.Value;
-        fixed (byte* src = source)
-        fixed (byte* dst = destination)
+        int n;
+        if (acceleration <= 1)
         {
-            return api.CompressFast(src, dst, source.Length, destination.Length, acceleration);
+            n = LZ4Codec.Encode(source, destination, LZ4Level.L00_FAST);
         }
+        else
+        {
+            using var context = new Pubternal.FastContext();
+            fixed (byte* src = source)
+            fixed (byte* dst = destination)
+            {
+                n = Pubternal.CompressFast(context, src, dst, source.Length, destination.Length, acceleration);
+            }
+        }
+        return n > 0 ? n : 0;
     }
 
-    /// <summary>LZ4_compress_HC; returns the compressed length, 0 when it did not fit.</summary>
+    /// <summary>
+    /// LZ4HC at <paramref name="level"/> (liblz4's scale: below 1 is the default 9; 1-2 are taken as
+    /// 3, K4os's lowest HC level; above 12 as 12). Returns the compressed length, 0 when it did not fit.
+    /// </summary>
     public static int CompressHC(ReadOnlySpan<byte> source, Span<byte> destination, int level)
     {
-        Api api = s_api.Value;
-        fixed (byte* src = source)
-        fixed (byte* dst = destination)
+        int n = LZ4Codec.Encode(source, destination, ToHCLevel(level));
+        return n > 0 ? n : 0;
+    }
+
+    /// <summary>LZ4_decompress_safe: the decompressed length, negative on malformed input.</summary>
+    public static int Decompress(ReadOnlySpan<byte> source, Span<byte> destination) =>
+        source.IsEmpty ? -1 : LZ4Codec.Decode(source, destination);
+
+    internal static LZ4Level ToHCLevel(int level)
+    {
+        if (level < 1)
         {
-            return api.CompressHC(src, dst, source.Length, destination.Length, level);
+            level = DefaultHCLevel;
         }
-    }
-
-    /// <summary>LZ4_decompress_safe; returns the decompressed length, negative on malformed input.</summary>
-    public static int Decompress(ReadOnlySpan<byte> source, Span<byte> destination)
-    {
-        Api api = s_api.Value;
-        fixed (byte* src = source)
-        fixed (byte* dst = destination)
-        {
-            return api.DecompressSafe(src, dst, source.Length, destination.Length);
-        }
-    }
-
-    private static Api Load()
-    {
-        nint lib = NativeCodecLibrary.Load(CodecName, Package, "liblz4.so.1", "liblz4.so", "lz4");
-        return new Api(
-            (delegate* unmanaged<int, int>)NativeCodecLibrary.Export(lib, CodecName, Package, "LZ4_compressBound"),
-            (delegate* unmanaged<byte*, byte*, int, int, int, int>)NativeCodecLibrary.Export(lib, CodecName, Package, "LZ4_compress_fast"),
-            (delegate* unmanaged<byte*, byte*, int, int, int, int>)NativeCodecLibrary.Export(lib, CodecName, Package, "LZ4_compress_HC"),
-            (delegate* unmanaged<byte*, byte*, int, int, int>)NativeCodecLibrary.Export(lib, CodecName, Package, "LZ4_decompress_safe"));
-    }
-
-    private sealed class Api(
-        delegate* unmanaged<int, int> compressBound,
-        delegate* unmanaged<byte*, byte*, int, int, int, int> compressFast,
-        delegate* unmanaged<byte*, byte*, int, int, int, int> compressHC,
-        delegate* unmanaged<byte*, byte*, int, int, int> decompressSafe)
-    {
-        public int CompressBound(int n) => compressBound(n);
-
-        public int CompressFast(byte* src, byte* dst, int n, int cap, int acceleration) =>
-            compressFast(src, dst, n, cap, acceleration);
-
-        public int CompressHC(byte* src, byte* dst, int n, int cap, int level) => compressHC(src, dst, n, cap, level);
-
-        public int DecompressSafe(byte* src, byte* dst, int n, int cap) => decompressSafe(src, dst, n, cap);
+        return (LZ4Level)Math.Clamp(level, (int)LZ4Level.L03_HC, (int)LZ4Level.L12_MAX);
     }
 }

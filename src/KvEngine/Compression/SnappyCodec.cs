@@ -1,64 +1,33 @@
+using Snappier;
+
 namespace KvEngine.Compression;
 
 /// <summary>
-/// Snappy through the system's libsnappy (package libsnappy1v5), loaded on first use, via its C
-/// API (snappy-c.h). RocksDB stores kSnappyCompression blocks as plain Snappy output, whose own
-/// varint32 header is the uncompressed length. Thread-safe: the functions keep no shared state.
+/// Snappy through the managed Snappier. RocksDB stores kSnappyCompression blocks as plain Snappy
+/// output, whose own varint32 header is the uncompressed length. Every failure of the package on
+/// malformed input is turned into a -1 result here, so no codec exception reaches a reader.
+/// Stateless and thread-safe.
 /// </summary>
-internal static unsafe class SnappyCodec
+internal static class SnappyCodec
 {
-    private const string CodecName = "Snappy";
-    private const string Package = "libsnappy1v5";
-    private const int StatusOk = 0;
+    public static int MaxCompressedLength(int sourceLength) => Snappy.GetMaxCompressedLength(sourceLength);
 
-    private static readonly Lazy<Api> s_api = new(Load, LazyThreadSafetyMode.ExecutionAndPublication);
-
-    public static void EnsureAvailable() => _ = s_api.Value;
-
-    public static long MaxCompressedLength(int sourceLength) => (long)s_api.Value.MaxCompressedLength((nuint)sourceLength);
-
-    /// <summary>Compresses into <paramref name="destination"/>; returns the length, or 0 when it failed.</summary>
-    public static long Compress(ReadOnlySpan<byte> source, Span<byte> destination)
-    {
-        Api api = s_api.Value;
-        nuint length = (nuint)destination.Length;
-        fixed (byte* src = source)
-        fixed (byte* dst = destination)
-        {
-            return api.Compress(src, (nuint)source.Length, dst, &length) == StatusOk ? (long)length : 0;
-        }
-    }
+    /// <summary>Compresses into <paramref name="destination"/>; returns the length, or 0 when it did not fit.</summary>
+    public static int Compress(ReadOnlySpan<byte> source, Span<byte> destination) =>
+        Snappy.TryCompress(source, destination, out int written) ? written : 0;
 
     /// <summary>Decompresses a whole Snappy buffer; returns the length written, or -1 when it is malformed.</summary>
-    public static long Decompress(ReadOnlySpan<byte> source, Span<byte> destination)
+    public static int Decompress(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        Api api = s_api.Value;
-        nuint length = (nuint)destination.Length;
-        fixed (byte* src = source)
-        fixed (byte* dst = destination)
+        try
         {
-            return api.Uncompress(src, (nuint)source.Length, dst, &length) == StatusOk ? (long)length : -1;
+            return Snappy.TryDecompress(source, destination, out int written) ? written : -1;
         }
-    }
-
-    private static Api Load()
-    {
-        nint lib = NativeCodecLibrary.Load(CodecName, Package, "libsnappy.so.1", "libsnappy.so", "snappy");
-        return new Api(
-            (delegate* unmanaged<byte*, nuint, byte*, nuint*, int>)NativeCodecLibrary.Export(lib, CodecName, Package, "snappy_compress"),
-            (delegate* unmanaged<byte*, nuint, byte*, nuint*, int>)NativeCodecLibrary.Export(lib, CodecName, Package, "snappy_uncompress"),
-            (delegate* unmanaged<nuint, nuint>)NativeCodecLibrary.Export(lib, CodecName, Package, "snappy_max_compressed_length"));
-    }
-
-    private sealed class Api(
-        delegate* unmanaged<byte*, nuint, byte*, nuint*, int> compress,
-        delegate* unmanaged<byte*, nuint, byte*, nuint*, int> uncompress,
-        delegate* unmanaged<nuint, nuint> maxCompressedLength)
-    {
-        public int Compress(byte* src, nuint n, byte* dst, nuint* length) => compress(src, n, dst, length);
-
-        public int Uncompress(byte* src, nuint n, byte* dst, nuint* length) => uncompress(src, n, dst, length);
-
-        public nuint MaxCompressedLength(nuint n) => maxCompressedLength(n);
+#pragma warning disable CA1031 // any failure of the decoder on stored bytes is corruption, reported by the caller
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+            return -1;
+        }
     }
 }

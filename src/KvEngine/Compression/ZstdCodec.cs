@@ -1,96 +1,89 @@
-using System.Runtime.InteropServices;
+using ZstdSharp;
+using ZstdSharp.Unsafe;
 
 namespace KvEngine.Compression;
 
 /// <summary>
-/// Zstandard frames through the system's libzstd (package libzstd1), loaded on first use: what
-/// RocksDB stores for kZSTD. Thread-safe: the simple (context-per-call) API keeps no shared state.
+/// Zstandard frames (what RocksDB stores for kZSTD: one frame with its content size, no checksum)
+/// through the managed ZstdSharp.Port. A ZSTD context holds hundreds of KiB of tables, so each
+/// thread keeps one compression context (re-levelled when a caller asks for another level) and
+/// one decompression context for its life, as RocksDB keeps per-thread contexts: a block then
+/// costs no allocation. Every failure of the package on malformed input is turned into a -1
+/// result, so no codec exception reaches a reader. Thread-safe (contexts are thread-local).
 /// </summary>
 internal static unsafe class ZstdCodec
 {
-    private const string CodecName = "ZSTD";
-    private const string Package = "libzstd1";
-
     /// <summary>ZSTD_CONTENTSIZE_UNKNOWN.</summary>
     public const ulong ContentSizeUnknown = ulong.MaxValue;
 
     /// <summary>ZSTD_CONTENTSIZE_ERROR.</summary>
     public const ulong ContentSizeError = ulong.MaxValue - 1;
 
-    private static readonly Lazy<Api> s_api = new(Load, LazyThreadSafetyMode.ExecutionAndPublication);
+    /// <summary>ZSTD_CLEVEL_DEFAULT: the level RocksDB uses for ZSTD when asked for the default.</summary>
+    public const int DefaultLevel = 3;
 
-    /// <summary>Throws <see cref="KvException"/> naming the package when libzstd cannot be loaded.</summary>
-    public static void EnsureAvailable() => _ = s_api.Value;
+    [ThreadStatic]
+    private static Compressor? t_compressor;
 
-    public static nuint CompressBound(nuint sourceLength) => s_api.Value.CompressBound(sourceLength);
+    [ThreadStatic]
+    private static int t_compressorLevel;
 
-    /// <summary>ZSTD_compress; returns the frame length or a code for which <see cref="IsError"/> is true.</summary>
-    public static nuint Compress(ReadOnlySpan<byte> source, Span<byte> destination, int level)
+    [ThreadStatic]
+    private static Decompressor? t_decompressor;
+
+    /// <summary>ZSTD_compressBound.</summary>
+    public static int CompressBound(int sourceLength) => Compressor.GetCompressBound(sourceLength);
+
+    /// <summary>
+    /// One frame at <paramref name="level"/> (ZSTD's scale, clamped to its range; 0 is its default).
+    /// Returns the frame length, 0 when it did not fit.
+    /// </summary>
+    public static int Compress(ReadOnlySpan<byte> source, Span<byte> destination, int level)
     {
-        Api api = s_api.Value;
-        fixed (byte* src = source)
-        fixed (byte* dst = destination)
+        level = Math.Clamp(level == 0 ? DefaultLevel : level, Compressor.MinCompressionLevel, Compressor.MaxCompressionLevel);
+        Compressor? compressor = t_compressor;
+        if (compressor is null)
         {
-            return api.Compress(dst, (nuint)destination.Length, src, (nuint)source.Length, level);
+            t_compressor = compressor = new Compressor(level);
+            t_compressorLevel = level;
         }
-    }
-
-    /// <summary>ZSTD_decompress; returns the decompressed length or an error code.</summary>
-    public static nuint Decompress(ReadOnlySpan<byte> source, Span<byte> destination)
-    {
-        Api api = s_api.Value;
-        fixed (byte* src = source)
-        fixed (byte* dst = destination)
+        else if (t_compressorLevel != level)
         {
-            return api.Decompress(dst, (nuint)destination.Length, src, (nuint)source.Length);
+            compressor.SetParameter(ZSTD_cParameter.ZSTD_c_compressionLevel, level);
+            t_compressorLevel = level;
+        }
+        try
+        {
+            return compressor.TryWrap(source, destination, out int written) ? written : 0;
+        }
+        catch (ZstdException)
+        {
+            return 0; // the block is then stored uncompressed
         }
     }
 
     /// <summary>ZSTD_getFrameContentSize: the size a frame header declares, or the sentinels above.</summary>
     public static ulong GetFrameContentSize(ReadOnlySpan<byte> source)
     {
-        Api api = s_api.Value;
         fixed (byte* src = source)
         {
-            return api.GetFrameContentSize(src, (nuint)source.Length);
+            return Methods.ZSTD_getFrameContentSize(src, (nuint)source.Length);
         }
     }
 
-    public static bool IsError(nuint code) => s_api.Value.IsError(code) != 0;
-
-    public static string GetErrorName(nuint code) =>
-        Marshal.PtrToStringUTF8((nint)s_api.Value.GetErrorName(code)) ?? "unknown zstd error";
-
-    private static Api Load()
+    /// <summary>Decompresses one frame into <paramref name="destination"/>; the length, or -1 when malformed.</summary>
+    public static int Decompress(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        nint lib = NativeCodecLibrary.Load(CodecName, Package, "libzstd.so.1", "libzstd.so", "zstd");
-        return new Api(
-            (delegate* unmanaged<nuint, nuint>)NativeCodecLibrary.Export(lib, CodecName, Package, "ZSTD_compressBound"),
-            (delegate* unmanaged<byte*, nuint, byte*, nuint, int, nuint>)NativeCodecLibrary.Export(lib, CodecName, Package, "ZSTD_compress"),
-            (delegate* unmanaged<byte*, nuint, byte*, nuint, nuint>)NativeCodecLibrary.Export(lib, CodecName, Package, "ZSTD_decompress"),
-            (delegate* unmanaged<byte*, nuint, ulong>)NativeCodecLibrary.Export(lib, CodecName, Package, "ZSTD_getFrameContentSize"),
-            (delegate* unmanaged<nuint, uint>)NativeCodecLibrary.Export(lib, CodecName, Package, "ZSTD_isError"),
-            (delegate* unmanaged<nuint, byte*>)NativeCodecLibrary.Export(lib, CodecName, Package, "ZSTD_getErrorName"));
-    }
-
-    private sealed class Api(
-        delegate* unmanaged<nuint, nuint> compressBound,
-        delegate* unmanaged<byte*, nuint, byte*, nuint, int, nuint> compress,
-        delegate* unmanaged<byte*, nuint, byte*, nuint, nuint> decompress,
-        delegate* unmanaged<byte*, nuint, ulong> getFrameContentSize,
-        delegate* unmanaged<nuint, uint> isError,
-        delegate* unmanaged<nuint, byte*> getErrorName)
-    {
-        public nuint CompressBound(nuint n) => compressBound(n);
-
-        public nuint Compress(byte* dst, nuint cap, byte* src, nuint n, int level) => compress(dst, cap, src, n, level);
-
-        public nuint Decompress(byte* dst, nuint cap, byte* src, nuint n) => decompress(dst, cap, src, n);
-
-        public ulong GetFrameContentSize(byte* src, nuint n) => getFrameContentSize(src, n);
-
-        public uint IsError(nuint code) => isError(code);
-
-        public byte* GetErrorName(nuint code) => getErrorName(code);
+        Decompressor decompressor = t_decompressor ??= new Decompressor();
+        try
+        {
+            return decompressor.TryUnwrap(source, destination, out int written) ? written : -1;
+        }
+#pragma warning disable CA1031 // any failure of the decoder on stored bytes is corruption, reported by the caller
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+            return -1;
+        }
     }
 }

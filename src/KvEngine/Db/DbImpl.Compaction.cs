@@ -162,6 +162,7 @@ internal sealed partial class DbImpl
             lock (_mutex)
             {
                 _flushRunning = false;
+                Monitor.PulseAll(_mutex); // a resume waits for a failed flush to finish
             }
         }
     }
@@ -190,7 +191,9 @@ internal sealed partial class DbImpl
             }
             else
             {
-                var env = new CompactionEnvironment(_dir, _fs, _tables, _tableOptions, () =>
+                // RocksDB's GetCompressionType: an output no deeper level has data below is bottommost.
+                Table.TableOptions outputOptions = c.OutputLevel >= pinned.Version.NumNonEmptyLevels - 1 ? _bottommostTableOptions : _tableOptions;
+                var env = new CompactionEnvironment(_dir, _fs, _tables, outputOptions, () =>
                 {
                     ulong n = NewPendingOutput();
                     outputs.Add(n);

@@ -21,9 +21,10 @@ internal sealed partial class DbImpl
         {
             return OpenValidated(dir, options);
         }
-        catch (IOException e)
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
-            // KvDb.Open documents KvException for failures of its own files, as writes report them.
+            // KvDb.Open documents KvException for failures of its own files, as writes report them
+            // (UnauthorizedAccessException: a directory or file the process may not create or write).
             throw new KvException($"Opening database '{dir}' failed: {e.Message}", e);
         }
     }
@@ -55,9 +56,13 @@ internal sealed partial class DbImpl
         {
             dbLock = fs.LockFile(FileNames.LockFile(dir));
         }
-        catch (IOException e)
+        catch (LockHeldException e)
         {
             throw new KvException($"Database '{dir}' is in use by another instance (LOCK is held).", e);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new KvException($"Database '{dir}': the LOCK file could not be created or opened: {e.Message}", e);
         }
 
         DbImpl? db = null;
@@ -121,6 +126,8 @@ internal sealed partial class DbImpl
         var edit = new VersionEdit();
         ulong maxSequence = _versions.LastSequence;
         MemTable mem = NewMemTable();
+        bool keepLogs = false;
+        bool outOfSpace = false;
         try
         {
             bool stop = false;
@@ -130,24 +137,44 @@ internal sealed partial class DbImpl
                 {
                     break;
                 }
-                stop = ReplayLog(logNumber, ref mem, edit, ref maxSequence);
+                stop = ReplayLog(logNumber, ref mem, edit, ref maxSequence, ref outOfSpace);
             }
-            if (!mem.IsEmpty)
+            if (!mem.IsEmpty && !outOfSpace)
             {
-                AddLevel0Table(mem, edit);
+                TryAddLevel0Table(mem, edit, ref outOfSpace);
+            }
+            // No room to write the recovered data to tables (a full disk): keep it in the memtable
+            // and keep its logs, as RocksDB's avoid_flush_during_recovery does, so the database
+            // opens and the data reaches tables at the first flush once there is space. Only when
+            // every log replayed: after a point-in-time stop, new writes in a later log would
+            // become unreachable behind the damaged one.
+            if (outOfSpace && stop)
+            {
+                throw new KvException($"Database '{_dir}': no space to flush the recovered WAL data, and the WAL is damaged.");
+            }
+            keepLogs = outOfSpace && !mem.IsEmpty;
+            if (keepLogs)
+            {
+                MemTable unused = _mem;
+                _mem = mem;
+                unused.Unref();
             }
         }
         finally
         {
-            mem.Unref();
+            if (!keepLogs)
+            {
+                mem.Unref();
+            }
         }
 
-        // A fresh WAL for new writes; the MANIFEST records that older ones are no longer needed.
+        // A fresh WAL for new writes; the MANIFEST records that older ones are no longer needed
+        // (unless the recovered data is still only in them).
         _logNumber = _versions.NewFileNumber();
         OpenNewLog(_logNumber);
         _versions.SetLastSequence(maxSequence);
         InitializeWriteSequences(maxSequence);
-        edit.LogNumber = _logNumber;
+        edit.LogNumber = keepLogs ? logs[0] : _logNumber;
         edit.PrevLogNumber = 0;
         edit.LastSequence = maxSequence;
         _versions.LogAndApply(edit);
@@ -185,7 +212,7 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>Replays one WAL into <paramref name="mem"/>; true when replay must stop here.</summary>
-    private bool ReplayLog(ulong logNumber, ref MemTable mem, VersionEdit edit, ref ulong maxSequence)
+    private bool ReplayLog(ulong logNumber, ref MemTable mem, VersionEdit edit, ref ulong maxSequence, ref bool outOfSpace)
     {
         string path = FileNames.LogFile(_dir, logNumber);
         var reporter = new RecoveryReporter();
@@ -210,9 +237,8 @@ internal sealed partial class DbImpl
             {
                 maxSequence = last;
             }
-            if (mem.ApproximateMemoryUsage > _options.WriteBufferSize)
+            if (mem.ApproximateMemoryUsage > _options.WriteBufferSize && !outOfSpace && TryAddLevel0Table(mem, edit, ref outOfSpace))
             {
-                AddLevel0Table(mem, edit);
                 mem.Unref();
                 mem = NewMemTable();
             }
@@ -220,13 +246,27 @@ internal sealed partial class DbImpl
         return reader.StoppedOnCorruption;
     }
 
-    private void AddLevel0Table(MemTable mem, VersionEdit edit)
+    /// <summary>
+    /// Writes a recovered memtable to a level-0 table; false (and <paramref name="outOfSpace"/>
+    /// set) when the device is full, so recovery keeps the data in memory instead.
+    /// </summary>
+    private bool TryAddLevel0Table(MemTable mem, VersionEdit edit, ref bool outOfSpace)
     {
-        FileMetaData? meta = BuildTable(mem);
+        FileMetaData? meta;
+        try
+        {
+            meta = BuildTable(mem);
+        }
+        catch (Exception e) when (StorageErrors.IsNoSpace(e))
+        {
+            outOfSpace = true;
+            return false;
+        }
         if (meta != null)
         {
             edit.AddFile(0, meta);
         }
+        return true;
     }
 
     private void WriteIdentity()
@@ -240,7 +280,12 @@ internal sealed partial class DbImpl
         _fs.SyncDirectory(_dir);
     }
 
-    private void OpenNewLog(ulong number)
+    /// <summary>
+    /// Starts WAL <paramref name="number"/> for new writes. The old log was synced by the caller,
+    /// so closing it writes nothing; with <paramref name="abandonOld"/> (resuming after an error)
+    /// it may not be writable, and a failure to close it is ignored.
+    /// </summary>
+    private void OpenNewLog(ulong number, bool abandonOld = false)
     {
         IWritableFile file = _fs.CreateWritable(FileNames.LogFile(_dir, number));
         try
@@ -255,7 +300,19 @@ internal sealed partial class DbImpl
         IWritableFile? old = _logFile;
         _logFile = file;
         _log = new LogWriter(file);
-        old?.Dispose();
+        if (!abandonOld)
+        {
+            old?.Dispose();
+            return;
+        }
+        try
+        {
+            old?.Dispose();
+        }
+        catch (IOException)
+        {
+            // The abandoned log's handle is closed anyway; its contents are being flushed to tables.
+        }
     }
 
     /// <summary>Receives what the WAL reader dropped during recovery.</summary>

@@ -83,7 +83,7 @@ internal sealed partial class DbImpl
                 case "rocksdb.block-cache-pinned-usage":
                     return _blockCache.PinnedUsage.ToString(c);
                 case "rocksdb.background-errors":
-                    return (_backgroundError == null ? 0 : 1).ToString(c);
+                    return _backgroundErrorCount.ToString(c);
                 case "kvengine.latest-sequence-number":
                     return _versions.LastSequence.ToString(c);
                 case "kvengine.next-file-number":

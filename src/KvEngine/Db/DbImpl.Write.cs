@@ -339,7 +339,7 @@ internal sealed partial class DbImpl
         bool delayed = false;
         while (true)
         {
-            if (_backgroundError != null)
+            if (_backgroundError != null && !(force && _resuming))
             {
                 throw new KvException("The database refuses writes after a background error: " + _backgroundError.Message, _backgroundError);
             }
@@ -366,7 +366,8 @@ internal sealed partial class DbImpl
                     continue;
                 }
             }
-            if (force ? _mem.IsEmpty : _mem.ApproximateMemoryUsage < _options.WriteBufferSize)
+            // Resuming switches even an empty memtable: the current WAL may end in a torn record.
+            if (force ? _mem.IsEmpty && !_resuming : _mem.ApproximateMemoryUsage < _options.WriteBufferSize)
             {
                 if (force && _immutable.Count > _forcedFlushes)
                 {
@@ -390,8 +391,9 @@ internal sealed partial class DbImpl
                 }
                 continue;
             }
-            if (_immutable.Count >= _options.MaxWriteBufferNumber - 1)
+            if (_immutable.Count >= _options.MaxWriteBufferNumber - 1 && !_resuming)
             {
+                // (A resume switches past the limit: it flushes every memtable itself before any write.)
                 // Too many memtables wait for flushing: writers stall (never fail) until one is done.
                 Monitor.Wait(_mutex);
                 continue;
@@ -399,17 +401,22 @@ internal sealed partial class DbImpl
             // Later writes, Sync ones included, go to the new WAL only: the old one must be durable
             // first, or a power loss could keep a synced write in the new log while losing older
             // unsynced ones in the old (a hole, not a prefix). Pebble also syncs the WAL it rotates away from.
-            try
+            // Resuming abandons the old WAL instead: it may be unwritable or torn, and everything it
+            // holds is in the memtables that the resume flushes before any new write is accepted.
+            if (!_resuming)
             {
-                _logFile!.Sync();
-            }
-            catch (IOException e)
-            {
-                SetBackgroundError(e);
-                throw;
+                try
+                {
+                    _logFile!.Sync();
+                }
+                catch (IOException e)
+                {
+                    SetBackgroundError(e);
+                    throw;
+                }
             }
             ulong newLog = _versions.NewFileNumber();
-            OpenNewLog(newLog);
+            OpenNewLog(newLog, abandonOld: _resuming);
             _logNumber = newLog;
             _immutable.Add(new ImmutableMemTable(_mem, newLog));
             if (force)

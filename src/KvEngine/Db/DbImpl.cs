@@ -39,6 +39,9 @@ internal sealed partial class DbImpl : IDisposable
     private readonly KvOptions _options;
     private readonly IFileSystem _fs;
     private readonly TableOptions _tableOptions;
+
+    /// <summary>Options for compaction outputs at the bottommost level (<see cref="KvOptions.BottommostCompression"/>); <see cref="_tableOptions"/> when unset.</summary>
+    private readonly TableOptions _bottommostTableOptions;
     private readonly VersionSet _versions;
     private readonly TableCache _tables;
     private readonly KvBlockCache? _ownedBlockCache;
@@ -82,11 +85,19 @@ internal sealed partial class DbImpl : IDisposable
             BlockSize = options.BlockSize,
             BlockRestartInterval = options.BlockRestartInterval,
             Compression = (Compression.CompressionType)(byte)options.Compression,
+            CompressionLevel = options.CompressionLevel,
             Checksum = (ChecksumType)(byte)options.Checksum,
             FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
             Statistics = options.Statistics,
             OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
         };
+        _bottommostTableOptions = options.BottommostCompression is null && options.BottommostCompressionLevel is null
+            ? _tableOptions
+            : _tableOptions with
+            {
+                Compression = (Compression.CompressionType)(byte)(options.BottommostCompression ?? options.Compression),
+                CompressionLevel = options.BottommostCompressionLevel ?? options.CompressionLevel,
+            };
         _stats = options.Statistics;
         _counters = new EngineCounters(options.Statistics);
         _compactionOptions = CompactionOptions.From(options);
@@ -115,7 +126,12 @@ internal sealed partial class DbImpl : IDisposable
 
     private bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
-    public void Dispose()
+    /// <summary>
+    /// Closes the database: persists unlogged writes, stops background work, releases files and
+    /// the LOCK. Idempotent; every resource is released even when a step fails, and the first
+    /// failure is then thrown as <see cref="KvException"/> (RocksDB's DB::Close status).
+    /// </summary>
+    public void Close()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
@@ -196,6 +212,25 @@ internal sealed partial class DbImpl : IDisposable
         }
     }
 
+    /// <summary>
+    /// <see cref="Close"/> that never throws (.NET's rule for Dispose): a failure is traced, and
+    /// callers who need it call <see cref="Close"/> instead. Nothing acknowledged is lost by it:
+    /// a failed close leaves the WAL for the next open to replay.
+    /// </summary>
+    public void Dispose()
+    {
+        try
+        {
+            Close();
+        }
+#pragma warning disable CA1031 // Dispose must not throw; Close() surfaces the error to callers who want it
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            System.Diagnostics.Trace.TraceError($"KvEngine: closing {_dir} failed: {e}");
+        }
+    }
+
     internal void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
 
     private MemTable NewMemTable() => new(ArenaBlockSize(_options.WriteBufferSize));
@@ -212,7 +247,12 @@ internal sealed partial class DbImpl : IDisposable
     /// </summary>
     private void SetBackgroundError(Exception e)
     {
-        _backgroundError ??= e;
+        if (_backgroundError == null)
+        {
+            _backgroundError = e;
+            _backgroundErrorCount++;
+            ScheduleAutomaticResume();
+        }
         foreach (ImmutableMemTable imm in _immutable)
         {
             imm.Flushed.TrySetException(Wrap(_backgroundError));

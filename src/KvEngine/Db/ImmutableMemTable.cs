@@ -20,5 +20,15 @@ internal sealed class ImmutableMemTable
 
     public ulong NextLogNumber { get; }
 
-    public TaskCompletionSource Flushed { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    /// <summary>Completed when the memtable is in a table; failed by a background error.</summary>
+    public TaskCompletionSource Flushed { get; private set; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Holds the database mutex. After a background error failed it, a fresh one for the retried flush.</summary>
+    public void RenewFlushedIfFailed()
+    {
+        if (Flushed.Task.IsFaulted)
+        {
+            Flushed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+    }
 }

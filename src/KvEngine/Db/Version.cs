@@ -54,6 +54,22 @@ internal sealed class Version
 
     public int NumFiles(int level) => _levels[level].Length;
 
+    /// <summary>One more than the deepest level holding a file; 0 for an empty version (RocksDB's num_non_empty_levels).</summary>
+    public int NumNonEmptyLevels
+    {
+        get
+        {
+            for (int level = NumLevels - 1; level >= 0; level--)
+            {
+                if (_levels[level].Length > 0)
+                {
+                    return level + 1;
+                }
+            }
+            return 0;
+        }
+    }
+
     /// <summary>
     /// The round-robin compact cursor of <paramref name="level"/> (an internal key; the next
     /// compaction of the level starts after it), or null. Kept in the MANIFEST (tag 5).

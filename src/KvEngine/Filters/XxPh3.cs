@@ -1,6 +1,6 @@
 using System.Buffers.Binary;
 
-using static KvEngine.Util.XxHashConstants;
+using static KvEngine.Filters.XxPh3Constants;
 
 namespace KvEngine.Filters;
 
@@ -10,6 +10,8 @@ namespace KvEngine.Filters;
 /// format of the FastLocalBloom and Ribbon filters, and it is not the released XXH3 (xxHash 0.8):
 /// inputs longer than 240 bytes accumulate differently (no lane swap, different block and last-stripe
 /// rules) and the empty input hashes the seed instead of returning 0.
+/// That is why this is our own code while block checksums use System.IO.Hashing's XxHash3: no
+/// package computes the preview function, and filters RocksDB wrote must probe the same bits.
 /// Stateless, allocation-free and thread-safe. All reads are little-endian, so results are the same
 /// on every platform.
 /// </summary>
@@ -18,7 +20,7 @@ internal static class XxPh3
 
     private const int StripeLength = 64;
     private const int SecretConsumeRate = 8;
-    private const int SecretSize = Util.XxHashConstants.SecretLength;
+    private const int SecretSize = XxPh3Constants.SecretLength;
     private const int SecretSizeMin = 136;
     private const int MidSizeMax = 240;
     private const int MidSizeStartOffset = 3;
@@ -26,7 +28,7 @@ internal static class XxPh3
     private const int SecretLastAccStart = 7;
     private const int SecretMergeAccsStart = 11;
 
-    private static ReadOnlySpan<byte> DefaultSecret => Util.XxHashConstants.DefaultSecret;
+    private static ReadOnlySpan<byte> DefaultSecret => XxPh3Constants.DefaultSecret;
 
     /// <summary>RocksDB's <c>GetSliceHash64(data)</c> = <c>Hash64(data, n, seed 0)</c>.</summary>
     public static ulong Hash64(ReadOnlySpan<byte> data) => Hash64(data, 0);
@@ -134,7 +136,7 @@ internal static class XxPh3
     private static ulong HashLong(ReadOnlySpan<byte> input, ReadOnlySpan<byte> secret)
     {
         Span<ulong> acc = stackalloc ulong[8];
-        Util.XxHashConstants.InitAccumulators(acc);
+        XxPh3Constants.InitAccumulators(acc);
 
         int length = input.Length;
         int stripesPerBlock = (secret.Length - StripeLength) / SecretConsumeRate;

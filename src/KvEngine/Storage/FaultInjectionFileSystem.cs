@@ -29,6 +29,12 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
     /// <summary>When set and it returns true for an operation and path, that operation throws.</summary>
     public Func<FileOperation, string, bool>? ShouldFail { get; set; }
 
+    /// <summary>
+    /// HResult of the injected <see cref="IOException"/>s; 0 keeps IOException's own (a generic
+    /// I/O error). <see cref="StorageErrors.ENoSpc"/> makes them "no space left on device".
+    /// </summary>
+    public int InjectedHResult { get; set; }
+
     /// <summary>Counts of operations performed, for tests that assert on I/O behaviour.</summary>
     public int SyncCount { get; private set; }
 
@@ -184,7 +190,7 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
             Check(FileOperation.Lock, path);
             if (!_locks.Add(path))
             {
-                throw new IOException($"Lock file '{path}' is held by another instance.");
+                throw new LockHeldException($"Lock file '{path}' is held by another instance.");
             }
             if (!_live.ContainsKey(path))
             {
@@ -253,7 +259,10 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
         Func<FileOperation, string, bool>? hook = ShouldFail;
         if (hook != null && hook(op, path))
         {
-            throw new IOException($"Injected I/O error: {op} {path}");
+            int hresult = InjectedHResult;
+            throw hresult == 0
+                ? new IOException($"Injected I/O error: {op} {path}")
+                : new IOException($"Injected I/O error {hresult}: {op} {path}", hresult);
         }
     }
 

@@ -45,23 +45,26 @@ internal sealed class LocalFileSystem : IFileSystem
         {
             return; // NTFS metadata is journaled; directories cannot be opened for flushing.
         }
-        int fd = NativeMethods.Open(directory, NativeMethods.ORdOnly | NativeMethods.ODirectory);
+        int fd = PosixNative.Open(directory, PosixNative.ORdOnly | PosixNative.ODirectory);
         if (fd < 0)
         {
             throw new IOException($"Cannot open directory '{directory}' to sync it (errno {Marshal.GetLastPInvokeError()}).");
         }
         try
         {
-            if (NativeMethods.Fsync(fd) != 0)
+            if (PosixNative.Fsync(fd) != 0)
             {
                 throw new IOException($"fsync of directory '{directory}' failed (errno {Marshal.GetLastPInvokeError()}).");
             }
         }
         finally
         {
-            _ = NativeMethods.Close(fd);
+            _ = PosixNative.Close(fd);
         }
     }
+
+    private const int EWouldBlock = 11; // Linux EAGAIN/EWOULDBLOCK, which .NET reports as the HResult
+    private const int SharingViolation = unchecked((int)0x80070020);
 
     public IDisposable LockFile(string path)
     {
@@ -70,24 +73,12 @@ internal sealed class LocalFileSystem : IFileSystem
             // On Unix .NET implements FileShare.None with an advisory flock(LOCK_EX | LOCK_NB).
             return new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
         }
-        catch (IOException e)
+        catch (IOException e) when (e.GetType() == typeof(IOException) && e.HResult is EWouldBlock or SharingViolation)
         {
-            throw new IOException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
+            // Only a refused flock (Unix: EWOULDBLOCK as the HResult) or a Windows sharing
+            // violation means "held"; a lock file that cannot be created or opened at all (access
+            // denied, no such directory, no space) keeps the file system's own exception.
+            throw new LockHeldException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
         }
-    }
-
-    private static class NativeMethods
-    {
-        public const int ORdOnly = 0;
-        public const int ODirectory = 0x10000; // Linux x86-64/arm64 O_DIRECTORY
-
-        [DllImport("libc", EntryPoint = "open", SetLastError = true)]
-        public static extern int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags);
-
-        [DllImport("libc", EntryPoint = "fsync", SetLastError = true)]
-        public static extern int Fsync(int fd);
-
-        [DllImport("libc", EntryPoint = "close", SetLastError = true)]
-        public static extern int Close(int fd);
     }
 }

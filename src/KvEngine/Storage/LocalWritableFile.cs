@@ -53,10 +53,36 @@ internal sealed class LocalWritableFile : IWritableFile
         _buffered = 0;
     }
 
+    /// <summary>
+    /// Flushes, then makes the bytes durable: fdatasync on Linux (what RocksDB's Sync does with
+    /// use_fsync=false: data plus the size needed to read it, without the timestamp writes of a
+    /// full fsync), a full flush to disk elsewhere.
+    /// </summary>
     public void Sync()
     {
         Flush();
-        RandomAccess.FlushToDisk(_handle);
+        if (!OperatingSystem.IsLinux())
+        {
+            RandomAccess.FlushToDisk(_handle);
+            return;
+        }
+        bool added = false;
+        try
+        {
+            _handle.DangerousAddRef(ref added);
+            if (PosixNative.Fdatasync((int)_handle.DangerousGetHandle()) != 0)
+            {
+                int errno = System.Runtime.InteropServices.Marshal.GetLastPInvokeError();
+                throw new IOException($"fdatasync failed (errno {errno}).", errno);
+            }
+        }
+        finally
+        {
+            if (added)
+            {
+                _handle.DangerousRelease();
+            }
+        }
     }
 
     public void Dispose()

@@ -1,3 +1,4 @@
+using System.IO.Hashing;
 using KvEngine.Util;
 
 namespace KvEngine.Table;
@@ -11,7 +12,8 @@ namespace KvEngine.Table;
 /// XxHash64 : lo32(XXH64(block ++ type, seed 0))
 /// Xxh3     : lo32(XXH3_64(block)) ^ (type * 0x6b9083d9)
 /// </code>
-/// Stateless and thread-safe.
+/// XXH3, XXH32 and XXH64 come from System.IO.Hashing; CRC32C from the CPU instruction
+/// (<see cref="Crc32C"/>). Stateless and thread-safe.
 /// </summary>
 internal static class BlockChecksum
 {
@@ -26,7 +28,7 @@ internal static class BlockChecksum
             ChecksumType.Crc32C => Crc32C.Mask(Crc32C.Extend(Crc32C.Compute(block), last)),
             ChecksumType.XxHash => LegacyXxHash.Hash32(block, last),
             ChecksumType.XxHash64 => (uint)LegacyXxHash.Hash64(block, last),
-            ChecksumType.Xxh3 => (uint)XxHash3.Hash64(block) ^ (typeByte * LastBytePrime),
+            ChecksumType.Xxh3 => (uint)XxHash3.HashToUInt64(block) ^ (typeByte * LastBytePrime),
             _ => throw new ArgumentOutOfRangeException(nameof(type), type, "unknown checksum type"),
         };
     }

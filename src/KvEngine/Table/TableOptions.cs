@@ -52,8 +52,12 @@ internal sealed record TableOptions
     /// <summary>Format version written; only 5 is supported for writing (reading accepts 2..5).</summary>
     public int FormatVersion { get; init; } = TableFormat.WriteFormatVersion;
 
-    /// <summary>Reader limit on a block's declared uncompressed size; larger claims count as corruption.</summary>
-    public int MaxUncompressedBlockSize { get; init; } = 256 << 20;
+    /// <summary>
+    /// Reader limit on a block's declared uncompressed size; larger claims count as corruption. The
+    /// default admits every block the writer can make: up to a 64 MiB block of smaller entries,
+    /// then one entry of <see cref="WriteBatch.MaxEntrySize"/>, its header and the restart array.
+    /// </summary>
+    public int MaxUncompressedBlockSize { get; init; } = WriteBatch.MaxEntrySize + (128 << 20);
 
     /// <summary>Cache for data blocks read (and index and filter blocks with <see cref="CacheIndexAndFilterBlocks"/>); null reads every block from the file.</summary>
     public Cache.LruCache? BlockCache { get; init; }

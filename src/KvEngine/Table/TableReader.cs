@@ -472,9 +472,9 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             }
             else
             {
-                int uncompressed = BlockCompression.ReadUncompressedLength(type, raw.AsSpan(0, size), _options.MaxUncompressedBlockSize, FileName, out int header);
+                int uncompressed = BlockCompression.ReadUncompressedLength(type, raw.AsSpan(0, size), _options.MaxUncompressedBlockSize, FileName, handle.Offset, out int header);
                 output = _options.BlockAllocator.Allocate(uncompressed);
-                BlockCompression.Decompress(type, raw.AsSpan(header, size - header), output.Span, FileName);
+                BlockCompression.Decompress(type, raw.AsSpan(header, size - header), output.Span, FileName, handle.Offset);
             }
         }
         catch
@@ -553,11 +553,11 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                 return raw.AsSpan(0, size).ToArray();
             }
             string source = FileName;
-            int uncompressed = BlockCompression.ReadUncompressedLength(type, raw.AsSpan(0, size), _options.MaxUncompressedBlockSize, source, out int header);
+            int uncompressed = BlockCompression.ReadUncompressedLength(type, raw.AsSpan(0, size), _options.MaxUncompressedBlockSize, source, handle.Offset, out int header);
             byte[] output = pooled ? ArrayPool<byte>.Shared.Rent(Math.Max(uncompressed, 1)) : new byte[uncompressed];
             try
             {
-                BlockCompression.Decompress(type, raw.AsSpan(header, size - header), output.AsSpan(0, uncompressed), source);
+                BlockCompression.Decompress(type, raw.AsSpan(header, size - header), output.AsSpan(0, uncompressed), source, handle.Offset);
             }
             catch
             {

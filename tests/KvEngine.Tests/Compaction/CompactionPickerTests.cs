@@ -51,6 +51,27 @@ public sealed class CompactionPickerTests
     }
 
     [Fact]
+    public void BottommostCompressionForbidsTrivialMovesIntoTheBottommostLevelOnly()
+    {
+        // Level 1 at 15 MiB > 10 MiB; nothing under [a,b] in level 2: a trivial move when codecs agree.
+        Version intoBottom = MakeVersion((1, File(1, "a", "b", 5 * Mb)), (1, File(2, "c", "d", 5 * Mb)), (1, File(3, "e", "f", 5 * Mb)),
+            (2, File(20, "c", "c5", Mb)));
+        var same = new CompactionPicker(Options() with { Pri = CompactionPri.RoundRobin });
+        Assert.True(same.Pick(intoBottom)!.IsTrivialMove);
+        // Level 2 is the deepest non-empty level, so level 1 -> 2 writes the bottommost codec: rewrite.
+        var differs = new CompactionPicker(Options() with { Pri = CompactionPri.RoundRobin, BottommostCompressionDiffers = true });
+        Picked rewrite = differs.Pick(intoBottom)!;
+        Assert.Equal(new ulong[] { 1 }, Numbers(rewrite.StartInputs));
+        Assert.Empty(rewrite.OutputInputs);
+        Assert.False(rewrite.IsTrivialMove);
+        // With level 3 holding data, level 2 is not bottommost: 1 -> 2 moves as before.
+        Version aboveBottom = MakeVersion((1, File(1, "a", "b", 5 * Mb)), (1, File(2, "c", "d", 5 * Mb)), (1, File(3, "e", "f", 5 * Mb)),
+            (2, File(20, "c", "c5", Mb)), (3, File(30, "a", "z", Mb)));
+        var differs2 = new CompactionPicker(Options() with { Pri = CompactionPri.RoundRobin, BottommostCompressionDiffers = true });
+        Assert.True(differs2.Pick(aboveBottom)!.IsTrivialMove);
+    }
+
+    [Fact]
     public void OversizedLevelPicksRoundRobinWithNextLevelOverlap()
     {
         var picker = new CompactionPicker(Options() with { Pri = CompactionPri.RoundRobin });

@@ -21,9 +21,9 @@ public class BlockCompressionTests
 
     private static byte[] RoundTrip(CompressionType type, byte[] compressed, int max = 1 << 20)
     {
-        int size = BlockCompression.ReadUncompressedLength(type, compressed, max, Source, out int header);
+        int size = BlockCompression.ReadUncompressedLength(type, compressed, max, Source, 0, out int header);
         var output = new byte[size];
-        BlockCompression.Decompress(type, compressed.AsSpan(header), output, Source);
+        BlockCompression.Decompress(type, compressed.AsSpan(header), output, Source, 0);
         return output;
     }
 
@@ -122,9 +122,9 @@ public class BlockCompressionTests
         bad.AppendVarint32(uint.MaxValue);
         bad.Append([1, 2, 3]);
         Assert.Throws<KvCorruptionException>(() =>
-            BlockCompression.ReadUncompressedLength(CompressionType.Zstd, bad.WrittenSpan, 256 << 20, Source, out _));
+            BlockCompression.ReadUncompressedLength(CompressionType.Zstd, bad.WrittenSpan, 256 << 20, Source, 0, out _));
         Assert.Throws<KvCorruptionException>(() =>
-            BlockCompression.ReadUncompressedLength(CompressionType.Lz4, [0xFF, 0xFF], 256 << 20, Source, out _));
+            BlockCompression.ReadUncompressedLength(CompressionType.Lz4, [0xFF, 0xFF], 256 << 20, Source, 0, out _));
     }
 
     [Fact]
@@ -137,19 +137,19 @@ public class BlockCompressionTests
         }
         using var packed = new ByteBuffer();
         Assert.True(BlockCompression.TryCompress(CompressionType.Snappy, BlockCompression.DefaultLevel, raw, packed));
-        int length = BlockCompression.ReadUncompressedLength(CompressionType.Snappy, packed.WrittenSpan, 1 << 20, Source, out int header);
+        int length = BlockCompression.ReadUncompressedLength(CompressionType.Snappy, packed.WrittenSpan, 1 << 20, Source, 0, out int header);
         Assert.Equal(raw.Length, length);
         Assert.Equal(0, header); // Snappy's own varint header is part of the codec output
         var back = new byte[length];
-        BlockCompression.Decompress(CompressionType.Snappy, packed.WrittenSpan[header..], back, Source);
+        BlockCompression.Decompress(CompressionType.Snappy, packed.WrittenSpan[header..], back, Source, 0);
         Assert.Equal(raw, back);
         byte[] damaged = packed.WrittenSpan.ToArray();
         damaged[^3] ^= 0xFF;
         damaged[3] ^= 0x55;
-        Assert.ThrowsAny<KvCorruptionException>(() => BlockCompression.Decompress(CompressionType.Snappy, damaged, new byte[length], Source));
+        Assert.ThrowsAny<KvCorruptionException>(() => BlockCompression.Decompress(CompressionType.Snappy, damaged, new byte[length], Source, 0));
         Assert.Throws<KvException>(() => BlockCompression.EnsureWritable(CompressionType.Zlib));
         Assert.ThrowsAny<KvCorruptionException>(() =>
-            BlockCompression.Decompress(CompressionType.Zlib, [0xFF, 0xFF, 0xFF], new byte[10], Source));
+            BlockCompression.Decompress(CompressionType.Zlib, [0xFF, 0xFF, 0xFF], new byte[10], Source, 0));
     }
 
     [Theory]
@@ -159,7 +159,7 @@ public class BlockCompressionTests
     {
         var type = (CompressionType)codec;
         var ex = Assert.Throws<KvException>(() =>
-            BlockCompression.ReadUncompressedLength(type, [5, 1, 2, 3, 4, 5], 1 << 20, Source, out _));
+            BlockCompression.ReadUncompressedLength(type, [5, 1, 2, 3, 4, 5], 1 << 20, Source, 0, out _));
         Assert.Contains(name, ex.Message);
         Assert.Throws<KvException>(() => BlockCompression.EnsureWritable(type));
     }
@@ -168,7 +168,7 @@ public class BlockCompressionTests
     public void UnknownCodecByteIsCorruption()
     {
         Assert.Throws<KvCorruptionException>(() =>
-            BlockCompression.ReadUncompressedLength((CompressionType)0x42, [5, 1], 1 << 20, Source, out _));
+            BlockCompression.ReadUncompressedLength((CompressionType)0x42, [5, 1], 1 << 20, Source, 0, out _));
     }
 
     [Fact]

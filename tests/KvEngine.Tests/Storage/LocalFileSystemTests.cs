@@ -43,6 +43,24 @@ public sealed class LocalFileSystemTests : IDisposable
     {
         string path = Path.Combine(_dir.FullName, "LOCK");
         using IDisposable l = LocalFileSystem.Instance.LockFile(path);
-        Assert.Throws<IOException>(() => LocalFileSystem.Instance.LockFile(path));
+        Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
+    }
+
+    [Fact]
+    public void SyncUsesFdatasyncAndLeavesEveryByteReadable()
+    {
+        string path = Path.Combine(_dir.FullName, "000001.log");
+        using (IWritableFile f = LocalFileSystem.Instance.CreateWritable(path))
+        {
+            f.Append(new byte[100_000]);
+            f.Append("tail"u8);
+            f.Sync();
+            byte[] onDisk = File.ReadAllBytes(path); // read while the writer is still open
+            Assert.Equal(100_004, onDisk.Length);
+            Assert.Equal("tail"u8.ToArray(), onDisk[^4..]);
+        }
+        // The binding resolves in the C library and reports errors: fd -1 is EBADF (9).
+        Assert.Equal(-1, PosixNative.Fdatasync(-1));
+        Assert.Equal(9, System.Runtime.InteropServices.Marshal.GetLastPInvokeError());
     }
 }

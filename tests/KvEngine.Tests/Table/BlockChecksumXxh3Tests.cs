@@ -1,8 +1,12 @@
-using KvEngine.Util;
+using KvEngine.Table;
 
-namespace KvEngine.Tests.Util;
+namespace KvEngine.Tests.Table;
 
-public class XxHash3Tests
+/// <summary>
+/// The kXXH3 block checksum (System.IO.Hashing's XxHash3 under <see cref="BlockChecksum"/>)
+/// against xxHash's published XXH3_64bits vectors, one length per code path.
+/// </summary>
+public class BlockChecksumXxh3Tests
 {
     private const ulong Prime32 = 2654435761UL;
     private const ulong Prime64 = 11400714785074694797UL;
@@ -38,7 +42,8 @@ public class XxHash3Tests
     public void MatchesPublishedSanityVectors(int length, ulong expected)
     {
         byte[] buffer = SanityBuffer(2367);
-        Assert.Equal(expected, XxHash3.Hash64(buffer.AsSpan(0, length)));
+        // Type byte 0 leaves the low 32 bits of XXH3_64 unchanged.
+        Assert.Equal((uint)expected, BlockChecksum.Compute(ChecksumType.Xxh3, buffer.AsSpan(0, length), 0));
     }
 
     [Fact]
@@ -47,34 +52,11 @@ public class XxHash3Tests
         byte[] buffer = SanityBuffer(2500);
         for (int len = 1; len <= buffer.Length; len += 7)
         {
-            ulong h = XxHash3.Hash64(buffer.AsSpan(0, len));
+            uint h = BlockChecksum.Compute(ChecksumType.Xxh3, buffer.AsSpan(0, len), 0);
             byte[] copy = buffer.AsSpan(0, len).ToArray();
-            Assert.Equal(h, XxHash3.Hash64(copy));
+            Assert.Equal(h, BlockChecksum.Compute(ChecksumType.Xxh3, copy, 0));
             copy[len - 1] ^= 1;
-            Assert.NotEqual(h, XxHash3.Hash64(copy));
-        }
-    }
-}
-
-public class XxHash3VectorPathTests
-{
-    [Fact]
-    public void VectorPathMatchesScalarReferenceForEveryLongLength()
-    {
-        var rng = new Random(42);
-        var data = new byte[9000];
-        rng.NextBytes(data);
-        // Every length crossing stripe (64), block (1024) and scramble boundaries, plus random ones.
-        for (int len = 241; len <= 3200; len++)
-        {
-            ReadOnlySpan<byte> s = data.AsSpan(len % 7, len);
-            Assert.Equal(XxHash3.HashLongScalar(s), XxHash3.Hash64(s));
-        }
-        for (int i = 0; i < 200; i++)
-        {
-            int len = rng.Next(241, 8990);
-            ReadOnlySpan<byte> s = data.AsSpan(rng.Next(0, data.Length - len), len);
-            Assert.Equal(XxHash3.HashLongScalar(s), XxHash3.Hash64(s));
+            Assert.NotEqual(h, BlockChecksum.Compute(ChecksumType.Xxh3, copy, 0));
         }
     }
 }

@@ -1,18 +1,14 @@
-namespace KvEngine.Util;
+namespace KvEngine.Filters;
 
 /// <summary>
-/// Constants shared by <see cref="XxHash3"/> (released XXH3, block checksums),
-/// <see cref="Filters.XxPh3"/> (RocksDB's preview XXH3, filter hashing) and
-/// <see cref="Table.LegacyXxHash"/> (XXH32/XXH64 checksums): the xxHash primes and the 192-byte
-/// default secret (kSecret). Immutable.
+/// Constants of <see cref="XxPh3"/> (RocksDB's preview XXH3, the filter hash): the xxHash primes
+/// and the 192-byte default secret (kSecret), which XXPH3 shares with released XXH3. Immutable.
 /// </summary>
-internal static class XxHashConstants
+internal static class XxPh3Constants
 {
     public const ulong Prime32_1 = 0x9E3779B1UL;
     public const ulong Prime32_2 = 0x85EBCA77UL;
     public const ulong Prime32_3 = 0xC2B2AE3DUL;
-    public const ulong Prime32_4 = 0x27D4EB2FUL;
-    public const ulong Prime32_5 = 0x165667B1UL;
     public const ulong Prime64_1 = 0x9E3779B185EBCA87UL;
     public const ulong Prime64_2 = 0xC2B2AE3D27D4EB4FUL;
     public const ulong Prime64_3 = 0x165667B19E3779F9UL;
@@ -20,7 +16,7 @@ internal static class XxHashConstants
     public const ulong Prime64_5 = 0x27D4EB2F165667C5UL;
     public const int SecretLength = 192;
 
-    /// <summary>The initial accumulators of the long-input loop (XXH3_INIT_ACC), shared by XXH3 and XXPH3.</summary>
+    /// <summary>The initial accumulators of the long-input loop (XXH3_INIT_ACC), as XXPH3 sets them.</summary>
     public static void InitAccumulators(Span<ulong> acc)
     {
         acc[0] = Prime32_3;
@@ -33,7 +29,7 @@ internal static class XxHashConstants
         acc[7] = Prime32_1;
     }
 
-    /// <summary>The default secret (kSecret) of XXH3 and XXPH3.</summary>
+    /// <summary>The default secret (kSecret) of XXPH3 (the same as XXH3's).</summary>
     public static ReadOnlySpan<byte> DefaultSecret =>
     [
         0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,

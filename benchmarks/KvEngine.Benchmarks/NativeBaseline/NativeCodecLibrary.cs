@@ -1,8 +1,11 @@
 using System.Runtime.InteropServices;
 
-namespace KvEngine.Compression;
+namespace KvEngine.Benchmarks.NativeBaseline;
 
 /// <summary>
+/// Benchmark baseline only (CodecBenchmarks): the native codec path KvEngine used before it moved to
+/// managed packages, kept to measure the managed codecs against. Never part of the library.
+///
 /// Loads a codec's shared library and its exports by name, turning a missing library or symbol
 /// into a <see cref="KvException"/> that names the Debian package to install. Stateless and
 /// thread-safe; the handles it returns stay loaded for the life of the process.

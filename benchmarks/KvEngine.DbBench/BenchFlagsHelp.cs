@@ -1,0 +1,94 @@
+using System.Globalization;
+
+namespace KvEngine.DbBench;
+
+/// <summary>
+/// kvbench's answer to -help / --help, in db_bench's (gflags') layout: every flag with its
+/// meaning and default. Each name here must be accepted by <see cref="BenchFlags.Parse"/> with its
+/// default value (a test checks it), so the listing cannot advertise a flag kvbench refuses.
+/// Immutable.
+/// </summary>
+internal static class BenchFlagsHelp
+{
+    /// <summary>(flag, default, meaning) for the db_bench workloads.</summary>
+    public static readonly (string Name, string Default, string Help)[] DbBench =
+    [
+        ("benchmarks", "fillseq,fillrandom,overwrite,readrandom,readseq",
+            "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
+            "deleterandom, readwhilewriting, stats, sstables, waitforcompaction; or filterbench, cachebench alone"),
+        ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),
+        ("num", "1000000", "Number of key/values to place in the database"),
+        ("reads", "-1", "Number of read operations to do; -1 means -num"),
+        ("duration", "0", "Seconds to run each benchmark for instead of -num/-reads (0: off)"),
+        ("threads", "1", "Number of concurrent threads to run"),
+        ("key_size", "16", "Size of each key (at least 8)"),
+        ("value_size", "100", "Size of each value"),
+        ("compression_ratio", "0.5", "Fraction of its size a value compresses to"),
+        ("seed", "0", "Seed base for random keys; 0 derives it from the time, as db_bench"),
+        ("compression_type", "snappy", "Block compression: none, snappy, lz4, lz4hc, zstd"),
+        ("compression_level", KvOptions.DefaultCompressionLevel.ToString(CultureInfo.InvariantCulture),
+            "Codec level (RocksDB's compression_opts.level); 32767 is the codec's default"),
+        ("checksum_type", "kXXH3", "Block checksum: kCRC32c or kXXH3"),
+        ("bloom_bits", "-1", "Bloom filter bits per key; negative means none, as db_bench"),
+        ("optimize_filters_for_memory", "false", "Size filters to fill allocator size classes"),
+        ("block_size", "4096", "Uncompressed data block size"),
+        ("cache_size", KvBlockCache.DefaultCapacity.ToString(CultureInfo.InvariantCulture), "Block cache bytes"),
+        ("cache_numshardbits", "-1", "Block cache shard bits; -1 picks by capacity"),
+        ("cache_index_and_filter_blocks", "false", "Keep index and filter blocks in the block cache"),
+        ("use_compressed_secondary_cache", "false", "Add a compressed secondary cache under the block cache"),
+        ("compressed_secondary_cache_size", "8388608", "Secondary cache bytes (also turns it on)"),
+        ("compressed_secondary_cache_compression_type", "lz4", "Secondary cache compression: none, lz4, zstd"),
+        ("compressed_secondary_cache_split", "true", "Split secondary cache entries into size-class chunks"),
+        ("open_files", "-1", "Table files kept open; -1 is unlimited"),
+        ("write_buffer_size", "67108864", "Memtable bytes before it is flushed"),
+        ("max_write_buffer_number", "2", "Memtables kept in memory at most"),
+        ("min_write_buffer_number_to_merge", "1", "Immutable memtables waiting before a flush writes them into one table"),
+        ("writes", "-1", "Number of write operations to do; -1 means -num"),
+        ("finish_after_writes", "false", "readwhilewriting: the writer stops after -writes writes"),
+        ("writes_per_range_tombstone", "0", "Writes between range tombstones (0: none)"),
+        ("range_tombstone_width", "100", "Number of keys in a range tombstone's range"),
+        ("max_num_range_tombstones", "0", "Maximum number of range tombstones to write"),
+        ("writes_before_delete_range", "0", "Writes before the first range tombstone"),
+        ("expand_range_tombstones", "false", "Write each range tombstone as its width point deletes"),
+        ("allow_concurrent_memtable_write", "true", "Group members insert into the memtable concurrently"),
+        ("disable_wal", "false", "Write without the log"),
+        ("sync", "false", "Sync every write"),
+        ("use_existing_db", "false", "Open the database at -db instead of creating it"),
+        ("target_file_size_base", "67108864", "Target table size at level 1"),
+        ("max_bytes_for_level_base", "268435456", "Level 1 size target"),
+        ("max_bytes_for_level_multiplier", "10", "Growth factor between levels"),
+        ("level0_file_num_compaction_trigger", "4", "Level-0 files that trigger a compaction"),
+        ("level0_slowdown_writes_trigger", "20", "Level-0 files that slow writes"),
+        ("level0_stop_writes_trigger", "36", "Level-0 files that stop writes"),
+        ("max_background_jobs", "2", "Flush and compaction threads"),
+        ("disable_auto_compactions", "false", "Compact only when asked"),
+        ("level_compaction_dynamic_file_size", "true", "Cut outputs at the next level's file boundaries"),
+        ("level_compaction_dynamic_level_bytes", "false", "Size levels from the bottom up"),
+        ("compaction_style", "0", "0 leveled, 2 FIFO"),
+        ("compaction_pri", "3", "3 kMinOverlappingRatio, 4 kRoundRobin"),
+        ("fifo_compaction_max_table_files_size_mb", "0", "FIFO: table megabytes kept"),
+        ("fifo_compaction_allow_compaction", "false", "FIFO: merge small level-0 files"),
+        ("statistics", "false", "Print RocksDB's tickers at the end"),
+        ("histogram", "false", "Print latency histograms"),
+        ("verify_checksum", "true", "Verify block checksums on reads"),
+        ("report_interval_seconds", "0", "Seconds between progress reports (0: off)"),
+    ];
+
+    /// <summary>Prints every flag with its default, as db_bench's --help does.</summary>
+    public static void Print(TextWriter output)
+    {
+        output.WriteLine("kvbench: KvEngine's db_bench. Usage: kvbench [-flag=value ...]");
+        output.WriteLine();
+        output.WriteLine("  Flags from db_bench:");
+        foreach ((string name, string dflt, string help) in DbBench)
+        {
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"    -{name} ({help}) default: {dflt}"));
+        }
+        output.WriteLine();
+        output.WriteLine("  -benchmarks=filterbench (RocksDB's filter_bench): -average_keys_per_filter, -vary_key_count_ratio,");
+        output.WriteLine("    -bits_per_key, -working_mem_size_mb, -m_keys_total_max, -m_queries, -filter_key_size, -quick");
+        output.WriteLine("  -benchmarks=cachebench (RocksDB's cache_bench): -num_shard_bits, -lookup_insert_percent,");
+        output.WriteLine("    -insert_percent, -lookup_percent, -erase_percent, -skew, -value_bytes, -ops_per_thread,");
+        output.WriteLine("    -resident_ratio, -populate_cache, -lean");
+    }
+}

@@ -1,0 +1,177 @@
+using KvEngine.Storage;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// Leaving the background-error state without reopening (RocksDB's ErrorHandler and
+/// DB::Resume): after a failed WAL write, flush or compaction the database refuses writes; a
+/// resume switches to a fresh WAL (the old one may end in a torn record), flushes every memtable
+/// so nothing depends on the abandoned logs, and only then clears the error. A retryable error
+/// (no space on the device: <see cref="StorageErrors.IsNoSpace"/>) is resumed automatically every
+/// <see cref="KvOptions.BackgroundErrorResumeRetryInterval"/>, up to
+/// <see cref="KvOptions.MaxBackgroundErrorResumeCount"/> attempts; any other error except
+/// corruption waits for <see cref="Resume"/>.
+/// <para>
+/// Concurrency: one resume runs at a time (<see cref="_resumeGate"/>). While it runs the error
+/// stays set, so writers keep failing and background threads pick no job; <see cref="_resuming"/>
+/// (guarded by _mutex) lets only the forced memtable switch through the write queue, which
+/// serializes it with any write still in flight. Memtables are flushed in order on the resuming
+/// thread; the error is cleared under _mutex only after the last one is in a table.
+/// </para>
+/// </summary>
+internal sealed partial class DbImpl
+{
+    private readonly object _resumeGate = new();
+    private bool _resuming;
+    private bool _autoResumeScheduled;
+    private long _backgroundErrorCount;
+
+    /// <summary>
+    /// Clears a background error (RocksDB's DB::Resume). Does nothing when there is none.
+    /// </summary>
+    /// <exception cref="KvException">The database could not recover (the new error is inside), or the error is corruption.</exception>
+    public void Resume()
+    {
+        ThrowIfDisposed();
+        Exception? error;
+        lock (_mutex)
+        {
+            error = _backgroundError;
+        }
+        if (error is KvCorruptionException)
+        {
+            throw new KvException("The database stopped on corruption, which Resume cannot repair: " + error.Message, error);
+        }
+        if (error != null && !TryResume(out Exception? failure))
+        {
+            throw Wrap(failure!);
+        }
+    }
+
+    /// <summary>
+    /// Holds _mutex (called when the first background error is recorded). Starts the automatic
+    /// resume loop for a retryable error.
+    /// </summary>
+    private void ScheduleAutomaticResume()
+    {
+        if (_autoResumeScheduled || _closing || _options.MaxBackgroundErrorResumeCount == 0 || !StorageErrors.IsNoSpace(_backgroundError))
+        {
+            return;
+        }
+        _autoResumeScheduled = true;
+        var thread = new Thread(AutomaticResumeLoop) { IsBackground = true, Name = "KvEngine error recovery" };
+        thread.Start();
+    }
+
+    private void AutomaticResumeLoop()
+    {
+        try
+        {
+            for (int attempt = 0; attempt < _options.MaxBackgroundErrorResumeCount; attempt++)
+            {
+                if (_shutdown.Token.WaitHandle.WaitOne(_options.BackgroundErrorResumeRetryInterval))
+                {
+                    return; // closing
+                }
+                if (TryResume(out Exception? failure) || !StorageErrors.IsNoSpace(failure))
+                {
+                    return; // recovered, or now stopped by an error only Resume() may clear
+                }
+            }
+        }
+        catch (ObjectDisposedException)
+        {
+            // The database closed while the loop was between attempts.
+        }
+        finally
+        {
+            lock (_mutex)
+            {
+                _autoResumeScheduled = false;
+                // An error recorded after the last attempt and still retryable gets a new loop.
+                if (_backgroundError != null)
+                {
+                    ScheduleAutomaticResume();
+                }
+            }
+        }
+    }
+
+    /// <summary>One resume attempt; false with the error that stopped it.</summary>
+    private bool TryResume(out Exception? failure)
+    {
+        failure = null;
+        lock (_resumeGate)
+        {
+            lock (_mutex)
+            {
+                if (_backgroundError == null)
+                {
+                    return true;
+                }
+                if (_closing || _backgroundError is KvCorruptionException)
+                {
+                    failure = _backgroundError;
+                    return false;
+                }
+                // A flush that failed is still finishing on its background thread.
+                while (_flushRunning)
+                {
+                    Monitor.Wait(_mutex);
+                }
+                _resuming = true;
+            }
+            try
+            {
+                // Through the write queue, so no group is writing the WAL or inserting meanwhile.
+                WriteSync(batch: null, sync: false, disableWal: false, force: true);
+                while (true)
+                {
+                    ImmutableMemTable next;
+                    lock (_mutex)
+                    {
+                        if (_immutable.Count == 0)
+                        {
+                            _backgroundError = null;
+                            _resuming = false;
+                            Monitor.PulseAll(_mutex);
+                            break;
+                        }
+                        next = _immutable[0];
+                        next.RenewFlushedIfFailed();
+                        _flushRunning = true;
+                    }
+                    try
+                    {
+                        FlushImmutable([next]);
+                    }
+                    finally
+                    {
+                        lock (_mutex)
+                        {
+                            _flushRunning = false;
+                            Monitor.PulseAll(_mutex);
+                        }
+                    }
+                }
+            }
+            catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
+            {
+                lock (_mutex)
+                {
+                    _resuming = false;
+                    _backgroundError = e; // the error that now stops the database (IsNoSpace looks inside)
+                    foreach (ImmutableMemTable imm in _immutable)
+                    {
+                        imm.Flushed.TrySetException(Wrap(e));
+                    }
+                    Monitor.PulseAll(_mutex);
+                }
+                failure = e;
+                return false;
+            }
+        }
+        _backgroundWake.Release(); // flushes and compactions that waited on the error may run now
+        return true;
+    }
+}
