@@ -44,5 +44,27 @@ public sealed class RangeDelAllocationTests
                 Assert.True(perGet < 16, $"{perGet} bytes allocated per Get");
             }
         }
+
+        // Iterating through the tombstones (both directions) allocates nothing per step either.
+        using KvIterator it = db.NewIterator();
+        for (int round = 0; round < 2; round++)
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            int steps = 0;
+            for (it.SeekToFirst(); it.Valid; it.Next())
+            {
+                steps++;
+            }
+            for (it.SeekToLast(); it.Valid; it.Prev())
+            {
+                steps++;
+            }
+            long perStep = (GC.GetAllocatedBytesForCurrentThread() - before) / steps;
+            Assert.Equal(2000, steps);
+            if (round == 1)
+            {
+                Assert.True(perStep < 16, $"{perStep} bytes allocated per iterator step");
+            }
+        }
     }
 }
