@@ -8,6 +8,9 @@ internal sealed partial class TableReader
 {
     private FragmentedRangeTombstoneList? _rangeTombstones;
 
+    /// <summary>Handle of the "rocksdb.range_del" block, or null when the table has none.</summary>
+    public BlockHandle? RangeDelHandle { get; }
+
     /// <summary>
     /// The fragmented tombstones of the range_del block, clipped to the file's key range, or null
     /// when the table has none; set by <see cref="LoadRangeTombstones"/>.
@@ -30,5 +33,15 @@ internal sealed partial class TableReader
         using InternalIterator it = NewRangeTombstoneIterator()!;
         FragmentedRangeTombstoneList list = FragmentedRangeTombstoneList.Build(it, lower, upper);
         Volatile.Write(ref _rangeTombstones, list.IsEmpty ? null : list);
+    }
+
+    /// <summary>An iterator over the range tombstones (start internal key -> end user key), or null when there are none.</summary>
+    public InternalIterator? NewRangeTombstoneIterator()
+    {
+        if (RangeDelHandle is not BlockHandle h)
+        {
+            return null;
+        }
+        return new BlockIterator(ReadMetaBlock(h, "range deletion"), BlockKeyFormat.InternalKey, ownsBlock: true);
     }
 }

@@ -188,9 +188,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     public TableProperties Properties { get; }
 
-    /// <summary>Handle of the "rocksdb.range_del" block, or null when the table has none.</summary>
-    public BlockHandle? RangeDelHandle { get; }
-
     /// <summary>
     /// Bytes the loaded filter holds in memory: the usable (size-class) size of its native
     /// allocation, or the block length for filters kept on the managed heap; 0 without a filter.
@@ -352,16 +349,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     /// <summary>A two-level iterator over every point entry.</summary>
     public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true) => new TableIterator(this, verifyChecksums, fillCache);
-
-    /// <summary>An iterator over the range tombstones (start internal key -> end user key), or null when there are none.</summary>
-    public InternalIterator? NewRangeTombstoneIterator()
-    {
-        if (RangeDelHandle is not BlockHandle h)
-        {
-            return null;
-        }
-        return new BlockIterator(ReadMetaBlock(h, "range deletion"), BlockKeyFormat.InternalKey, ownsBlock: true);
-    }
 
     /// <summary>A cursor over an index block from <see cref="AcquireIndex"/>; the caller disposes it.</summary>
     internal BlockCursor NewIndexCursor(Block index) => new(index, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
