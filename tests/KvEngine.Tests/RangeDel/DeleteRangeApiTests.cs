@@ -124,6 +124,40 @@ public sealed class DeleteRangeApiTests
         }
     }
 
+    [Fact]
+    public void RangeFromTheEmptyKeyDeletesEverythingBelowItsEnd()
+    {
+        KvDb db = OpenMem(out FaultInjectionFileSystem fs);
+        try
+        {
+            db.Put([], "empty"u8);
+            db.Put([0x00], "zero"u8);
+            db.Put("m"u8, "m"u8);
+            db.Put([0xFF], "ff"u8);
+            db.Put([0xFF, 0x00], "ff00"u8);
+            db.Flush();
+            db.DeleteRange([], [0xFF]);
+            db.Flush();
+            db.CompactRange(null, null);
+            Assert.Null(db.Get([]));
+            Assert.Null(db.Get("m"u8));
+            Assert.Equal("ff"u8.ToArray(), db.Get([0xFF]));
+            db.Dispose();
+            db = KvDb.Open("/db", DbTestUtil.SmallOptions(fs));
+            using KvIterator it = db.NewIterator();
+            var keys = new List<string>();
+            for (it.SeekToLast(); it.Valid; it.Prev())
+            {
+                keys.Add(Convert.ToHexString(it.Key));
+            }
+            Assert.Equal(["FF00", "FF"], keys);
+        }
+        finally
+        {
+            db.Dispose();
+        }
+    }
+
     [Theory]
     [InlineData(false, false)]
     [InlineData(true, false)]
