@@ -88,8 +88,8 @@ internal sealed class CompactionJob
                     if (cutter.ShouldStopBefore(userKey, current != null, current?.EstimatedSize ?? 0))
                     {
                         byte[] upper = userKey.ToArray();
-                        current!.AddRangeTombstones(rangeDel.Output, outputLower, upper);
-                        outputs.Add(current.Finish(oldestAncester));
+                        AddRangeTombstones(current!, rangeDel.Output, outputLower, upper);
+                        outputs.Add(current!.Finish(oldestAncester));
                         current.Dispose();
                         current = null;
                         outputLower = upper;
@@ -117,7 +117,7 @@ internal sealed class CompactionJob
             }
             if (current != null)
             {
-                current.AddRangeTombstones(rangeDel.Output, outputLower, upper: null);
+                AddRangeTombstones(current, rangeDel.Output, outputLower, upper: null);
                 outputs.Add(current.Finish(oldestAncester));
                 current.Dispose();
                 current = null;
@@ -167,6 +167,17 @@ internal sealed class CompactionJob
             KeysIn = keysIn,
             KeysDropped = keysIn - keysOut,
         };
+    }
+
+    // Writes the output's share of the tombstones and what they may delete below the output level.
+    private void AddRangeTombstones(CompactionOutputFile output, FragmentedRangeTombstoneList tombstones, byte[]? lower, byte[]? upper)
+    {
+        output.AddRangeTombstones(tombstones, lower, upper, out int first, out int last);
+        if (last > first)
+        {
+            output.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
+                _version, _env.Tables, _c.OutputLevel, tombstones, first, last, lower, upper);
+        }
     }
 
     private CompactionOutputFile NewOutput(List<string> paths)

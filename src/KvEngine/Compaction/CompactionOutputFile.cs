@@ -48,6 +48,9 @@ internal sealed class CompactionOutputFile : IDisposable
 
     public long NumEntries => _builder.NumEntries;
 
+    /// <summary>Recorded in the file's metadata at <see cref="Finish"/> (see <see cref="FileMetaData.CompensatedRangeDeletionSize"/>).</summary>
+    public ulong CompensatedRangeDeletionSize { get; set; }
+
     /// <summary>Bytes written so far plus the raw size of the data block not yet written.</summary>
     public long EstimatedSize => _builder.FileSize + _unflushedBytes;
 
@@ -74,10 +77,10 @@ internal sealed class CompactionOutputFile : IDisposable
     /// last end, or of upper when the tombstone runs past it. So the file claims exactly the keys
     /// its tombstones may delete there, and never the next file's first user key.
     /// </summary>
-    public void AddRangeTombstones(FragmentedRangeTombstoneList tombstones, byte[]? lower, byte[]? upper)
+    public void AddRangeTombstones(FragmentedRangeTombstoneList tombstones, byte[]? lower, byte[]? upper, out int first, out int last)
     {
-        int first = lower == null ? 0 : tombstones.FindFragment(lower);
-        int last = first;
+        first = lower == null ? 0 : tombstones.FindFragment(lower);
+        last = first;
         while (last < tombstones.Count && (upper == null || tombstones.Start(last).SequenceCompareTo(upper) < 0))
         {
             last++;
@@ -130,6 +133,7 @@ internal sealed class CompactionOutputFile : IDisposable
             SmallestSeqno = _smallestSeq,
             LargestSeqno = _largestSeq,
             OldestAncesterTime = oldestAncesterTime == 0 ? now : oldestAncesterTime,
+            CompensatedRangeDeletionSize = CompensatedRangeDeletionSize,
             FileCreationTime = now,
         };
     }

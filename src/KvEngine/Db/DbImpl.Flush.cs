@@ -71,6 +71,19 @@ internal sealed partial class DbImpl
         FileMetaData? meta = BuildTable(mems);
         try
         {
+            if (meta != null && FlushTombstones(mems) is { IsEmpty: false } tombstones)
+            {
+                ReadState pinned = AcquireReadState();
+                try
+                {
+                    meta.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
+                        pinned.Version, _tables, 0, tombstones, 0, tombstones.Count, null, null);
+                }
+                finally
+                {
+                    pinned.Unref();
+                }
+            }
             if (meta != null)
             {
                 edit.AddFile(0, meta);

@@ -253,6 +253,37 @@ internal sealed class Version
         return false;
     }
 
+    /// <summary>
+    /// Estimated bytes that the levels below <paramref name="level"/> hold in user keys
+    /// [<paramref name="start"/>, <paramref name="end"/>) (RocksDB's ApproximateSize over those
+    /// levels): whole files inside the range count fully, files crossing an end by their tables'
+    /// approximate offsets. What a range tombstone at <paramref name="level"/> may delete.
+    /// </summary>
+    public ulong ApproximateBytesBelow(TableCache tables, int level, ReadOnlySpan<byte> start, ReadOnlySpan<byte> end)
+    {
+        ulong total = 0;
+        for (int l = Math.Max(level + 1, 1); l < NumLevels; l++)
+        {
+            FileMetaData[] files = _levels[l];
+            for (int i = FindFile(files, start); i < files.Length && InternalKeys.UserKey(files[i].Smallest).SequenceCompareTo(end) < 0; i++)
+            {
+                FileMetaData f = files[i];
+                bool fromStart = InternalKeys.UserKey(f.Smallest).SequenceCompareTo(start) >= 0;
+                bool toEnd = InternalKeys.UserKey(f.Largest).SequenceCompareTo(end) < 0;
+                if (fromStart && toEnd)
+                {
+                    total += f.FileSize;
+                    continue;
+                }
+                Table.TableReader reader = tables.Get(f);
+                ulong from = fromStart ? 0 : reader.ApproximateOffsetOf(start);
+                ulong to = toEnd ? f.FileSize : reader.ApproximateOffsetOf(end);
+                total += to > from ? to - from : 0;
+            }
+        }
+        return total;
+    }
+
     /// <summary>Index of the first file whose largest user key is &gt;= <paramref name="userKey"/>.</summary>
     public static int FindFile(FileMetaData[] files, ReadOnlySpan<byte> userKey)
     {

@@ -35,6 +35,28 @@ internal sealed partial class TableReader
         Volatile.Write(ref _rangeTombstones, list.IsEmpty ? null : list);
     }
 
+    /// <summary>
+    /// Approximate offset in the file where the entries of <paramref name="userKey"/> start
+    /// (RocksDB's ApproximateOffsetOf): the data block the index names for it, or the end of the
+    /// data blocks when the key sorts after every entry. Reads the index (not filling the cache).
+    /// </summary>
+    public ulong ApproximateOffsetOf(ReadOnlySpan<byte> userKey)
+    {
+        byte[] seek = Format.InternalKeys.Create(userKey, Format.InternalKeys.MaxSequenceNumber, Format.ValueType.ValueTypeForSeek);
+        BlockLease lease = AcquireIndex(fillCache: false);
+        BlockCursor index = NewIndexCursor(lease.Block);
+        try
+        {
+            index.Seek(seek);
+            return index.Valid ? index.Handle.Offset : Properties.DataSize;
+        }
+        finally
+        {
+            index.Dispose();
+            lease.Release();
+        }
+    }
+
     /// <summary>An iterator over the range tombstones (start internal key -> end user key), or null when there are none.</summary>
     public InternalIterator? NewRangeTombstoneIterator()
     {
