@@ -25,6 +25,15 @@ internal sealed class BenchFlags
     public int BlockSize { get; private set; } = 4096;
     public long WriteBufferSize { get; private set; } = 64L << 20;
     public int MaxWriteBufferNumber { get; private set; } = 2;
+    public int MinWriteBufferNumberToMerge { get; private set; } = 1;
+    /// <summary>Write operations of fill benchmarks and readwhilewriting's writer; -1: <see cref="Num"/>.</summary>
+    public long Writes { get; private set; } = -1;
+    public bool FinishAfterWrites { get; private set; }
+    public long WritesPerRangeTombstone { get; private set; }
+    public long RangeTombstoneWidth { get; private set; } = 100;
+    public long MaxNumRangeTombstones { get; private set; }
+    public long WritesBeforeDeleteRange { get; private set; }
+    public bool ExpandRangeTombstones { get; private set; }
     public bool UseExistingDb { get; private set; }
     public bool DisableWal { get; private set; }
     public bool AllowConcurrentMemtableWrite { get; private set; } = true;
@@ -79,6 +88,20 @@ internal sealed class BenchFlags
 
     public long ReadCount => Reads < 0 ? Num : Reads;
 
+    public long WriteCount => Writes < 0 ? Num : Writes;
+
+    /// <summary>
+    /// db_bench's trigger, after the <paramref name="written"/>-th write: a range tombstone every
+    /// -writes_per_range_tombstone writes after -writes_before_delete_range, at most
+    /// -max_num_range_tombstones of them (0 means none).
+    /// </summary>
+    public bool RangeTombstoneDue(long written)
+    {
+        long after = written - WritesBeforeDeleteRange;
+        return WritesPerRangeTombstone > 0 && after > 0 && after / WritesPerRangeTombstone <= MaxNumRangeTombstones &&
+            after % WritesPerRangeTombstone == 0;
+    }
+
     /// <summary>-help, --help, -helpfull or --helpfull was given: print the flags and run nothing.</summary>
     public bool Help { get; private set; }
 
@@ -121,6 +144,14 @@ internal sealed class BenchFlags
             case "block_size": BlockSize = (int)Long(v, raw, 256); break;
             case "write_buffer_size": WriteBufferSize = Long(v, raw, 4096); break;
             case "max_write_buffer_number": MaxWriteBufferNumber = (int)Long(v, raw, 2); break;
+            case "min_write_buffer_number_to_merge": MinWriteBufferNumberToMerge = (int)Long(v, raw, 1); break;
+            case "writes": Writes = Long(v, raw, -1); break;
+            case "finish_after_writes": FinishAfterWrites = Bool(v, raw); break;
+            case "writes_per_range_tombstone": WritesPerRangeTombstone = Long(v, raw, 0); break;
+            case "range_tombstone_width": RangeTombstoneWidth = Long(v, raw, 0); break;
+            case "max_num_range_tombstones": MaxNumRangeTombstones = Long(v, raw, 0); break;
+            case "writes_before_delete_range": WritesBeforeDeleteRange = Long(v, raw, 0); break;
+            case "expand_range_tombstones": ExpandRangeTombstones = Bool(v, raw); break;
             case "use_existing_db": UseExistingDb = Bool(v, raw); break;
             case "disable_wal": DisableWal = Bool(v, raw); break;
             case "allow_concurrent_memtable_write": AllowConcurrentMemtableWrite = Bool(v, raw); break;

@@ -87,6 +87,7 @@ internal sealed class BenchRunner
         CreateIfMissing = true,
         WriteBufferSize = _f.WriteBufferSize,
         MaxWriteBufferNumber = _f.MaxWriteBufferNumber,
+        MinWriteBufferNumberToMerge = _f.MinWriteBufferNumberToMerge,
         Compression = _f.CompressionType,
         CompressionLevel = _f.CompressionLevel,
         Checksum = _f.ChecksumType,
@@ -166,6 +167,7 @@ internal sealed class BenchRunner
         {
             "fillsync" => Math.Max(1, _f.Num / 1000),
             "readrandom" or "readseq" or "readreverse" or "seekrandom" or "readwhilewriting" => _f.ReadCount,
+            "fillseq" or "fillrandom" or "overwrite" => _f.WriteCount,
             _ => _f.Num,
         };
         ThreadState[] states = RunThreads(method, name == "readwhilewriting");
@@ -257,14 +259,56 @@ internal sealed class BenchRunner
         }
     }
 
+    // readwhilewriting's writer (db_bench's BGWriter): random puts until the readers are done (or,
+    // with -finish_after_writes, until -writes writes), a range tombstone (a separate DeleteRange
+    // from a random key) when one is due.
     private void BackgroundWriter(ThreadState s)
     {
         var wo = new WriteOptions { Sync = _f.Sync, DisableWal = _f.DisableWal };
+        long written = 0;
+        long rangeDeletions = 0;
         while (!_readersDone)
         {
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
             _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+            written++;
+            if (_f.RangeTombstoneDue(written))
+            {
+                rangeDeletions++;
+                using var batch = new WriteBatch();
+                AddRangeTombstone(batch, s.Random.NextInt64(_f.Num));
+                _db.Write(batch, wo);
+            }
+            if (_f.FinishAfterWrites && written == _f.WriteCount)
+            {
+                Console.Error.WriteLine(string.Create(s_c, $"Exiting the writer after {written} writes..."));
+                break;
+            }
         }
+        if (rangeDeletions > 0)
+        {
+            Console.WriteLine(string.Create(s_c, $"Number of range deletions: {rangeDeletions}"));
+        }
+    }
+
+    // db_bench: DeleteRange(key begin, key begin + width), or with -expand_range_tombstones the
+    // width point Deletes it stands for.
+    private void AddRangeTombstone(WriteBatch batch, long begin)
+    {
+        byte[] from = new byte[_f.KeySize];
+        byte[] to = new byte[_f.KeySize];
+        if (_f.ExpandRangeTombstones)
+        {
+            for (long k = 0; k < _f.RangeTombstoneWidth; k++)
+            {
+                KeyGenerator.Fill(from, begin + k);
+                batch.Delete(from);
+            }
+            return;
+        }
+        KeyGenerator.Fill(from, begin);
+        KeyGenerator.Fill(to, begin + _f.RangeTombstoneWidth);
+        batch.DeleteRange(from, to);
     }
 
     private void WriteSeq(ThreadState s) => Write(s, sequential: true);
@@ -275,17 +319,37 @@ internal sealed class BenchRunner
     {
         var wo = new WriteOptions { Sync = _syncWrites, DisableWal = _f.DisableWal };
         Histogram? h = s.Histogram;
+        // As db_bench: with range tombstones the key space grows by their number, and a due
+        // tombstone goes into the same batch as the put, starting at the generator's next key.
+        long keySpace = _f.Num + _f.MaxNumRangeTombstones;
+        using WriteBatch? batch = _f.WritesPerRangeTombstone > 0 ? new WriteBatch() : null;
+        long rangeDeletions = 0;
         long i = 0;
         for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
-            KeyGenerator.Fill(s.Key, sequential ? i : s.Random.NextInt64(_f.Num));
-            _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+            KeyGenerator.Fill(s.Key, sequential ? i : s.Random.NextInt64(keySpace));
+            if (batch != null && _f.RangeTombstoneDue(i + 1))
+            {
+                rangeDeletions++;
+                batch.Clear();
+                batch.Put(s.Key, s.Values.Next(_f.ValueSize));
+                AddRangeTombstone(batch, sequential ? i + 1 : s.Random.NextInt64(keySpace));
+                _db!.Write(batch, wo);
+            }
+            else
+            {
+                _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+            }
             s.Bytes += _f.KeySize + _f.ValueSize;
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
             Progress(s, i);
         }
         s.Done = i;
+        if (rangeDeletions > 0)
+        {
+            Console.WriteLine(string.Create(s_c, $"Number of range deletions: {rangeDeletions}"));
+        }
     }
 
     private void DeleteRandom(ThreadState s)

@@ -36,6 +36,14 @@ public sealed class KvOptions
     /// <summary>Mutable plus immutable memtables allowed before writers wait for a flush (2).</summary>
     public int MaxWriteBufferNumber { get; set; } = 2;
 
+    /// <summary>
+    /// Immutable memtables that must wait before a background flush starts (RocksDB's
+    /// min_write_buffer_number_to_merge, 1); capped at <see cref="MaxWriteBufferNumber"/> - 1, as
+    /// RocksDB sanitizes it. Flush() and closing flush whatever waits. Above 1, a flush merges
+    /// every waiting memtable into one level-0 table, as RocksDB does; at 1 each memtable gets its own.
+    /// </summary>
+    public int MinWriteBufferNumberToMerge { get; set; } = 1;
+
     /// <summary>How a damaged write-ahead log is treated at open (RocksDB's wal_recovery_mode).</summary>
     public WalRecoveryMode WalRecoveryMode { get; set; } = WalRecoveryMode.PointInTimeRecovery;
 
@@ -253,6 +261,7 @@ public sealed class KvOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(WriteBufferSize, 4096, nameof(WriteBufferSize));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(WriteBufferSize, 1L << 40, nameof(WriteBufferSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxWriteBufferNumber, 2, nameof(MaxWriteBufferNumber));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MinWriteBufferNumberToMerge, 1, nameof(MinWriteBufferNumberToMerge));
         ArgumentOutOfRangeException.ThrowIfNegative(WriteThreadSpinIterations, nameof(WriteThreadSpinIterations));
         ArgumentOutOfRangeException.ThrowIfLessThan(BlockSize, 256, nameof(BlockSize));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(BlockSize, 64 << 20, nameof(BlockSize));

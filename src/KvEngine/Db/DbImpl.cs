@@ -240,7 +240,7 @@ internal sealed partial class DbImpl : IDisposable
         }
     }
 
-    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
+    internal void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
 
     private MemTable NewMemTable() => new(ArenaBlockSize(_options.WriteBufferSize));
 

@@ -65,9 +65,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     public TableProperties Properties { get; }
 
-    /// <summary>Handle of the "rocksdb.range_del" block, or null when the table has none.</summary>
-    public BlockHandle? RangeDelHandle { get; }
-
     /// <summary>
     /// Bytes the loaded filter holds in memory: the usable (size-class) size of its native
     /// allocation, or the block length for filters kept on the managed heap; 0 without a filter.
@@ -126,7 +123,15 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// Returns false when there is none. For Value and Merge entries the value is appended to
     /// <paramref name="valueOut"/>; Deletion and SingleDeletion append nothing.
     /// </summary>
-    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache = true)
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache = true) =>
+        TryGet(userKey, sequence, valueOut, out type, verifyChecksums, fillCache, coveringSequence: 0);
+
+    /// <summary>
+    /// <see cref="TryGet(ReadOnlySpan{byte}, ulong, IBufferWriter{byte}, out ValueType, bool, bool)"/>
+    /// under a range tombstone at <paramref name="coveringSequence"/> (0: none): a found entry with
+    /// a smaller sequence is reported as a Deletion and nothing is appended.
+    /// </summary>
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache, ulong coveringSequence)
     {
         ArgumentNullException.ThrowIfNull(valueOut);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
@@ -149,7 +154,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             {
                 stats?.Record(Ticker.BloomFilterFullPositive);
             }
-            return Seek(userKey, seekKey, valueOut, out type, verifyChecksums, fillCache);
+            return Seek(userKey, seekKey, valueOut, out type, verifyChecksums, fillCache, coveringSequence);
         }
         finally
         {
@@ -160,8 +165,12 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         }
     }
 
-    /// <summary>TryGet past the filter: the index (and its partitions) to the data block holding the key.</summary>
-    private bool Seek(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> seekKey, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache)
+    /// <summary>
+    /// TryGet past the filter: the index (and its partitions) to the data block holding the key;
+    /// an entry older than <paramref name="coveringSequence"/> is deleted by a range tombstone.
+    /// </summary>
+    private bool Seek(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> seekKey, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache,
+        ulong coveringSequence)
     {
         type = default;
         BlockLease indexLease = AcquireIndex(fillCache);
@@ -188,6 +197,11 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     if (_hasFilter)
                     {
                         _options.Statistics?.Record(Ticker.BloomFilterFullTruePositive);
+                    }
+                    if (InternalKeys.Sequence(found) < coveringSequence)
+                    {
+                        type = ValueType.Deletion; // deleted by a range tombstone
+                        return true;
                     }
                     switch (type)
                     {
@@ -219,16 +233,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     /// <summary>A two-level iterator over every point entry.</summary>
     public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true) => new TableIterator(this, verifyChecksums, fillCache);
-
-    /// <summary>An iterator over the range tombstones (start internal key -> end user key), or null when there are none.</summary>
-    public InternalIterator? NewRangeTombstoneIterator()
-    {
-        if (RangeDelHandle is not BlockHandle h)
-        {
-            return null;
-        }
-        return new BlockIterator(ReadMetaBlock(h, "range deletion"), BlockKeyFormat.InternalKey, ownsBlock: true);
-    }
 
     /// <summary>A cursor over an index block (or top-level index, or index partition); the caller disposes it.</summary>
     internal BlockCursor NewIndexCursor(Block index) => new(index, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
