@@ -52,6 +52,9 @@ internal sealed class Version
 
     public IReadOnlyList<FileMetaData> Files(int level) => _levels[level];
 
+    /// <summary>The files of <paramref name="level"/> as the version holds them (sorted by key for levels 1+; never modified).</summary>
+    internal FileMetaData[] LevelFiles(int level) => _levels[level];
+
     public int NumFiles(int level) => _levels[level].Length;
 
     /// <summary>One more than the deepest level holding a file; 0 for an empty version (RocksDB's num_non_empty_levels).</summary>

@@ -61,7 +61,7 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
         {
             if (v.NumFiles(level) > 0)
             {
-                sources.Add(new Source { Files = v.Files(level), Child = child++, CachedFile = -1 });
+                sources.Add(new Source { Files = v.LevelFiles(level), Child = child++, CachedFile = -1 });
             }
         }
         return sources.Count == 0 ? null : new RangeDelAggregator(sources.ToArray(), tables, readSequence);
@@ -120,17 +120,17 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
         {
             return source.List;
         }
-        IReadOnlyList<FileMetaData> files = source.Files;
+        FileMetaData[] files = source.Files;
         if (source.CachedFile >= 0 && FileBounds.Contains(files[source.CachedFile], userKey))
         {
             return source.List;
         }
-        int i = FindFile(files, userKey);
-        if (i < files.Count && !FileBounds.Contains(files[i], userKey))
+        int i = Db.Version.FindFile(files, userKey);
+        if (i < files.Length && !FileBounds.Contains(files[i], userKey))
         {
             i++; // the first candidate ended at the key exclusively (a sentinel): try the next file
         }
-        if (i >= files.Count || !FileBounds.Contains(files[i], userKey))
+        if (i >= files.Length || !FileBounds.Contains(files[i], userKey))
         {
             return null;
         }
@@ -139,31 +139,11 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
         return source.List;
     }
 
-    // Index of the first file whose largest user key is >= userKey.
-    private static int FindFile(IReadOnlyList<FileMetaData> files, ReadOnlySpan<byte> userKey)
-    {
-        int lo = 0;
-        int hi = files.Count;
-        while (lo < hi)
-        {
-            int mid = (lo + hi) >>> 1;
-            if (InternalKeys.UserKey(files[mid].Largest).SequenceCompareTo(userKey) < 0)
-            {
-                lo = mid + 1;
-            }
-            else
-            {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
     /// <summary>One child's tombstones: a fixed list, or a sorted level's files (with the last file looked up).</summary>
     private struct Source
     {
         public FragmentedRangeTombstoneList? List;
-        public IReadOnlyList<FileMetaData>? Files;
+        public FileMetaData[]? Files;
         public int Child;
         public int CachedFile;
     }

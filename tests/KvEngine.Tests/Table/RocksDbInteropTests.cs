@@ -66,16 +66,7 @@ public sealed class RocksDbInteropTests : IDisposable
         }
 
         RocksDbTools.AssertSstDumpCheckPasses(path);
-        var scanned = RocksDbTools.Scan(path);
-        Assert.Equal(entries.Count, scanned.Count);
-        for (int i = 0; i < entries.Count; i++)
-        {
-            Entry e = entries[i];
-            Assert.Equal(Convert.ToHexString(InternalKeys.UserKey(e.Key)), scanned[i].Key);
-            Assert.Equal(InternalKeys.Sequence(e.Key), scanned[i].Seq);
-            Assert.Equal((int)InternalKeys.Type(e.Key), scanned[i].Type);
-            Assert.Equal(Convert.ToHexString(e.Value), scanned[i].Value);
-        }
+        RocksDbTools.AssertScanMatches(path, entries);
 
         string props = RocksDbTools.Properties(path);
         Assert.Contains($"# entries: {entries.Count + tombstones}\n", props, StringComparison.Ordinal);

@@ -2,6 +2,7 @@ using System.ComponentModel;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
+using KvEngine.Format;
 
 namespace KvEngine.Tests.Table;
 
@@ -90,4 +91,19 @@ internal static partial class RocksDbTools
 
     [GeneratedRegex(@"^'([0-9A-F]*)' seq:(\d+), type:(\d+) => ([0-9A-F]*)\s*$")]
     private static partial Regex ScanLine();
+
+    /// <summary><c>sst_dump --command=scan</c> of <paramref name="path"/> lists exactly <paramref name="entries"/>, in order.</summary>
+    public static void AssertScanMatches(string path, IReadOnlyList<Entry> entries)
+    {
+        var scanned = Scan(path);
+        Assert.Equal(entries.Count, scanned.Count);
+        for (int i = 0; i < entries.Count; i++)
+        {
+            Entry e = entries[i];
+            Assert.Equal(Convert.ToHexString(InternalKeys.UserKey(e.Key)), scanned[i].Key);
+            Assert.Equal(InternalKeys.Sequence(e.Key), scanned[i].Seq);
+            Assert.Equal((int)InternalKeys.Type(e.Key), scanned[i].Type);
+            Assert.Equal(Convert.ToHexString(e.Value), scanned[i].Value);
+        }
+    }
 }
