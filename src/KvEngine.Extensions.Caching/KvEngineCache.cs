@@ -278,6 +278,18 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
     }
 #pragma warning restore RS0026
 
+    /// <summary>
+    /// Writes the database's memtable to a table file and waits until it is recorded (KvEngine's
+    /// Flush), so that the next open replays no log: for a graceful shutdown.
+    /// </summary>
+    /// <param name="cancellationToken">Observed before the flush starts.</param>
+    public ValueTask FlushAsync(CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        ThrowIfDisposed();
+        return _db.FlushAsync(cancellationToken);
+    }
+
     /// <summary>Closes the database (its WAL holds every acknowledged write). Idempotent; never throws.</summary>
     public void Dispose()
     {
