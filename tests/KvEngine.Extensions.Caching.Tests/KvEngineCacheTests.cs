@@ -52,6 +52,33 @@ public sealed class KvEngineCacheTests : IDisposable
     }
 
     [Fact]
+    public void TryGet_of_a_live_entry_allocates_nothing()
+    {
+        using KvEngineCache cache = Open("prefix:");
+        byte[] value = new byte[3000];
+        new Random(7).NextBytes(value);
+        cache.Set("absolute", value, new DistributedCacheEntryOptions { AbsoluteExpirationRelativeToNow = TimeSpan.FromHours(1) });
+        cache.Set("none", value, new DistributedCacheEntryOptions());
+        var destination = new ArrayBufferWriter<byte>(value.Length);
+        for (int i = 0; i < 10; i++) // warm up: thread buffer, JIT
+        {
+            destination.ResetWrittenCount();
+            Assert.True(cache.TryGet("absolute", destination));
+        }
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 100; i++)
+        {
+            destination.ResetWrittenCount();
+            cache.TryGet("absolute", destination);
+            destination.ResetWrittenCount();
+            cache.TryGet("none", destination);
+        }
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.Equal(value, destination.WrittenSpan.ToArray());
+        Assert.Equal(0, allocated);
+    }
+
+    [Fact]
     public void The_stored_value_is_the_documented_header_then_the_bytes()
     {
         DateTimeOffset now = _time.GetUtcNow();
@@ -176,6 +203,17 @@ public sealed class KvEngineCacheTests : IDisposable
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cache.RefreshAsync("k", cts.Token));
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cache.RemoveAsync("k", cts.Token));
         Assert.Equal(Bytes("kept"), cache.Get("k"));
+    }
+
+    [Fact]
+    public async Task FlushAsync_writes_the_memtable_to_a_table_file()
+    {
+        await using KvEngineCache cache = Open();
+        await cache.SetAsync("k", Bytes("v"), new DistributedCacheEntryOptions());
+        Assert.Empty(Directory.GetFiles(_dir.Path, "*.sst"));
+        await cache.FlushAsync();
+        Assert.Single(Directory.GetFiles(_dir.Path, "*.sst"));
+        Assert.Equal(Bytes("v"), await cache.GetAsync("k"));
     }
 
     [Fact]
