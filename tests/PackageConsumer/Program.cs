@@ -1,10 +1,14 @@
 // Put/Get with LZ4 through the KvEngine package: writes enough compressible values to fill
 // several data blocks, flushes them into an LZ4 table, reopens the database and reads every value
-// back. Exits 0 on success, 1 with a message on the first mismatch.
+// back; then an IDistributedCache from the KvEngine.Extensions.Caching package, across a reopen.
+// Exits 0 on success, 1 with a message on the first mismatch.
 // Usage: PackageConsumer <expected KvEngine package version>
 using System.Reflection;
 using System.Text;
 using KvEngine;
+using KvEngine.Extensions.Caching;
+using Microsoft.Extensions.Caching.Distributed;
+using Microsoft.Extensions.Options;
 
 string expectedVersion = args.Length > 0 ? args[0] : throw new ArgumentException("usage: PackageConsumer <expected-version>");
 string? informational = typeof(KvDb).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion;
@@ -60,7 +64,22 @@ try
             return 1;
         }
     }
-    Console.WriteLine($"package consumer: KvEngine {informational} put/get {Count} keys with LZ4 ({tableBytes} table bytes for {rawBytes} value bytes): OK");
+    string cacheDir = Path.Combine(dir, "cache");
+    var cacheOptions = Options.Create(new KvEngineCacheOptions { Path = cacheDir });
+    using (var cache = new KvEngineCache(cacheOptions))
+    {
+        cache.SetString("greeting", "hello from the package", new DistributedCacheEntryOptions { SlidingExpiration = TimeSpan.FromHours(1) });
+    }
+    using (var cache = new KvEngineCache(cacheOptions))
+    {
+        string? greeting = cache.GetString("greeting");
+        if (greeting != "hello from the package")
+        {
+            Console.Error.WriteLine($"FAIL: KvEngineCache read back {greeting ?? "nothing"} after a reopen");
+            return 1;
+        }
+    }
+    Console.WriteLine($"package consumer: KvEngine {informational} put/get {Count} keys with LZ4 ({tableBytes} table bytes for {rawBytes} value bytes), KvEngineCache across a reopen: OK");
     return 0;
 }
 finally

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Packs KvEngine with a unique prerelease version into a temporary folder, then builds and runs
-# tests/PackageConsumer against that package as an outside application would: the project is
+# Packs KvEngine and KvEngine.Extensions.Caching with a unique prerelease version into a temporary
+# folder, then builds and runs tests/PackageConsumer against those packages as an outside
+# application would: the project is
 # copied out of the repository (no Directory.*.props apply), restored through its own NuGet.config
 # (the folder holding the new .nupkg plus nuget.org) into a dedicated, empty packages folder, so
 # neither the global NuGet cache nor an earlier run can serve a stale KvEngine.
@@ -11,10 +12,12 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/kvengine-consumer.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 version="0.1.0-ci.$(date -u +%Y%m%d%H%M%S).$$"
-echo "# package consumer: packing KvEngine $version"
-dotnet pack "$repo/src/KvEngine/KvEngine.csproj" -c Release -o "$work/feed" -p:Version="$version" --nologo -v quiet
-test -f "$work/feed/KvEngine.$version.nupkg"
-test -f "$work/feed/KvEngine.$version.snupkg"
+echo "# package consumer: packing KvEngine and KvEngine.Extensions.Caching $version"
+for project in KvEngine KvEngine.Extensions.Caching; do
+  dotnet pack "$repo/src/$project/$project.csproj" -c Release -o "$work/feed" -p:Version="$version" --nologo -v quiet
+  test -f "$work/feed/$project.$version.nupkg"
+  test -f "$work/feed/$project.$version.snupkg"
+done
 
 mkdir -p "$work/consumer"
 cp "$repo/tests/PackageConsumer/PackageConsumer.csproj" "$repo/tests/PackageConsumer/Program.cs" "$work/consumer/"
