@@ -25,14 +25,14 @@ public sealed class KvEngineCacheTests : IDisposable
     public async Task The_buffer_interface_writes_into_the_callers_writer_and_takes_a_multi_segment_sequence()
     {
         using KvEngineCache cache = Open();
-        ReadOnlySequence<byte> value = Segments(Bytes("hello, "), Bytes("segmented "), Bytes("world"));
+        ReadOnlySequence<byte> value = TestSegment.Sequence(Bytes("hello, "), Bytes("segmented "), Bytes("world"));
         cache.Set("k", value, new DistributedCacheEntryOptions());
         var writer = new ArrayBufferWriter<byte>();
         writer.Write(Bytes(">>")); // TryGet appends
         Assert.True(cache.TryGet("k", writer));
         Assert.Equal(Bytes(">>hello, segmented world"), writer.WrittenSpan.ToArray());
 
-        await cache.SetAsync("k2", Segments(Bytes("a"), [], Bytes("bc")), new DistributedCacheEntryOptions());
+        await cache.SetAsync("k2", TestSegment.Sequence(Bytes("a"), [], Bytes("bc")), new DistributedCacheEntryOptions());
         var writer2 = new ArrayBufferWriter<byte>();
         Assert.True(await cache.TryGetAsync("k2", writer2));
         Assert.Equal(Bytes("abc"), writer2.WrittenSpan.ToArray());
@@ -43,7 +43,7 @@ public sealed class KvEngineCacheTests : IDisposable
         Assert.False(await cache.TryGetAsync("missing", none));
         Assert.Equal(0, none.WrittenCount);
 
-        cache.Set("exp", Segments(Bytes("x")), new DistributedCacheEntryOptions { AbsoluteExpirationRelativeToNow = TimeSpan.FromSeconds(1) });
+        cache.Set("exp", TestSegment.Sequence(Bytes("x")), new DistributedCacheEntryOptions { AbsoluteExpirationRelativeToNow = TimeSpan.FromSeconds(1) });
         _time.Advance(TimeSpan.FromSeconds(1));
         Assert.False(cache.TryGet("exp", none));
         Assert.Equal(0, none.WrittenCount);
@@ -268,36 +268,5 @@ public sealed class KvEngineCacheTests : IDisposable
         Assert.Throws<ObjectDisposedException>(() => cache.Set("k", [1], new DistributedCacheEntryOptions()));
         await Assert.ThrowsAsync<ObjectDisposedException>(() => cache.RemoveAsync("k"));
         using KvDb db = KvDb.Open(_dir.Path); // the directory's lock was released
-    }
-
-    private static ReadOnlySequence<byte> Segments(params byte[][] parts)
-    {
-        if (parts.Length == 1)
-        {
-            return new ReadOnlySequence<byte>(parts[0]);
-        }
-        var first = new Segment(parts[0], 0);
-        Segment last = first;
-        for (int i = 1; i < parts.Length; i++)
-        {
-            last = last.Append(parts[i]);
-        }
-        return new ReadOnlySequence<byte>(first, 0, last, last.Memory.Length);
-    }
-
-    private sealed class Segment : ReadOnlySequenceSegment<byte>
-    {
-        public Segment(ReadOnlyMemory<byte> memory, long runningIndex)
-        {
-            Memory = memory;
-            RunningIndex = runningIndex;
-        }
-
-        public Segment Append(ReadOnlyMemory<byte> memory)
-        {
-            var next = new Segment(memory, RunningIndex + Memory.Length);
-            Next = next;
-            return next;
-        }
     }
 }
