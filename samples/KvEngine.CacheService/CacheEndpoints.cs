@@ -19,15 +19,17 @@ internal static class CacheEndpoints
     public const string TtlHeader = "X-Cache-TTL";
 
     public static async Task<IResult> PutAsync(string key, HttpRequest request, IDistributedCache cache,
-        IOptions<CacheServiceOptions> options, CancellationToken cancellationToken)
+        IOptions<CacheServiceOptions> options, CacheServiceMetrics metrics, CancellationToken cancellationToken)
     {
         if (!TryParseTtl(request, out DistributedCacheEntryOptions? entryOptions, out string? error))
         {
+            metrics.Request("put", "rejected");
             return Results.Problem(error, statusCode: StatusCodes.Status400BadRequest);
         }
         int max = options.Value.MaxValueBytes;
         if (request.ContentLength > max)
         {
+            metrics.Request("put", "rejected");
             return TooLarge(max);
         }
         PipeReader reader = request.BodyReader;
@@ -38,6 +40,7 @@ internal static class CacheEndpoints
             if (body.Length > max)
             {
                 reader.AdvanceTo(body.End);
+                metrics.Request("put", "rejected");
                 return TooLarge(max);
             }
             if (read.IsCompleted)
@@ -57,23 +60,35 @@ internal static class CacheEndpoints
                 {
                     reader.AdvanceTo(body.End);
                 }
+                metrics.Request("put", "stored");
+                metrics.Value("put", body.Length);
                 return Results.NoContent();
             }
             reader.AdvanceTo(body.Start, body.End); // need the whole body
         }
     }
 
-    public static async Task GetAsync(string key, HttpContext context, IDistributedCache cache, CancellationToken cancellationToken)
+    public static async Task GetAsync(string key, HttpContext context, IDistributedCache cache, CacheServiceMetrics metrics,
+        CancellationToken cancellationToken)
     {
         HttpResponse response = context.Response;
         if (cache is IBufferDistributedCache buffered)
         {
             response.ContentType = "application/octet-stream";
             // Written into the response pipe; nothing is sent before it returns, so a miss can still be a 404.
-            if (!await buffered.TryGetAsync(key, response.BodyWriter, cancellationToken))
+            PipeWriter body = response.BodyWriter;
+            long before = body.CanGetUnflushedBytes ? body.UnflushedBytes : -1;
+            if (!await buffered.TryGetAsync(key, body, cancellationToken))
             {
                 response.ContentType = null;
                 response.StatusCode = StatusCodes.Status404NotFound;
+                metrics.Request("get", "miss");
+                return;
+            }
+            metrics.Request("get", "hit");
+            if (before >= 0)
+            {
+                metrics.Value("get", body.UnflushedBytes - before);
             }
             return;
         }
@@ -81,16 +96,21 @@ internal static class CacheEndpoints
         if (value == null)
         {
             response.StatusCode = StatusCodes.Status404NotFound;
+            metrics.Request("get", "miss");
             return;
         }
+        metrics.Request("get", "hit");
+        metrics.Value("get", value.Length);
         response.ContentType = "application/octet-stream";
         response.ContentLength = value.Length;
         await response.Body.WriteAsync(value, cancellationToken);
     }
 
-    public static async Task<IResult> DeleteAsync(string key, IDistributedCache cache, CancellationToken cancellationToken)
+    public static async Task<IResult> DeleteAsync(string key, IDistributedCache cache, CacheServiceMetrics metrics,
+        CancellationToken cancellationToken)
     {
         await cache.RemoveAsync(key, cancellationToken);
+        metrics.Request("delete", "removed");
         return Results.NoContent();
     }
 

@@ -12,7 +12,9 @@ namespace KvEngine.CacheService.Tests;
 /// <summary>
 /// The sample service as a user runs it: Kestrel listening on a loopback port (chosen by the OS),
 /// spoken to over HTTP by an HttpClient. Time is a FakeTimeProvider so TTLs are tested without
-/// waiting. One server per test, in a fresh directory.
+/// waiting. One server per test, in a fresh directory; the tests of this class run one at a time
+/// (xUnit runs a class's tests sequentially), which the metric counts rely on: OpenTelemetry
+/// listens to every meter of a name in the process.
 /// </summary>
 public sealed class CacheServiceHttpTests : IAsyncLifetime
 {
@@ -141,6 +143,30 @@ public sealed class CacheServiceHttpTests : IAsyncLifetime
         HttpResponseMessage health = await Http.GetAsync("/health");
         Assert.Equal(HttpStatusCode.OK, health.StatusCode);
         Assert.Equal("Healthy", await health.Content.ReadAsStringAsync());
+    }
+
+    [Fact]
+    public async Task Metrics_are_served_in_Prometheus_format_and_count_hits_misses_and_stores()
+    {
+        Assert.Equal(HttpStatusCode.NoContent, (await Http.PutAsync("/cache/m", Body(new byte[1024]))).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await Http.GetAsync("/cache/m")).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await Http.GetAsync("/cache/m")).StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, (await Http.GetAsync("/cache/absent")).StatusCode);
+
+        HttpResponseMessage metrics = await Http.GetAsync("/metrics");
+        Assert.Equal(HttpStatusCode.OK, metrics.StatusCode);
+        string text = await metrics.Content.ReadAsStringAsync();
+        string[] lines = text.Split('\n');
+        Assert.Contains(lines, l => l.StartsWith("kvcache_requests_total{", StringComparison.Ordinal)
+            && l.Contains("operation=\"get\"", StringComparison.Ordinal) && l.Contains("outcome=\"hit\"", StringComparison.Ordinal)
+            && l.Split(' ')[1] == "2");
+        Assert.Contains(lines, l => l.StartsWith("kvcache_requests_total{", StringComparison.Ordinal)
+            && l.Contains("outcome=\"miss\"", StringComparison.Ordinal) && l.Split(' ')[1] == "1");
+        Assert.Contains(lines, l => l.StartsWith("kvcache_requests_total{", StringComparison.Ordinal)
+            && l.Contains("outcome=\"stored\"", StringComparison.Ordinal) && l.Split(' ')[1] == "1");
+        Assert.Contains(lines, l => l.StartsWith("kvcache_value_size_bytes_sum{", StringComparison.Ordinal)
+            && l.Contains("operation=\"get\"", StringComparison.Ordinal) && l.Split(' ')[1] == "2048");
+        Assert.Contains(lines, l => l.StartsWith("http_server_request_duration_seconds_count{", StringComparison.Ordinal));
     }
 
     [Fact]
