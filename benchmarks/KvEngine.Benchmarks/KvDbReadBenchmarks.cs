@@ -9,7 +9,9 @@ namespace KvEngine.Benchmarks;
 /// <see cref="Keys"/> unflushed keys) and in one flushed level-0 table (a second database, flushed,
 /// its memtable empty) — present keys, and absent keys the filter should reject — and iterator Next
 /// over the flushed database. TryGet copies the value into a reused buffer; Get returns a new array
-/// (its contract), shown for comparison. Public and unsealed for BenchmarkDotNet; single-threaded.
+/// (its contract), shown for comparison. A third database holds the same flushed table with a
+/// partitioned index and decoupled partitioned filters, its metadata in a block cache large enough
+/// for all of it (the partitioned Get path: 0 B per operation). Public and unsealed for BenchmarkDotNet; single-threaded.
 /// </summary>
 [MemoryDiagnoser]
 [SimpleJob(launchCount: 1, warmupCount: 3, iterationCount: 5)]
@@ -24,6 +26,8 @@ public class KvDbReadBenchmarks
     private TempDirectory? _dir;
     private KvDb? _memDb;
     private KvDb? _tableDb;
+    private KvDb? _partitionedDb;
+    private KvBlockCache? _partitionedCache;
     private KvIterator? _iterator;
     private int _next;
 
@@ -36,12 +40,21 @@ public class KvDbReadBenchmarks
         _dir = new TempDirectory();
         _memDb = KvDb.Open(_dir.Combine("mem"));
         _tableDb = KvDb.Open(_dir.Combine("table"));
+        _partitionedDb = KvDb.Open(_dir.Combine("partitioned"), new KvOptions
+        {
+            IndexType = KvIndexType.TwoLevelIndexSearch,
+            PartitionFilters = true,
+            CacheIndexAndFilterBlocks = true,
+            BlockCache = _partitionedCache = new KvBlockCache(64L << 20),
+        });
         for (int i = 0; i < Keys; i++)
         {
             _memDb.Put(BenchData.Key(_keys, i), value);
             _tableDb.Put(BenchData.Key(_keys, i), value);
+            _partitionedDb.Put(BenchData.Key(_keys, i), value);
         }
         _tableDb.Flush();
+        _partitionedDb.Flush();
         if (_tableDb.GetProperty("rocksdb.num-files-at-level0") != "1")
         {
             throw new InvalidOperationException("The flushed database should hold exactly one level-0 table.");
@@ -56,6 +69,8 @@ public class KvDbReadBenchmarks
         _iterator?.Dispose();
         _memDb?.Dispose();
         _tableDb?.Dispose();
+        _partitionedDb?.Dispose();
+        _partitionedCache?.Dispose();
         _dir?.Dispose();
     }
 
@@ -67,6 +82,12 @@ public class KvDbReadBenchmarks
 
     [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
     public int TryGetTableMiss() => TryGets(_tableDb!, _absentKeys);
+
+    [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
+    public int TryGetPartitioned() => TryGets(_partitionedDb!, _keys);
+
+    [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
+    public int TryGetPartitionedMiss() => TryGets(_partitionedDb!, _absentKeys);
 
     [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
     public int GetMemTable()

@@ -25,6 +25,15 @@ internal sealed class BenchFlags
     public int BlockSize { get; private set; } = 4096;
     public long WriteBufferSize { get; private set; } = 64L << 20;
     public int MaxWriteBufferNumber { get; private set; } = 2;
+    public int MinWriteBufferNumberToMerge { get; private set; } = 1;
+    /// <summary>Write operations of fill benchmarks and readwhilewriting's writer; -1: <see cref="Num"/>.</summary>
+    public long Writes { get; private set; } = -1;
+    public bool FinishAfterWrites { get; private set; }
+    public long WritesPerRangeTombstone { get; private set; }
+    public long RangeTombstoneWidth { get; private set; } = 100;
+    public long MaxNumRangeTombstones { get; private set; }
+    public long WritesBeforeDeleteRange { get; private set; }
+    public bool ExpandRangeTombstones { get; private set; }
     public bool UseExistingDb { get; private set; }
     public bool DisableWal { get; private set; }
     public bool AllowConcurrentMemtableWrite { get; private set; } = true;
@@ -61,12 +70,37 @@ internal sealed class BenchFlags
     public int CacheNumShardBits { get; private set; } = -1;
     public int OpenFiles { get; private set; } = -1;
     public bool CacheIndexAndFilterBlocks { get; private set; }
+    public bool PinL0FilterAndIndexBlocksInCache { get; private set; }
+    public KvIndexType IndexType { get; private set; } = KvIndexType.BinarySearch;
+    public bool PartitionFilters { get; private set; }
+    public int MetadataBlockSize { get; private set; } = 4096;
+    public bool DecouplePartitionedFilters { get; private set; } = true;
+
+    /// <summary>db_bench's default is false (the library's is true).</summary>
+    public bool PinTopLevelIndexAndFilter { get; private set; }
+    public KvPinningTier TopLevelIndexPinning { get; private set; } = KvPinningTier.Fallback;
+    public KvPinningTier PartitionPinning { get; private set; } = KvPinningTier.Fallback;
+    public KvPinningTier UnpartitionedPinning { get; private set; } = KvPinningTier.Fallback;
     public bool UseCompressedSecondaryCache { get; private set; }
     public long CompressedSecondaryCacheSize { get; private set; } = 8L << 20;
     public KvCompressionType CompressedSecondaryCacheCompressionType { get; private set; } = KvCompressionType.Lz4;
     public bool CompressedSecondaryCacheSplit { get; private set; } = true;
 
     public long ReadCount => Reads < 0 ? Num : Reads;
+
+    public long WriteCount => Writes < 0 ? Num : Writes;
+
+    /// <summary>
+    /// db_bench's trigger, after the <paramref name="written"/>-th write: a range tombstone every
+    /// -writes_per_range_tombstone writes after -writes_before_delete_range, at most
+    /// -max_num_range_tombstones of them (0 means none).
+    /// </summary>
+    public bool RangeTombstoneDue(long written)
+    {
+        long after = written - WritesBeforeDeleteRange;
+        return WritesPerRangeTombstone > 0 && after > 0 && after / WritesPerRangeTombstone <= MaxNumRangeTombstones &&
+            after % WritesPerRangeTombstone == 0;
+    }
 
     /// <summary>-help, --help, -helpfull or --helpfull was given: print the flags and run nothing.</summary>
     public bool Help { get; private set; }
@@ -110,6 +144,14 @@ internal sealed class BenchFlags
             case "block_size": BlockSize = (int)Long(v, raw, 256); break;
             case "write_buffer_size": WriteBufferSize = Long(v, raw, 4096); break;
             case "max_write_buffer_number": MaxWriteBufferNumber = (int)Long(v, raw, 2); break;
+            case "min_write_buffer_number_to_merge": MinWriteBufferNumberToMerge = (int)Long(v, raw, 1); break;
+            case "writes": Writes = Long(v, raw, -1); break;
+            case "finish_after_writes": FinishAfterWrites = Bool(v, raw); break;
+            case "writes_per_range_tombstone": WritesPerRangeTombstone = Long(v, raw, 0); break;
+            case "range_tombstone_width": RangeTombstoneWidth = Long(v, raw, 0); break;
+            case "max_num_range_tombstones": MaxNumRangeTombstones = Long(v, raw, 0); break;
+            case "writes_before_delete_range": WritesBeforeDeleteRange = Long(v, raw, 0); break;
+            case "expand_range_tombstones": ExpandRangeTombstones = Bool(v, raw); break;
             case "use_existing_db": UseExistingDb = Bool(v, raw); break;
             case "disable_wal": DisableWal = Bool(v, raw); break;
             case "allow_concurrent_memtable_write": AllowConcurrentMemtableWrite = Bool(v, raw); break;
@@ -124,6 +166,34 @@ internal sealed class BenchFlags
             case "cache_numshardbits": CacheNumShardBits = (int)Long(v, raw, -1); break;
             case "open_files": OpenFiles = (int)Long(v, raw, -1); break;
             case "cache_index_and_filter_blocks": CacheIndexAndFilterBlocks = Bool(v, raw); break;
+            case "pin_l0_filter_and_index_blocks_in_cache": PinL0FilterAndIndexBlocksInCache = Bool(v, raw); break;
+            case "partition_index_and_filters":
+                if (Bool(v, raw))
+                {
+                    IndexType = KvIndexType.TwoLevelIndexSearch;
+                    PartitionFilters = true;
+                }
+                break;
+            case "partition_index":
+                if (Bool(v, raw))
+                {
+                    IndexType = KvIndexType.TwoLevelIndexSearch;
+                }
+                break;
+            case "index_type":
+                IndexType = Long(v, raw, 0) switch
+                {
+                    0 => KvIndexType.BinarySearch,
+                    2 => KvIndexType.TwoLevelIndexSearch,
+                    _ => throw Bad(raw, "KvEngine writes kBinarySearch (0) or kTwoLevelIndexSearch (2)"),
+                };
+                break;
+            case "metadata_block_size": MetadataBlockSize = (int)Long(v, raw, 1); break;
+            case "decouple_partitioned_filters": DecouplePartitionedFilters = Bool(v, raw); break;
+            case "pin_top_level_index_and_filter": PinTopLevelIndexAndFilter = Bool(v, raw); break;
+            case "top_level_index_pinning": TopLevelIndexPinning = Tier(v, raw); break;
+            case "partition_pinning": PartitionPinning = Tier(v, raw); break;
+            case "unpartitioned_pinning": UnpartitionedPinning = Tier(v, raw); break;
             case "use_compressed_secondary_cache": UseCompressedSecondaryCache = Bool(v, raw); break;
             case "compressed_secondary_cache_size": CompressedSecondaryCacheSize = Long(v, raw, 0); UseCompressedSecondaryCache = true; break;
             case "compressed_secondary_cache_compression_type": CompressedSecondaryCacheCompressionType = Compression(v, raw); break;
@@ -198,6 +268,10 @@ internal sealed class BenchFlags
         "kxxh3" or "xxh3" => KvChecksumType.XxHash3,
         _ => throw Bad(raw, "KvEngine writes kCRC32c or kXXH3"),
     };
+
+    /// <summary>db_stress's numbering: 0 kFallback, 1 kNone, 2 kFlushedAndSimilar, 3 kAll.</summary>
+    private static KvPinningTier Tier(string v, string raw) =>
+        Long(v, raw, 0) is long t and <= 3 ? (KvPinningTier)t : throw Bad(raw, "expected 0 (fallback), 1 (none), 2 (flushed and similar) or 3 (all)");
 
     private static ArgumentException Bad(string raw, string why) => new($"Invalid flag '{raw}': {why}");
 }

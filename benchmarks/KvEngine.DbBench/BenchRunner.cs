@@ -71,10 +71,23 @@ internal sealed class BenchRunner
             compressedSecondaryCacheSize: _f.UseCompressedSecondaryCache ? _f.CompressedSecondaryCacheSize : 0,
             compressedSecondaryCacheCompression: _f.CompressedSecondaryCacheCompressionType, compressedSecondaryCacheSplit: _f.CompressedSecondaryCacheSplit),
         CacheIndexAndFilterBlocks = _f.CacheIndexAndFilterBlocks,
+        PinL0FilterAndIndexBlocksInCache = _f.PinL0FilterAndIndexBlocksInCache,
+        IndexType = _f.IndexType,
+        PartitionFilters = _f.PartitionFilters,
+        MetadataBlockSize = _f.MetadataBlockSize,
+        DecouplePartitionedFilters = _f.DecouplePartitionedFilters,
+        PinTopLevelIndexAndFilter = _f.PinTopLevelIndexAndFilter,
+        MetadataCacheOptions = new KvMetadataCacheOptions
+        {
+            TopLevelIndexPinning = _f.TopLevelIndexPinning,
+            PartitionPinning = _f.PartitionPinning,
+            UnpartitionedPinning = _f.UnpartitionedPinning,
+        },
         MaxOpenFiles = _f.OpenFiles == 0 ? -1 : _f.OpenFiles,
         CreateIfMissing = true,
         WriteBufferSize = _f.WriteBufferSize,
         MaxWriteBufferNumber = _f.MaxWriteBufferNumber,
+        MinWriteBufferNumberToMerge = _f.MinWriteBufferNumberToMerge,
         Compression = _f.CompressionType,
         CompressionLevel = _f.CompressionLevel,
         Checksum = _f.ChecksumType,
@@ -113,7 +126,7 @@ internal sealed class BenchRunner
             "seekrandom" => SeekRandom,
             "deleterandom" => DeleteRandom,
             "readwhilewriting" => ReadRandom,
-            "stats" or "sstables" or "waitforcompaction" => null,
+            "stats" or "sstables" or "waitforcompaction" or "flush" or "block_cache_entry_stats" => null,
             _ => throw new ArgumentException($"unknown benchmark '{name}'"),
         };
         if (method == null)
@@ -121,6 +134,15 @@ internal sealed class BenchRunner
             if (name == "waitforcompaction")
             {
                 WaitForCompaction();
+            }
+            else if (name == "flush")
+            {
+                Console.WriteLine("flush memtable"); // db_bench's line; the memtables go to level 0 before the next benchmark
+                _db!.Flush();
+            }
+            else if (name == "block_cache_entry_stats")
+            {
+                Console.WriteLine(_db!.GetProperty("rocksdb.block-cache-entry-stats"));
             }
             else
             {
@@ -145,6 +167,7 @@ internal sealed class BenchRunner
         {
             "fillsync" => Math.Max(1, _f.Num / 1000),
             "readrandom" or "readseq" or "readreverse" or "seekrandom" or "readwhilewriting" => _f.ReadCount,
+            "fillseq" or "fillrandom" or "overwrite" => _f.WriteCount,
             _ => _f.Num,
         };
         ThreadState[] states = RunThreads(method, name == "readwhilewriting");
@@ -236,14 +259,56 @@ internal sealed class BenchRunner
         }
     }
 
+    // readwhilewriting's writer (db_bench's BGWriter): random puts until the readers are done (or,
+    // with -finish_after_writes, until -writes writes), a range tombstone (a separate DeleteRange
+    // from a random key) when one is due.
     private void BackgroundWriter(ThreadState s)
     {
         var wo = new WriteOptions { Sync = _f.Sync, DisableWal = _f.DisableWal };
+        long written = 0;
+        long rangeDeletions = 0;
         while (!_readersDone)
         {
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
             _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+            written++;
+            if (_f.RangeTombstoneDue(written))
+            {
+                rangeDeletions++;
+                using var batch = new WriteBatch();
+                AddRangeTombstone(batch, s.Random.NextInt64(_f.Num));
+                _db.Write(batch, wo);
+            }
+            if (_f.FinishAfterWrites && written == _f.WriteCount)
+            {
+                Console.Error.WriteLine(string.Create(s_c, $"Exiting the writer after {written} writes..."));
+                break;
+            }
         }
+        if (rangeDeletions > 0)
+        {
+            Console.WriteLine(string.Create(s_c, $"Number of range deletions: {rangeDeletions}"));
+        }
+    }
+
+    // db_bench: DeleteRange(key begin, key begin + width), or with -expand_range_tombstones the
+    // width point Deletes it stands for.
+    private void AddRangeTombstone(WriteBatch batch, long begin)
+    {
+        byte[] from = new byte[_f.KeySize];
+        byte[] to = new byte[_f.KeySize];
+        if (_f.ExpandRangeTombstones)
+        {
+            for (long k = 0; k < _f.RangeTombstoneWidth; k++)
+            {
+                KeyGenerator.Fill(from, begin + k);
+                batch.Delete(from);
+            }
+            return;
+        }
+        KeyGenerator.Fill(from, begin);
+        KeyGenerator.Fill(to, begin + _f.RangeTombstoneWidth);
+        batch.DeleteRange(from, to);
     }
 
     private void WriteSeq(ThreadState s) => Write(s, sequential: true);
@@ -254,17 +319,37 @@ internal sealed class BenchRunner
     {
         var wo = new WriteOptions { Sync = _syncWrites, DisableWal = _f.DisableWal };
         Histogram? h = s.Histogram;
+        // As db_bench: with range tombstones the key space grows by their number, and a due
+        // tombstone goes into the same batch as the put, starting at the generator's next key.
+        long keySpace = _f.Num + _f.MaxNumRangeTombstones;
+        using WriteBatch? batch = _f.WritesPerRangeTombstone > 0 ? new WriteBatch() : null;
+        long rangeDeletions = 0;
         long i = 0;
         for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
-            KeyGenerator.Fill(s.Key, sequential ? i : s.Random.NextInt64(_f.Num));
-            _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+            KeyGenerator.Fill(s.Key, sequential ? i : s.Random.NextInt64(keySpace));
+            if (batch != null && _f.RangeTombstoneDue(i + 1))
+            {
+                rangeDeletions++;
+                batch.Clear();
+                batch.Put(s.Key, s.Values.Next(_f.ValueSize));
+                AddRangeTombstone(batch, sequential ? i + 1 : s.Random.NextInt64(keySpace));
+                _db!.Write(batch, wo);
+            }
+            else
+            {
+                _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+            }
             s.Bytes += _f.KeySize + _f.ValueSize;
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
             Progress(s, i);
         }
         s.Done = i;
+        if (rangeDeletions > 0)
+        {
+            Console.WriteLine(string.Create(s_c, $"Number of range deletions: {rangeDeletions}"));
+        }
     }
 
     private void DeleteRandom(ThreadState s)

@@ -70,6 +70,26 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         _impl.Write(b, options ?? WriteOptions.Default);
     }
 
+    /// <summary>
+    /// Removes every key in [<paramref name="begin"/>, <paramref name="end"/>) (begin inclusive, end
+    /// exclusive, as RocksDB's DeleteRange) with one range tombstone, whatever the number of keys.
+    /// begin == end does nothing.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="begin"/> sorts after <paramref name="end"/>.</exception>
+    public void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end, WriteOptions? options = null)
+    {
+        WriteBatch b = ThreadBatch();
+        b.DeleteRange(begin, end);
+        if (b.Count > 0)
+        {
+            _impl.Write(b, options ?? WriteOptions.Default);
+        }
+        else
+        {
+            _impl.ThrowIfDisposed();
+        }
+    }
+
     /// <summary>Applies every record of <paramref name="batch"/> atomically.</summary>
     public void Write(WriteBatch batch, WriteOptions? options = null)
     {
@@ -99,6 +119,30 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     {
         var b = new WriteBatch();
         b.Delete(key.Span);
+        return WriteOwnedAsync(b, options, cancellationToken);
+    }
+
+    /// <summary><see cref="DeleteRange"/>, completing when the write is as durable as <paramref name="options"/> asks.</summary>
+    /// <exception cref="ArgumentException"><paramref name="begin"/> sorts after <paramref name="end"/> (thrown at once).</exception>
+    public ValueTask DeleteRangeAsync(ReadOnlyMemory<byte> begin, ReadOnlyMemory<byte> end, WriteOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        var b = new WriteBatch();
+        try
+        {
+            b.DeleteRange(begin.Span, end.Span);
+        }
+        catch
+        {
+            b.Dispose();
+            throw;
+        }
+        if (b.Count == 0)
+        {
+            b.Dispose();
+            _impl.ThrowIfDisposed();
+            return cancellationToken.IsCancellationRequested ? ValueTask.FromCanceled(cancellationToken) : ValueTask.CompletedTask;
+        }
         return WriteOwnedAsync(b, options, cancellationToken);
     }
 

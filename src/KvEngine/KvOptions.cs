@@ -36,6 +36,14 @@ public sealed class KvOptions
     /// <summary>Mutable plus immutable memtables allowed before writers wait for a flush (2).</summary>
     public int MaxWriteBufferNumber { get; set; } = 2;
 
+    /// <summary>
+    /// Immutable memtables that must wait before a background flush starts (RocksDB's
+    /// min_write_buffer_number_to_merge, 1); capped at <see cref="MaxWriteBufferNumber"/> - 1, as
+    /// RocksDB sanitizes it. Flush() and closing flush whatever waits. Above 1, a flush merges
+    /// every waiting memtable into one level-0 table, as RocksDB does; at 1 each memtable gets its own.
+    /// </summary>
+    public int MinWriteBufferNumberToMerge { get; set; } = 1;
+
     /// <summary>How a damaged write-ahead log is treated at open (RocksDB's wal_recovery_mode).</summary>
     public WalRecoveryMode WalRecoveryMode { get; set; } = WalRecoveryMode.PointInTimeRecovery;
 
@@ -163,8 +171,44 @@ public sealed class KvOptions
     /// </summary>
     public bool CacheIndexAndFilterBlocks { get; set; }
 
-    /// <summary>With <see cref="CacheIndexAndFilterBlocks"/>, keep level-0 tables' index and filter pinned in the cache while the table is open (false).</summary>
+    /// <summary>
+    /// Keep the index and filter of level-0 tables no larger than 1.5 x <see cref="WriteBufferSize"/>
+    /// pinned in the cache while the table is open (false): with <see cref="CacheIndexAndFilterBlocks"/>
+    /// for unpartitioned tables, and always for the partitions of partitioned ones (RocksDB's
+    /// fallback for the unpartitioned and partition pinning tiers, <see cref="MetadataCacheOptions"/>).
+    /// </summary>
     public bool PinL0FilterAndIndexBlocksInCache { get; set; }
+
+    /// <summary>
+    /// Index written with new tables: one index block (the default) or index partitions under a
+    /// top-level index (RocksDB: index_type, kTwoLevelIndexSearch = 2).
+    /// </summary>
+    public KvIndexType IndexType { get; set; } = KvIndexType.BinarySearch;
+
+    /// <summary>
+    /// With <see cref="KvIndexType.TwoLevelIndexSearch"/>, partition the Bloom filter too
+    /// (RocksDB: partition_filters, false; ignored with a single-level index, as RocksDB does).
+    /// </summary>
+    public bool PartitionFilters { get; set; }
+
+    /// <summary>Target size of index and filter partitions in bytes (RocksDB: metadata_block_size, 4096).</summary>
+    public int MetadataBlockSize { get; set; } = 4096;
+
+    /// <summary>
+    /// Cut filter partitions on their own key count instead of together with index partitions
+    /// (RocksDB: decouple_partitioned_filters, PR 12939; true as in current RocksDB; false writes
+    /// exactly what RocksDB 7.8 writes).
+    /// </summary>
+    public bool DecouplePartitionedFilters { get; set; } = true;
+
+    /// <summary>
+    /// With <see cref="CacheIndexAndFilterBlocks"/>, keep the top-level index and top-level filter
+    /// index of partitioned tables pinned in the cache (RocksDB: pin_top_level_index_and_filter, true).
+    /// </summary>
+    public bool PinTopLevelIndexAndFilter { get; set; } = true;
+
+    /// <summary>Pinning tiers for index and filter blocks (RocksDB: metadata_cache_options).</summary>
+    public KvMetadataCacheOptions MetadataCacheOptions { get; set; } = new();
 
     /// <summary>Bytes of compressed secondary cache under the default per-database block cache; 0 for none.</summary>
     public long CompressedSecondaryCacheSize { get; set; }
@@ -205,17 +249,37 @@ public sealed class KvOptions
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
-    internal KvOptions Clone() => (KvOptions)MemberwiseClone();
+    internal KvOptions Clone()
+    {
+        var clone = (KvOptions)MemberwiseClone();
+        clone.MetadataCacheOptions = MetadataCacheOptions?.Clone()!;
+        return clone;
+    }
 
     internal void Validate()
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(WriteBufferSize, 4096, nameof(WriteBufferSize));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(WriteBufferSize, 1L << 40, nameof(WriteBufferSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxWriteBufferNumber, 2, nameof(MaxWriteBufferNumber));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MinWriteBufferNumberToMerge, 1, nameof(MinWriteBufferNumberToMerge));
         ArgumentOutOfRangeException.ThrowIfNegative(WriteThreadSpinIterations, nameof(WriteThreadSpinIterations));
         ArgumentOutOfRangeException.ThrowIfLessThan(BlockSize, 256, nameof(BlockSize));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(BlockSize, 64 << 20, nameof(BlockSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(BlockRestartInterval, 1, nameof(BlockRestartInterval));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MetadataBlockSize, 1, nameof(MetadataBlockSize));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(MetadataBlockSize, 64 << 20, nameof(MetadataBlockSize));
+        if (!Enum.IsDefined(IndexType))
+        {
+            throw new ArgumentException($"Unknown index type {(int)IndexType}.", nameof(IndexType));
+        }
+        ArgumentNullException.ThrowIfNull(MetadataCacheOptions, nameof(MetadataCacheOptions));
+        foreach (KvPinningTier tier in (ReadOnlySpan<KvPinningTier>)[MetadataCacheOptions.TopLevelIndexPinning, MetadataCacheOptions.PartitionPinning, MetadataCacheOptions.UnpartitionedPinning])
+        {
+            if (!Enum.IsDefined(tier))
+            {
+                throw new ArgumentException($"Unknown pinning tier {(int)tier}.", nameof(MetadataCacheOptions));
+            }
+        }
         if (!Enum.IsDefined(Compression))
         {
             throw new ArgumentException($"Unknown compression type {(int)Compression}.", nameof(Compression));

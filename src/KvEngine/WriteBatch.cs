@@ -19,7 +19,7 @@ namespace KvEngine;
 
 /// <summary>
 /// A group of writes applied atomically: all of them or none survive a crash. Build one with
-/// <see cref="Put"/> and <see cref="Delete"/>, then hand it to the database's write method.
+/// <see cref="Put"/>, <see cref="Delete"/> and <see cref="DeleteRange"/>, then hand it to the database's write method.
 /// Keys and values are copied in; the batch can be reused after <see cref="Clear"/>.
 /// Holds a pooled buffer: dispose it when done. Not thread-safe.
 /// </summary>
@@ -100,9 +100,25 @@ public sealed class WriteBatch : IDisposable
     internal void SingleDelete(ReadOnlySpan<byte> key) =>
         AddRecord(WriteBatchTag.SingleDeletion, key, default, hasSecond: false);
 
-    /// <summary>Removes every key in [<paramref name="begin"/>, <paramref name="end"/>).</summary>
-    internal void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end) =>
-        AddRecord(WriteBatchTag.RangeDeletion, begin, end, hasSecond: true);
+    /// <summary>
+    /// Removes every key in [<paramref name="begin"/>, <paramref name="end"/>) (begin inclusive,
+    /// end exclusive, as RocksDB's DeleteRange), as of this write: keys written later are not affected.
+    /// An empty range (begin == end) adds nothing.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="begin"/> sorts after <paramref name="end"/>,
+    /// or the batch would exceed about 2 GiB.</exception>
+    public void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end)
+    {
+        int c = begin.SequenceCompareTo(end);
+        if (c > 0)
+        {
+            throw new ArgumentException("DeleteRange: the end key sorts before the begin key.", nameof(end));
+        }
+        if (c < 0)
+        {
+            AddRecord(WriteBatchTag.RangeDeletion, begin, end, hasSecond: true);
+        }
+    }
 
     /// <summary>Adds a merge operand for <paramref name="key"/>.</summary>
     internal void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand) =>

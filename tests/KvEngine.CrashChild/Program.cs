@@ -2,7 +2,8 @@ using System.Globalization;
 using KvEngine;
 
 // Usage: KvEngine.CrashChild <db path> <first index>
-// Writes batches { Put(key i), and for i % 10 == 0 Delete(key i-5) } with Sync=true, printing
+// Writes batches { Put(key i), for i % 10 == 0 Delete(key i-5), and for i % 50 == 25
+// DeleteRange(key i-20, key i-15) (keys i-20 .. i-16) } with Sync=true, printing
 // "ack i" after each acknowledged write, until killed. Small memtables make flushes (and so table
 // and MANIFEST writes) happen while it may be killed.
 if (args.Length != 2)
@@ -24,6 +25,10 @@ for (long i = first; ; i++)
     if (i % 10 == 0)
     {
         batch.Delete(CrashKeys.Key(i - 5));
+    }
+    if (i % 50 == 25)
+    {
+        batch.DeleteRange(CrashKeys.Key(i - 20), CrashKeys.Key(i - 15));
     }
     db.Write(batch, sync);
     Console.Out.WriteLine("ack " + i.ToString(CultureInfo.InvariantCulture));

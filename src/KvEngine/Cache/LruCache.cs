@@ -103,6 +103,20 @@ internal sealed class LruCache : IDisposable
         }
     }
 
+    /// <summary>
+    /// Entries and charged bytes per <see cref="CacheEntryRole"/> (slots indexed by the role), each
+    /// shard read under its lock in turn (a consistent picture per shard, not across shards).
+    /// </summary>
+    public void CollectRoleStats(Span<long> counts, Span<long> charges)
+    {
+        counts.Clear();
+        charges.Clear();
+        foreach (LruCacheShard s in _shards)
+        {
+            s.AddRoleStats(counts, charges);
+        }
+    }
+
     /// <summary>The per-shard capacity bound: usage stays within it except for referenced entries.</summary>
     public long ShardCapacity => _shards[0].Capacity;
 

@@ -77,6 +77,20 @@ internal sealed class LruCacheShard
         }
     }
 
+    /// <summary>Adds each entry's count and charge to the slots of its role (indexed by <see cref="CacheEntryRole"/>).</summary>
+    public void AddRoleStats(Span<long> counts, Span<long> charges)
+    {
+        lock (_lock)
+        {
+            foreach (LruHandle h in _table.Values)
+            {
+                int role = (int)h.Value.Role;
+                counts[role]++;
+                charges[role] += h.Charge;
+            }
+        }
+    }
+
     /// <summary>Changes the capacity, evicting unreferenced entries (chained into <paramref name="freed"/>) down to it.</summary>
     public void SetCapacity(long capacity, ref LruHandle? freed)
     {

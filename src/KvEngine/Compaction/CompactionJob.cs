@@ -2,6 +2,7 @@ using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Manifest;
+using KvEngine.RangeDel;
 using KvEngine.Util;
 
 using ValueType = KvEngine.Format.ValueType;
@@ -19,6 +20,11 @@ namespace KvEngine.Compaction;
 /// When nothing lies below the output level in the compaction's range, values every snapshot sees
 /// are written with sequence number 0 (at most one entry per user key qualifies: the stripe filter
 /// keeps one entry at or below the earliest snapshot).
+/// Range tombstones (<see cref="CompactionRangeDelAggregator"/>): point entries a tombstone of their
+/// snapshot stripe covers are dropped; the tombstones are written to every output whose share of
+/// the key space they overlap (whole, with the file boundaries clamped to the share), and at the
+/// bottom of the tree those every snapshot sees are dropped. An output holding only tombstones is
+/// written when no point entry survives.
 /// On failure or cancellation every output written so far is deleted and the exception propagates.
 /// A trivial move never gets here. Not thread-safe; one thread runs a job.
 /// </summary>
@@ -58,6 +64,8 @@ internal sealed class CompactionJob
         var probe = new DeeperLevelsProbe(_version, _c.OutputLevel);
         var cutter = new CompactionOutputCutter(_c.Grandparents, _c.TargetFileSize, _c.MaxCompactionBytes, _c.DynamicFileSize, bottommost);
         using var filter = new SnapshotStripeFilter(_snapshots);
+        var rangeDel = new CompactionRangeDelAggregator(_env.Tables, _c.AllInputs(), _snapshots, bottommost);
+        byte[]? outputLower = null; // the current output's share of the key space starts here (null: unbounded)
         using var lastOutputUserKey = new ByteBuffer(64);
         using var zeroedKey = new ByteBuffer(64);
         ulong earliestSnapshot = _snapshots.Length > 0 ? _snapshots[0] : InternalKeys.MaxSequenceNumber;
@@ -70,7 +78,7 @@ internal sealed class CompactionJob
                 _cancel.ThrowIfCancellationRequested();
                 ReadOnlySpan<byte> key = input.Key;
                 keysIn++;
-                if (!filter.ShouldKeep(key, probe))
+                if (!filter.ShouldKeep(key, probe) || (rangeDel.HasTombstones && rangeDel.ShouldDelete(key)))
                 {
                     continue;
                 }
@@ -79,21 +87,18 @@ internal sealed class CompactionJob
                 {
                     if (cutter.ShouldStopBefore(userKey, current != null, current?.EstimatedSize ?? 0))
                     {
+                        byte[] upper = userKey.ToArray();
+                        AddRangeTombstones(current!, rangeDel.Output, outputLower, upper);
                         outputs.Add(current!.Finish(oldestAncester));
                         current.Dispose();
                         current = null;
+                        outputLower = upper;
                     }
                     lastOutputUserKey.Clear();
                     lastOutputUserKey.Append(userKey);
                     haveOutputKey = true;
                 }
-                if (current == null)
-                {
-                    ulong number = _env.NewOutputFileNumber();
-                    string path = FileNames.TableFile(_env.Directory, number);
-                    paths.Add(path);
-                    current = new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions);
-                }
+                current ??= NewOutput(paths);
                 if (bottommost && InternalKeys.Sequence(key) <= earliestSnapshot && InternalKeys.Type(key) == ValueType.Value)
                 {
                     // Every reader sees this value and nothing older exists below: its sequence
@@ -106,8 +111,13 @@ internal sealed class CompactionJob
                 current.Add(key, input.Value);
                 keysOut++;
             }
+            if (current == null && outputs.Count == 0 && !rangeDel.Output.IsEmpty)
+            {
+                current = NewOutput(paths); // nothing but tombstones survived
+            }
             if (current != null)
             {
+                AddRangeTombstones(current, rangeDel.Output, outputLower, upper: null);
                 outputs.Add(current.Finish(oldestAncester));
                 current.Dispose();
                 current = null;
@@ -159,6 +169,25 @@ internal sealed class CompactionJob
         };
     }
 
+    // Writes the output's share of the tombstones and what they may delete below the output level.
+    private void AddRangeTombstones(CompactionOutputFile output, FragmentedRangeTombstoneList tombstones, byte[]? lower, byte[]? upper)
+    {
+        output.AddRangeTombstones(tombstones, lower, upper, out int first, out int last);
+        if (last > first)
+        {
+            output.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
+                _version, _env.Tables, _c.OutputLevel, tombstones, first, last, lower, upper);
+        }
+    }
+
+    private CompactionOutputFile NewOutput(List<string> paths)
+    {
+        ulong number = _env.NewOutputFileNumber();
+        string path = FileNames.TableFile(_env.Directory, number);
+        paths.Add(path);
+        return new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions);
+    }
+
     /// <summary>The edit of a trivial move: the single input leaves its level for the output level.</summary>
     public static VersionEdit TrivialMoveEdit(Compaction c)
     {
@@ -194,14 +223,6 @@ internal sealed class CompactionJob
         var children = new List<InternalIterator>();
         try
         {
-            foreach (FileMetaData f in _c.AllInputs())
-            {
-                if (_env.Tables.Get(f).RangeDelHandle != null)
-                {
-                    throw new KvException(
-                        $"Table {f.Number} holds range deletions, which KvEngine's compaction does not support yet.");
-                }
-            }
             // Inputs are read with fillCache: false, as RocksDB compacts: their blocks would only
             // evict hot ones, and the files are about to be deleted.
             if (_c.StartLevel == 0)

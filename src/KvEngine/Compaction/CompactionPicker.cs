@@ -60,7 +60,7 @@ internal sealed partial class CompactionPicker
             if (!_busy.Contains(f.Number))
             {
                 l0Files++;
-                l0Bytes += (long)f.FileSize;
+                l0Bytes += (long)f.CompensatedFileSize;
             }
         }
         scores[0] = Math.Max((double)l0Files / _options.Level0FileNumCompactionTrigger,
@@ -72,7 +72,7 @@ internal sealed partial class CompactionPicker
             {
                 if (!_busy.Contains(f.Number))
                 {
-                    bytes += (long)f.FileSize;
+                    bytes += (long)f.CompensatedFileSize;
                 }
             }
             long target = targets.MaxBytesForLevel(level);
@@ -306,7 +306,7 @@ internal sealed partial class CompactionPicker
             {
                 overlap += next[k].FileSize;
             }
-            ratios[i] = overlap * 1024 / Math.Max(1UL, files[i].FileSize);
+            ratios[i] = overlap * 1024 / Math.Max(1UL, files[i].CompensatedFileSize);
         }
         Array.Sort(ratios, order);
         // Array.Sort is not stable: restore key order among equal ratios.

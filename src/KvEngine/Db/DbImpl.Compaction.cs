@@ -22,6 +22,10 @@ internal sealed partial class DbImpl
     private readonly CancellationTokenSource _shutdown = new();
     private Thread[] _backgroundThreads = Array.Empty<Thread>();
     private bool _flushRunning;
+    private int _forcedFlushes; // the oldest memtables that must be flushed now (Flush, close), under _mutex
+
+    // RocksDB's min_write_buffer_number_to_merge, sanitized to at most max_write_buffer_number - 1.
+    private int MinImmutableToFlush => Math.Min(_options.MinWriteBufferNumberToMerge, _options.MaxWriteBufferNumber - 1);
     private int _autoCompactionsRunning;
     private int _manualCompactionsRunning;
 
@@ -72,7 +76,7 @@ internal sealed partial class DbImpl
     {
         while (true)
         {
-            ImmutableMemTable? flush = null;
+            ImmutableMemTable[]? flush = null;
             Compaction.Compaction? compaction = null;
             ReadState? pinned = null;
             lock (_mutex)
@@ -83,9 +87,11 @@ internal sealed partial class DbImpl
                 }
                 if (_backgroundError == null)
                 {
-                    if (_immutable.Count > 0 && !_flushRunning)
+                    if (_immutable.Count > 0 && !_flushRunning && (_immutable.Count >= MinImmutableToFlush || _forcedFlushes > 0))
                     {
-                        flush = _immutable[0];
+                        // One memtable per table by default; with min_write_buffer_number_to_merge
+                        // above 1, every waiting memtable goes into one table, as RocksDB merges them.
+                        flush = _immutable.GetRange(0, _options.MinWriteBufferNumberToMerge > 1 ? _immutable.Count : 1).ToArray();
                         _flushRunning = true;
                     }
                     else if (!_compactionOptions.DisableAutoCompactions && _autoCompactionsRunning < MaxAutoCompactions)
@@ -138,11 +144,11 @@ internal sealed partial class DbImpl
         }
     }
 
-    private void RunFlush(ImmutableMemTable job)
+    private void RunFlush(ImmutableMemTable[] jobs)
     {
         try
         {
-            FlushImmutable(job);
+            FlushImmutable(jobs);
         }
         catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
         {

@@ -143,7 +143,7 @@ internal sealed partial class DbImpl
                     }
                     try
                     {
-                        FlushImmutable(next);
+                        FlushImmutable([next]);
                     }
                     finally
                     {

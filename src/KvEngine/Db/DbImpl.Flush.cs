@@ -2,6 +2,7 @@ using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Manifest;
 using KvEngine.Memtable;
+using KvEngine.RangeDel;
 using KvEngine.Storage;
 using KvEngine.Table;
 
@@ -54,18 +55,40 @@ internal sealed partial class DbImpl
         }
     }
 
-    private void FlushImmutable(ImmutableMemTable job)
+    /// <summary>
+    /// Writes the oldest waiting memtables (<paramref name="jobs"/>, oldest first, the front of the
+    /// list) into one level-0 table and records it with the log number of the newest of them.
+    /// </summary>
+    private void FlushImmutable(ImmutableMemTable[] jobs)
     {
         var edit = new VersionEdit();
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
-        FileMetaData? meta = BuildTable(job.Mem);
+        var mems = new MemTable[jobs.Length];
+        for (int i = 0; i < jobs.Length; i++)
+        {
+            mems[i] = jobs[i].Mem;
+        }
+        FileMetaData? meta = BuildTable(mems);
         try
         {
+            if (meta != null && FlushTombstones(mems) is { IsEmpty: false } tombstones)
+            {
+                ReadState pinned = AcquireReadState();
+                try
+                {
+                    meta.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
+                        pinned.Version, _tables, 0, tombstones, 0, tombstones.Count, null, null);
+                }
+                finally
+                {
+                    pinned.Unref();
+                }
+            }
             if (meta != null)
             {
                 edit.AddFile(0, meta);
             }
-            edit.LogNumber = job.NextLogNumber;
+            edit.LogNumber = jobs[^1].NextLogNumber;
             _versions.LogAndApply(edit);
         }
         finally
@@ -80,7 +103,8 @@ internal sealed partial class DbImpl
         }
         lock (_mutex)
         {
-            _immutable.RemoveAt(0);
+            _immutable.RemoveRange(0, jobs.Length);
+            _forcedFlushes = Math.Max(0, _forcedFlushes - jobs.Length);
             InstallReadState();
             if (_immutable.Count == 0)
             {
@@ -88,23 +112,36 @@ internal sealed partial class DbImpl
             }
             Monitor.PulseAll(_mutex);
         }
-        job.Mem.Unref();
+        foreach (ImmutableMemTable job in jobs)
+        {
+            job.Mem.Unref();
+        }
         // Counted before the flush is reported done, so a caller of Flush sees its bytes.
         long bytes = meta == null ? 0 : (long)meta.FileSize;
         _compactionStats.AddFlush(bytes, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMicroseconds);
         _counters.AddFlush(bytes);
-        job.Flushed.TrySetResult();
+        foreach (ImmutableMemTable job in jobs)
+        {
+            job.Flushed.TrySetResult();
+        }
         DeleteObsoleteFiles(atOpen: false);
     }
 
+    /// <summary>Writes one memtable to a new level-0 table (recovery); see the overload.</summary>
+    private FileMetaData? BuildTable(MemTable mem) => BuildTable([mem]);
+
     /// <summary>
-    /// Writes every entry of <paramref name="mem"/> to a new table, synced with its directory entry.
+    /// Writes every entry of <paramref name="mems"/> (one memtable, or several merged) to a new table, synced with its directory entry:
+    /// its point entries, then its range tombstones, fragmented (every sequence of each fragment, so
+    /// every snapshot sees what it saw), in the range_del block. The file's boundaries cover the
+    /// tombstones: smallest = min(smallest point, first start@seq), largest = max(largest point,
+    /// the sentinel of the last end) (RocksDB's UpdateBoundariesForRange).
     /// Returns its metadata, or null for an empty memtable. The file number stays in the pending
     /// outputs (protected from deletion) until the caller removes it.
     /// </summary>
-    private FileMetaData? BuildTable(MemTable mem)
+    private FileMetaData? BuildTable(MemTable[] mems)
     {
-        if (mem.IsEmpty)
+        if (Array.TrueForAll(mems, static m => m.IsEmpty))
         {
             return null;
         }
@@ -121,19 +158,29 @@ internal sealed partial class DbImpl
             using (IWritableFile file = _fs.CreateWritable(path))
             {
                 using (var builder = new TableBuilder(_tableOptions, file))
-                using (InternalIterator it = mem.NewIterator())
                 {
-                    for (it.SeekToFirst(); it.Valid; it.Next())
+                    using (InternalIterator it = NewFlushIterator(mems))
                     {
-                        ReadOnlySpan<byte> key = it.Key;
-                        smallest ??= key.ToArray();
-                        ulong seq = InternalKeys.Sequence(key);
-                        smallestSeq = Math.Min(smallestSeq, seq);
-                        largestSeq = Math.Max(largestSeq, seq);
-                        builder.Add(key, it.Value);
+                        for (it.SeekToFirst(); it.Valid; it.Next())
+                        {
+                            ReadOnlySpan<byte> key = it.Key;
+                            smallest ??= key.ToArray();
+                            ulong seq = InternalKeys.Sequence(key);
+                            smallestSeq = Math.Min(smallestSeq, seq);
+                            largestSeq = Math.Max(largestSeq, seq);
+                            builder.Add(key, it.Value);
+                        }
+                        it.SeekToLast();
+                        largest = it.Valid ? it.Key.ToArray() : null;
                     }
-                    it.SeekToLast();
-                    largest = it.Key.ToArray();
+                    if (FlushTombstones(mems) is { IsEmpty: false } tombstones)
+                    {
+                        RangeTombstoneWriter.AddAll(builder, tombstones, out byte[] tSmallest, out byte[] tLargest, out ulong tMinSeq, out ulong tMaxSeq);
+                        smallest = smallest == null || InternalKeyComparer.Compare(tSmallest, smallest) < 0 ? tSmallest : smallest;
+                        largest = largest == null || InternalKeyComparer.Compare(tLargest, largest) > 0 ? tLargest : largest;
+                        smallestSeq = Math.Min(smallestSeq, tMinSeq);
+                        largestSeq = Math.Max(largestSeq, tMaxSeq);
+                    }
                     builder.Finish();
                     fileSize = builder.FileSize;
                 }
@@ -147,7 +194,7 @@ internal sealed partial class DbImpl
                 Number = number,
                 FileSize = (ulong)fileSize,
                 Smallest = smallest!,
-                Largest = largest,
+                Largest = largest!,
                 SmallestSeqno = smallestSeq,
                 LargestSeqno = largestSeq,
                 OldestAncesterTime = (ulong)now,
@@ -172,6 +219,41 @@ internal sealed partial class DbImpl
                 }
             }
         }
+    }
+
+    private static InternalIterator NewFlushIterator(MemTable[] mems)
+    {
+        var children = new InternalIterator[mems.Length];
+        for (int i = 0; i < mems.Length; i++)
+        {
+            children[i] = mems[i].NewIterator();
+        }
+        return MergingIterator.Create(children);
+    }
+
+    // The memtables' tombstones as one fragmented list (every sequence kept).
+    private static FragmentedRangeTombstoneList? FlushTombstones(MemTable[] mems)
+    {
+        if (mems.Length == 1)
+        {
+            return mems[0].GetRangeTombstones();
+        }
+        var fragmenter = new RangeTombstoneFragmenter();
+        foreach (MemTable m in mems)
+        {
+            if (m.GetRangeTombstones() is not { } list)
+            {
+                continue;
+            }
+            for (int i = 0; i < list.Count; i++)
+            {
+                foreach (ulong seq in list.Sequences(i))
+                {
+                    fragmenter.Add(list.Start(i), list.End(i), seq);
+                }
+            }
+        }
+        return fragmenter.Finish();
     }
 
     /// <summary>

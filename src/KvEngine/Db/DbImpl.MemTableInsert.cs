@@ -173,7 +173,7 @@ internal sealed partial class DbImpl
         public void SingleDelete(ReadOnlySpan<byte> key) => _mem.Add(_sequence++, ValueType.SingleDeletion, key, default, _concurrent);
 
         public void DeleteRange(ReadOnlySpan<byte> beginKey, ReadOnlySpan<byte> endKey) =>
-            throw new KvException("This log holds a range deletion (DeleteRange); KvEngine does not read range deletions yet.");
+            _mem.Add(_sequence++, ValueType.RangeDeletion, beginKey, endKey, _concurrent);
 
         public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
             throw new KvException("This log holds a merge operand; KvEngine has no merge operator.");

@@ -82,6 +82,8 @@ internal sealed partial class DbImpl
                     return _blockCache.Usage.ToString(c);
                 case "rocksdb.block-cache-pinned-usage":
                     return _blockCache.PinnedUsage.ToString(c);
+                case "rocksdb.block-cache-entry-stats":
+                    return BlockCacheEntryStats.Format(_blockCache.Primary);
                 case "rocksdb.background-errors":
                     return _backgroundErrorCount.ToString(c);
                 case "kvengine.latest-sequence-number":

@@ -23,14 +23,15 @@ internal sealed partial class DbImpl
         try
         {
             ulong sequence = ReadSequence(options);
-            if (TryGetFromMemTables(state, key, sequence, value, out bool found))
+            ulong covering = 0;
+            if (TryGetFromMemTables(state, key, sequence, value, ref covering, out bool found))
             {
                 stats?.Record(Ticker.MemtableHit);
             }
             else
             {
                 stats?.Record(Ticker.MemtableMiss);
-                found = state.Version.TryGet(_tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache) &&
+                found = state.Version.TryGet(_tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
                     CheckType(type);
                 if (stats != null && level >= 0)
                 {
@@ -52,6 +53,8 @@ internal sealed partial class DbImpl
         try
         {
             ulong sequence = ReadSequence(options);
+            // After the sequence: a memtable's tombstone list is current for every sequence we can see.
+            RangeDel.RangeDelAggregator? rangeDel = RangeDel.RangeDelAggregator.Create(state, _tables, sequence);
             Version v = state.Version;
             var children = new List<InternalIterator>(2 + state.Immutable.Length + v.NumFiles(0) + Version.NumLevels);
             children.Add(state.Mem.NewIterator());
@@ -72,7 +75,7 @@ internal sealed partial class DbImpl
             }
             var merged = new MergingIterator(children.ToArray());
             pinned = state;
-            return new DbIterator(merged, sequence, options.IterateLowerBound, options.IterateUpperBound);
+            return new DbIterator(merged, sequence, options.IterateLowerBound, options.IterateUpperBound, rangeDel);
         }
         catch
         {
@@ -106,16 +109,20 @@ internal sealed partial class DbImpl
         return s.Sequence;
     }
 
-    /// <summary>True when a memtable decided the lookup (<paramref name="found"/> tells how).</summary>
-    private bool TryGetFromMemTables(ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, out bool found)
+    /// <summary>
+    /// True when a memtable decided the lookup (<paramref name="found"/> tells how).
+    /// <paramref name="covering"/> collects the newest visible range tombstone covering the key;
+    /// a memtable whose tombstones cover it decides (every older source holds only older entries).
+    /// </summary>
+    private static bool TryGetFromMemTables(ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out bool found)
     {
-        if (TryGetFromMemTable(state.Mem, key, sequence, value, out found))
+        if (TryGetFromMemTable(state.Mem, key, sequence, value, ref covering, out found))
         {
             return true;
         }
         foreach (MemTable imm in state.Immutable)
         {
-            if (TryGetFromMemTable(imm, key, sequence, value, out found))
+            if (TryGetFromMemTable(imm, key, sequence, value, ref covering, out found))
             {
                 return true;
             }
@@ -123,12 +130,21 @@ internal sealed partial class DbImpl
         return false;
     }
 
-    private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, out bool found)
+    private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out bool found)
     {
-        if (!mem.TryGet(key, sequence, out ValueType type, out ReadOnlySpan<byte> v))
+        if (mem.GetRangeTombstones() is { } tombstones)
+        {
+            covering = Math.Max(covering, tombstones.MaxCoveringSequence(key, sequence));
+        }
+        if (!mem.TryGet(key, sequence, out ValueType type, out ReadOnlySpan<byte> v, out ulong entrySequence))
         {
             found = false;
-            return false;
+            return covering > 0;
+        }
+        if (entrySequence < covering)
+        {
+            found = false;
+            return true;
         }
         found = CheckType(type);
         if (found)

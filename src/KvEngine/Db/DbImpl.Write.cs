@@ -369,6 +369,12 @@ internal sealed partial class DbImpl
             // Resuming switches even an empty memtable: the current WAL may end in a torn record.
             if (force ? _mem.IsEmpty && !_resuming : _mem.ApproximateMemoryUsage < _options.WriteBufferSize)
             {
+                if (force && _immutable.Count > _forcedFlushes)
+                {
+                    // Nothing to switch, but every memtable waiting now must be flushed (Flush, close).
+                    _forcedFlushes = _immutable.Count;
+                    _backgroundWake.Release();
+                }
                 return;
             }
             if (_inflightInserts > 0)
@@ -413,6 +419,10 @@ internal sealed partial class DbImpl
             OpenNewLog(newLog, abandonOld: _resuming);
             _logNumber = newLog;
             _immutable.Add(new ImmutableMemTable(_mem, newLog));
+            if (force)
+            {
+                _forcedFlushes = _immutable.Count;
+            }
             _mem = NewMemTable();
             InstallReadState();
             _backgroundWake.Release();

@@ -82,6 +82,7 @@ internal sealed partial class DbImpl : IDisposable
             BlockCache = (_blockCache = (options.BlockCache ?? _ownedBlockCache)!).Primary,
             CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
             PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
+            MaxFileSizeForL0MetaPin = options.WriteBufferSize / 2 * 3, // RocksDB's MaxFileSizeForL0MetaPin
             BlockSize = options.BlockSize,
             BlockRestartInterval = options.BlockRestartInterval,
             Compression = (Compression.CompressionType)(byte)options.Compression,
@@ -90,6 +91,14 @@ internal sealed partial class DbImpl : IDisposable
             FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
             Statistics = options.Statistics,
             OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
+            IndexType = (IndexType)(uint)options.IndexType,
+            PartitionFilters = options.PartitionFilters,
+            MetadataBlockSize = options.MetadataBlockSize,
+            DecouplePartitionedFilters = options.DecouplePartitionedFilters,
+            PinTopLevelIndexAndFilter = options.PinTopLevelIndexAndFilter,
+            TopLevelIndexPinning = (PinningTier)(int)options.MetadataCacheOptions.TopLevelIndexPinning,
+            PartitionPinning = (PinningTier)(int)options.MetadataCacheOptions.PartitionPinning,
+            UnpartitionedPinning = (PinningTier)(int)options.MetadataCacheOptions.UnpartitionedPinning,
         };
         _bottommostTableOptions = options.BottommostCompression is null && options.BottommostCompressionLevel is null
             ? _tableOptions
@@ -231,7 +240,7 @@ internal sealed partial class DbImpl : IDisposable
         }
     }
 
-    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
+    internal void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
 
     private MemTable NewMemTable() => new(ArenaBlockSize(_options.WriteBufferSize));
 

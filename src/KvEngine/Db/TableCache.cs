@@ -9,9 +9,8 @@ namespace KvEngine.Db;
 /// Open table readers by file number. A reader is opened on first use and kept until its file
 /// becomes obsolete (<see cref="Evict"/>), which happens only once no version references the file,
 /// so no reader in use is ever closed. Lookups on a hit are lock-free; opening takes a lock so a
-/// file is opened once. A table with range tombstones is refused with <see cref="KvException"/>:
-/// reads do not apply them yet, and ignoring them would resurrect deleted keys. Every read a
-/// tombstone could affect opens its table, because a table's key range covers its tombstones.
+/// file is opened once. Opening fragments the table's range tombstones once, clipped to the file's
+/// boundaries (<see cref="FileBounds"/>).
 /// With max_open_files set, an <see cref="OpenFileLimiter"/> closes idle readers' files beyond the
 /// bound (readers stay; their next read reopens the file).
 /// </summary>
@@ -77,20 +76,22 @@ internal sealed class TableCache : IDisposable
             }
             try
             {
-                reader = TableReader.Open(f, (long)file.FileSize, _options, path, pinMetaBlocks: level == 0 && _options.PinL0FilterAndIndexBlocksInCache, _limiter);
+                reader = TableReader.Open(f, (long)file.FileSize, _options, path, maybeFlushed: level == 0 && (long)file.FileSize <= _options.MaxFileSizeForL0MetaPin, _limiter);
             }
             catch
             {
                 f.Dispose();
                 throw;
             }
-            if (reader.RangeDelHandle != null)
+            try
             {
-                // Reads do not apply range tombstones yet; reading the table's points alone would
-                // return keys the tombstones delete (here and in older tables below it).
+                FileBounds.RangeTombstoneClip(file, out byte[] lower, out byte[] upper);
+                reader.LoadRangeTombstones(lower, upper);
+            }
+            catch
+            {
                 reader.Dispose();
-                throw new KvException(
-                    $"{path} holds range deletions (RocksDB DeleteRange); KvEngine does not apply range deletions yet, so it does not read this table.");
+                throw;
             }
             _readers[file.Number] = reader;
             _stats?.Record(Ticker.NoFileOpens);

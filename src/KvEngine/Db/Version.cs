@@ -110,11 +110,26 @@ internal sealed class Version
     public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
         bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache = true)
     {
+        ulong covering = 0;
+        return TryGet(tables, userKey, sequence, value, verifyChecksums, out type, out foundLevel, fillCache, ref covering);
+    }
+
+    /// <summary>
+    /// <see cref="TryGet(TableCache, ReadOnlySpan{byte}, ulong, System.Buffers.IBufferWriter{byte}, bool, out ValueType, out int, bool)"/>
+    /// with range tombstones: <paramref name="covering"/> carries the newest visible tombstone
+    /// sequence covering the key found so far (memtables first). Each table's tombstones are applied
+    /// before its filter and point lookup (RocksDB's max_covering_tombstone_seq); an entry older than
+    /// the covering sequence is a Deletion, and once a source covers the key every older source
+    /// holds only older entries of it, so the lookup ends there as a Deletion.
+    /// </summary>
+    public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
+        bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache, ref ulong covering)
+    {
         foundLevel = 0;
         foreach (FileMetaData f in _levels[0])
         {
-            if (InRange(f, userKey) &&
-                tables.Get(f, 0).TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache))
+            if (FileBounds.Contains(f, userKey) &&
+                TryGetInFile(tables.Get(f, 0), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
             {
                 return true;
             }
@@ -127,8 +142,13 @@ internal sealed class Version
                 continue;
             }
             int i = FindFile(files, userKey);
-            if (i < files.Length && InRange(files[i], userKey) &&
-                tables.Get(files[i]).TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache))
+            if (i < files.Length && FileBounds.IsSentinel(files[i].Largest) &&
+                InternalKeys.UserKey(files[i].Largest).SequenceEqual(userKey))
+            {
+                i++; // the file ends just before the key (a tombstone's exclusive end): the next one may hold it
+            }
+            if (i < files.Length && FileBounds.Contains(files[i], userKey) &&
+                TryGetInFile(tables.Get(files[i]), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
             {
                 foundLevel = level;
                 return true;
@@ -136,6 +156,25 @@ internal sealed class Version
         }
         type = default;
         foundLevel = -1;
+        return false;
+    }
+
+    private static bool TryGetInFile(Table.TableReader reader, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
+        bool verifyChecksums, out ValueType type, bool fillCache, ref ulong covering)
+    {
+        if (reader.RangeTombstones is { } tombstones)
+        {
+            covering = Math.Max(covering, tombstones.MaxCoveringSequence(userKey, sequence));
+        }
+        if (reader.TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache, covering))
+        {
+            return true;
+        }
+        if (covering > 0)
+        {
+            type = ValueType.Deletion;
+            return true;
+        }
         return false;
     }
 
@@ -214,6 +253,37 @@ internal sealed class Version
         return false;
     }
 
+    /// <summary>
+    /// Estimated bytes that the levels below <paramref name="level"/> hold in user keys
+    /// [<paramref name="start"/>, <paramref name="end"/>) (RocksDB's ApproximateSize over those
+    /// levels): whole files inside the range count fully, files crossing an end by their tables'
+    /// approximate offsets. What a range tombstone at <paramref name="level"/> may delete.
+    /// </summary>
+    public ulong ApproximateBytesBelow(TableCache tables, int level, ReadOnlySpan<byte> start, ReadOnlySpan<byte> end)
+    {
+        ulong total = 0;
+        for (int l = Math.Max(level + 1, 1); l < NumLevels; l++)
+        {
+            FileMetaData[] files = _levels[l];
+            for (int i = FindFile(files, start); i < files.Length && InternalKeys.UserKey(files[i].Smallest).SequenceCompareTo(end) < 0; i++)
+            {
+                FileMetaData f = files[i];
+                bool fromStart = InternalKeys.UserKey(f.Smallest).SequenceCompareTo(start) >= 0;
+                bool toEnd = InternalKeys.UserKey(f.Largest).SequenceCompareTo(end) < 0;
+                if (fromStart && toEnd)
+                {
+                    total += f.FileSize;
+                    continue;
+                }
+                Table.TableReader reader = tables.Get(f);
+                ulong from = fromStart ? 0 : reader.ApproximateOffsetOf(start);
+                ulong to = toEnd ? f.FileSize : reader.ApproximateOffsetOf(end);
+                total += to > from ? to - from : 0;
+            }
+        }
+        return total;
+    }
+
     /// <summary>Index of the first file whose largest user key is &gt;= <paramref name="userKey"/>.</summary>
     public static int FindFile(FileMetaData[] files, ReadOnlySpan<byte> userKey)
     {
@@ -233,8 +303,4 @@ internal sealed class Version
         }
         return lo;
     }
-
-    private static bool InRange(FileMetaData f, ReadOnlySpan<byte> userKey) =>
-        InternalKeys.UserKey(f.Smallest).SequenceCompareTo(userKey) <= 0 &&
-        InternalKeys.UserKey(f.Largest).SequenceCompareTo(userKey) >= 0;
 }

@@ -15,6 +15,12 @@ internal interface IFilterPolicy
     IFilterBitsBuilder CreateBuilder();
 
     /// <summary>
+    /// Keys a filter of at most <paramref name="bytes"/> bytes holds at the configured density
+    /// (RocksDB's FilterBitsBuilder::ApproximateNumEntries; cuts filter partitions).
+    /// </summary>
+    long ApproximateNumEntries(long bytes);
+
+    /// <summary>
     /// A builder that, when <paramref name="optimizeForMemory"/> and the format supports it, sizes
     /// filters to fill allocator size classes (RocksDB's optimize_filters_for_memory). The default
     /// ignores the request.

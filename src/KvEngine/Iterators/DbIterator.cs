@@ -26,7 +26,10 @@ namespace KvEngine.Iterators;
 /// versions ((key, 0, Deletion)) or straight to its newest visible version ((key, read seq, seek
 /// type)); in reverse it seeks to the newest visible version, reads it, and seeks back before the key.
 /// So a key with many overwritten or not-yet-visible versions costs O(maxSkip + log n), not O(versions).
-/// A long run of distinct deleted keys is still stepped over entry by entry, as in RocksDB.
+/// A long run of distinct point-deleted keys is still stepped over entry by entry, as in RocksDB;
+/// a run covered by a range tombstone is not: the children of the merging iterator older than the
+/// tombstone's source are moved past the tombstone fragment with one seek each (see
+/// <see cref="IRangeDelAggregator.TryGetLastCover"/>).
 /// </para>
 /// <para>
 /// Allocation: the saved key/value and seek-key buffers are pooled and reused; moves allocate
@@ -35,7 +38,7 @@ namespace KvEngine.Iterators;
 /// may be tried. Owns the internal iterator (disposes it), not the aggregator. Not thread-safe.
 /// </para>
 /// </summary>
-internal sealed class DbIterator : IDisposable
+internal sealed partial class DbIterator : IDisposable
 {
     /// <summary>RocksDB's default max_sequential_skip_in_iterations.</summary>
     public const int DefaultMaxSequentialSkip = 8;
@@ -45,11 +48,13 @@ internal sealed class DbIterator : IDisposable
     private readonly byte[]? _lower;
     private readonly byte[]? _upper;
     private readonly IRangeDelAggregator? _rangeDel;
+    private readonly MergingIterator? _merging; // for skipping children past a range tombstone
     private readonly int _maxSkip;
     private readonly ByteBuffer _savedKey = new(64);
     private readonly ByteBuffer _savedValue = new(256);
     private readonly ByteBuffer _seekKey = new(64);
     private bool _valid;
+    private bool _coveredByRange; // the last IsLiveValue said false because of a range tombstone
     private bool _reverse;
     private bool _disposed;
 
@@ -75,6 +80,7 @@ internal sealed class DbIterator : IDisposable
         _lower = lowerBound is null ? null : (byte[])lowerBound.Clone();
         _upper = upperBound is null ? null : (byte[])upperBound.Clone();
         _rangeDel = rangeDelAggregator;
+        _merging = rangeDelAggregator is null ? null : internalIterator as MergingIterator;
         _maxSkip = maxSequentialSkip;
     }
 
@@ -326,6 +332,10 @@ internal sealed class DbIterator : IDisposable
                     }
                     SaveKey(userKey);
                     skipping = true;
+                    if (_coveredByRange && SkipCoveredChildren(forward: true))
+                    {
+                        continue; // older children moved past the tombstone; newer ones go on as usual
+                    }
                 }
             }
             else
@@ -375,10 +385,15 @@ internal sealed class DbIterator : IDisposable
                 break;
             }
             SaveKey(userKey);
+            _coveredByRange = false;
             if (FindValueForCurrentKey())
             {
                 _valid = true;
                 return;
+            }
+            if (_coveredByRange)
+            {
+                SkipCoveredChildren(forward: false);
             }
         }
         _valid = false;
@@ -445,27 +460,6 @@ internal sealed class DbIterator : IDisposable
         }
         _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
         return live;
-    }
-
-    // Whether a visible entry of this type makes its user key present (it is the newest visible one).
-    private bool IsLiveValue(ValueType type, ReadOnlySpan<byte> ikey)
-    {
-        switch (type)
-        {
-            case ValueType.Value:
-                return _rangeDel is null || !_rangeDel.ShouldDelete(ikey);
-            case ValueType.Deletion:
-            case ValueType.SingleDeletion:
-                return false;
-            case ValueType.Merge:
-                if (_rangeDel is not null && _rangeDel.ShouldDelete(ikey))
-                {
-                    return false;
-                }
-                throw new KvException("merge operands are not supported");
-            default:
-                throw new KvCorruptionException($"Unexpected value type 0x{(byte)type:x2} in an internal key.");
-        }
     }
 
     private static ReadOnlySpan<byte> UserKeyOf(ReadOnlySpan<byte> ikey)

@@ -169,6 +169,54 @@ internal sealed class MergingIterator : InternalIterator
         }
     }
 
+    /// <summary>
+    /// Range-deletion skip: moves every child from <paramref name="firstChild"/> on whose entry lies
+    /// before <paramref name="target"/> in the current direction — forward to its first entry &gt;=
+    /// target, in reverse to its last entry &lt;= target — then rebuilds the heap. Children that
+    /// are exhausted or already past the target stay. The caller knows those children hold nothing
+    /// it needs before the target.
+    /// </summary>
+    public void SkipChildren(int firstChild, ReadOnlySpan<byte> target)
+    {
+        ThrowIfDisposed();
+        if (_heapSize == 0)
+        {
+            return;
+        }
+        try
+        {
+            bool moved = false;
+            for (int j = Math.Max(firstChild, 0); j < _children.Length; j++)
+            {
+                InternalIterator child = _children[j];
+                if (!child.Valid)
+                {
+                    continue;
+                }
+                int cmp = InternalKeyComparer.Compare(child.Key, target);
+                if (_forward && cmp < 0)
+                {
+                    child.Seek(target);
+                    moved = true;
+                }
+                else if (!_forward && cmp > 0)
+                {
+                    child.SeekForPrev(target);
+                    moved = true;
+                }
+            }
+            if (moved)
+            {
+                BuildHeap();
+            }
+        }
+        catch
+        {
+            _heapSize = 0;
+            throw;
+        }
+    }
+
     protected override void Dispose(bool disposing)
     {
         if (_disposed)

@@ -52,5 +52,15 @@ internal sealed class FileMetaData
     /// <summary>Order of flush/ingestion (RocksDB 7.10+); 0 = unknown, not written.</summary>
     public ulong EpochNumber { get; set; }
 
+    /// <summary>
+    /// Estimated bytes of deeper levels the file's range tombstones delete (RocksDB's
+    /// compensated_range_deletion_size, NewFile4 tag 14); 0 = none, not written. Added to the file's
+    /// size when compaction picks, so tombstone-heavy files go down early.
+    /// </summary>
+    public ulong CompensatedRangeDeletionSize { get; set; }
+
+    /// <summary>The size compaction picking uses: file size plus <see cref="CompensatedRangeDeletionSize"/>.</summary>
+    public ulong CompensatedFileSize => FileSize + CompensatedRangeDeletionSize;
+
     public bool HasUniqueId => UniqueId0 != 0 || UniqueId1 != 0;
 }

@@ -44,6 +44,12 @@ internal enum NewFileCustomTag : uint
     /// <summary>varint64 (written by RocksDB 7.10 and later).</summary>
     EpochNumber = 13,
 
+    /// <summary>
+    /// varint64: estimated bytes of deeper levels the file's range tombstones delete (RocksDB 8.0's
+    /// compensated_range_deletion_size, PR 10734). Safe to ignore: RocksDB 7.8 skips it.
+    /// </summary>
+    CompensatedRangeDeletionSize = 14,
+
     /// <summary>Bit marking fields a reader must understand.</summary>
     NonSafeIgnoreMask = 1 << 6,
 

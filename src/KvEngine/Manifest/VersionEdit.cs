@@ -29,7 +29,8 @@ namespace KvEngine.Manifest;
 // NewFile4 custom fields written, in 7.8's order: OldestAncesterTime 5, FileCreationTime 6,
 // FileChecksum 7, FileChecksumFuncName 8 (these four always), PathId 65, Temperature 9,
 // NeedCompaction 2, MinLogNumberToKeepHack 3 (first file only), OldestBlobFileNumber 4,
-// UniqueId 12, EpochNumber 13 (each only when set). See docs/formats/manifest.md.
+// UniqueId 12, EpochNumber 13, CompensatedRangeDeletionSize 14 (each only when set; 14 is RocksDB
+// 8.0's, which 7.8 skips as a safe-to-ignore field). See docs/formats/manifest.md.
 
 /// <summary>
 /// One change to the database's file set and counters, as a record of the MANIFEST (RocksDB 7.8
@@ -367,6 +368,10 @@ internal sealed class VersionEdit
         {
             AppendVarintField(dst, varint, NewFileCustomTag.EpochNumber, f.EpochNumber);
         }
+        if (f.CompensatedRangeDeletionSize != 0)
+        {
+            AppendVarintField(dst, varint, NewFileCustomTag.CompensatedRangeDeletionSize, f.CompensatedRangeDeletionSize);
+        }
         dst.AppendVarint32((uint)NewFileCustomTag.Terminate);
     }
 
@@ -420,6 +425,7 @@ internal sealed class VersionEdit
             r.Append(c, $" file_checksum:{Convert.ToHexString(f.FileChecksum)} file_checksum_func_name: {f.FileChecksumFuncName}");
             if (f.Temperature != 0) r.Append(c, $" temperature: {f.Temperature}");
             if (f.HasUniqueId) r.Append(c, $" unique_id(internal): {{{f.UniqueId0},{f.UniqueId1}}}");
+            if (f.CompensatedRangeDeletionSize != 0) r.Append(c, $" compensated_range_deletion_size: {f.CompensatedRangeDeletionSize}");
         }
         foreach (BlobFileAddition b in _blobFileAdditions) r.Append(c, $"\n  BlobFileAddition: blob_file_number: {b.BlobFileNumber} total_blob_count: {b.TotalBlobCount} total_blob_bytes: {b.TotalBlobBytes}");
         foreach (BlobFileGarbage g in _blobFileGarbages) r.Append(c, $"\n  BlobFileGarbage: blob_file_number: {g.BlobFileNumber} garbage_blob_count: {g.GarbageBlobCount} garbage_blob_bytes: {g.GarbageBlobBytes}");

@@ -216,6 +216,9 @@ internal static class VersionEditDecoder
                 case NewFileCustomTag.EpochNumber:
                     f.EpochNumber = GetVarint64(ref field, "invalid epoch number");
                     break;
+                case NewFileCustomTag.CompensatedRangeDeletionSize:
+                    f.CompensatedRangeDeletionSize = GetVarint64(ref field, "invalid compensated range deletion size");
+                    break;
                 case NewFileCustomTag.FileChecksum:
                     f.FileChecksum = field.ToArray();
                     break;

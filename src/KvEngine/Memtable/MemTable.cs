@@ -3,6 +3,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using KvEngine.Format;
 using KvEngine.Iterators;
+using KvEngine.RangeDel;
 using ValueType = KvEngine.Format.ValueType;
 
 namespace KvEngine.Memtable;
@@ -17,13 +18,19 @@ namespace KvEngine.Memtable;
 /// <see cref="Ref"/> and drops it with <see cref="Unref"/>; iterators hold one until disposed. When the
 /// count reaches zero the arena is freed, exactly once; after that <see cref="Ref"/> throws
 /// ObjectDisposedException and an extra <see cref="Unref"/> throws InvalidOperationException. Spans
-/// returned by <see cref="TryGet"/> and by iterators point into the arena: valid while a reference is held.
+/// returned by <see cref="TryGet(ReadOnlySpan{byte}, ulong, out ValueType, out ReadOnlySpan{byte})"/> and by iterators point into the arena: valid while a reference is held.
 /// </para>
 /// <para>
 /// Thread-safety: writers (Add) must be serialized by the caller, or all add with concurrent: true
 /// in a phase that <see cref="EndConcurrentWrites"/> closes; any number of
-/// readers (<see cref="TryGet"/>, iterators, the counters) run concurrently with the writer and with
+/// readers (<see cref="TryGet(ReadOnlySpan{byte}, ulong, out ValueType, out ReadOnlySpan{byte})"/>, iterators, the counters) run concurrently with the writer and with
 /// each other without locking (see <see cref="SkipList"/>). Ref/Unref are thread-safe.
+/// </para>
+/// <para>
+/// Range tombstones: every RangeDeletion add swaps in a new empty <see cref="RangeTombstoneCache"/>
+/// after the insert; <see cref="GetRangeTombstones"/> returns the fragmented list, built once by the
+/// first reader after the swap (see the cache for why readers racing a swap stay correct). An
+/// immutable memtable builds its list once and keeps it.
 /// </para>
 /// </summary>
 internal sealed unsafe class MemTable : IDisposable
@@ -35,6 +42,7 @@ internal sealed unsafe class MemTable : IDisposable
     private readonly SkipList _table;
     private readonly SkipList _rangeDeletions;
 
+    private RangeTombstoneCache _rangeTombstoneCache = new();
     private int _refs = 1;
     private int _disposed;
 
@@ -131,6 +139,10 @@ internal sealed unsafe class MemTable : IDisposable
         if (concurrent)
         {
             CountConcurrently(sequence, type);
+            if (type == ValueType.RangeDeletion)
+            {
+                Volatile.Write(ref _rangeTombstoneCache, new RangeTombstoneCache());
+            }
             return true;
         }
 
@@ -146,8 +158,23 @@ internal sealed unsafe class MemTable : IDisposable
         else if (type == ValueType.RangeDeletion)
         {
             Volatile.Write(ref _numRangeDeletes, _numRangeDeletes + 1);
+            Volatile.Write(ref _rangeTombstoneCache, new RangeTombstoneCache());
         }
         return true;
+    }
+
+    /// <summary>
+    /// The fragmented range tombstones, or null when there are none. Built at most once per
+    /// DeleteRange, by the first reader; allocation-free after that. Take the read sequence before
+    /// calling this (see <see cref="RangeTombstoneCache"/>).
+    /// </summary>
+    public FragmentedRangeTombstoneList? GetRangeTombstones()
+    {
+        if (NumRangeDeletes == 0)
+        {
+            return null;
+        }
+        return Volatile.Read(ref _rangeTombstoneCache).Get(this);
     }
 
     /// <summary>Closes a phase of concurrent adds: called once, after every one of them returned.</summary>
@@ -185,8 +212,15 @@ internal sealed unsafe class MemTable : IDisposable
     /// <paramref name="sequence"/>: its type and value (a span into the arena). Range tombstones are
     /// not consulted. Allocation-free.
     /// </summary>
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, out ValueType type, out ReadOnlySpan<byte> value) =>
+        TryGet(userKey, sequence, out type, out value, out _);
+
+    /// <summary>
+    /// <see cref="TryGet(ReadOnlySpan{byte}, ulong, out ValueType, out ReadOnlySpan{byte})"/>, also
+    /// giving the entry's sequence number (to compare with covering range tombstones).
+    /// </summary>
     [SkipLocalsInit]
-    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, out ValueType type, out ReadOnlySpan<byte> value)
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, out ValueType type, out ReadOnlySpan<byte> value, out ulong entrySequence)
     {
         ThrowIfFreed();
         if (sequence > InternalKeys.MaxSequenceNumber)
@@ -216,12 +250,14 @@ internal sealed unsafe class MemTable : IDisposable
             if (InternalKeys.UserKey(internalKey).SequenceEqual(userKey))
             {
                 type = InternalKeys.Type(internalKey);
+                entrySequence = InternalKeys.Sequence(internalKey);
                 value = entryValue;
                 return true;
             }
         }
         type = default;
         value = default;
+        entrySequence = 0;
         return false;
     }
 

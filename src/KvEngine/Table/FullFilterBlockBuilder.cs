@@ -1,5 +1,6 @@
-using System.Buffers;
+using KvEngine.Compression;
 using KvEngine.Filters;
+using KvEngine.Util;
 
 namespace KvEngine.Table;
 
@@ -35,7 +36,13 @@ internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
         }
     }
 
-    public void Finish(IBufferWriter<byte> output) => _bits.Finish(output);
+    public BlockHandle Finish(ITableBlockWriter writer, out long filterSize)
+    {
+        using var filter = new ByteBuffer(4096);
+        _bits.Finish(filter);
+        filterSize = filter.Length;
+        return writer.WriteBlock(filter.WrittenSpan, CompressionType.None);
+    }
 
     public void Dispose() => _bits.Dispose();
 }

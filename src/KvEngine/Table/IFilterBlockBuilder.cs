@@ -1,14 +1,16 @@
-using System.Buffers;
-
 namespace KvEngine.Table;
 
 /// <summary>
-/// Builds a table's filter block(s) from its keys. The full (one block per table) filter is the
-/// one implementation today; partitioned filters will be another. Not thread-safe.
+/// Builds a table's filter block(s) from its keys: one full filter
+/// (<see cref="FullFilterBlockBuilder"/>) or filter partitions with a top-level filter index
+/// (<see cref="PartitionedFilterBlockBuilder"/>). Not thread-safe.
 /// </summary>
 internal interface IFilterBlockBuilder : IDisposable
 {
-    /// <summary>Metaindex key naming the filter block, e.g. "fullfilter.rocksdb.BuiltinBloomFilter".</summary>
+    /// <summary>
+    /// Metaindex key naming the filter block, e.g. "fullfilter.rocksdb.BuiltinBloomFilter" or
+    /// "partitionedfilter.rocksdb.BuiltinBloomFilter".
+    /// </summary>
     string MetaIndexKey { get; }
 
     /// <summary>Offers one table entry's user key (the builder decides what goes in: whole keys, prefixes).</summary>
@@ -20,6 +22,11 @@ internal interface IFilterBlockBuilder : IDisposable
     /// <summary>Keys that went into the filter (RocksDB's rocksdb.num.filter_entries).</summary>
     long EntriesAdded { get; }
 
-    /// <summary>Writes the filter block contents.</summary>
-    void Finish(IBufferWriter<byte> output);
+    /// <summary>
+    /// Writes the filter block(s), uncompressed, through <paramref name="writer"/> and returns the
+    /// handle the metaindex entry points at (the filter, or the top-level filter index).
+    /// <paramref name="filterSize"/> is RocksDB's rocksdb.filter.size: the contents of every block
+    /// written, trailers excluded.
+    /// </summary>
+    BlockHandle Finish(ITableBlockWriter writer, out long filterSize);
 }

@@ -1,3 +1,4 @@
+using KvEngine.Compression;
 using KvEngine.Format;
 using KvEngine.Util;
 
@@ -13,7 +14,9 @@ namespace KvEngine.Table;
 /// RocksDB's ShortenedIndexBuilder for format_version 5: a single index block whose keys are
 /// shortened separators. It keeps two builders in step, one with internal keys and one with user
 /// keys, and finishes the user-key one unless some data block boundary split a user key.
-/// Not thread-safe; one per table builder.
+/// Also the builder of each index partition of a <see cref="PartitionedIndexBuilder"/>, which may
+/// force internal-key mode (<see cref="KeyPlusSeq"/>) when another partition needs it.
+/// Not thread-safe; one per table builder (or partition).
 /// </summary>
 internal sealed class ShortenedIndexBuilder : IIndexBuilder
 {
@@ -26,14 +29,35 @@ internal sealed class ShortenedIndexBuilder : IIndexBuilder
     private bool _keyPlusSeq;
     private int _indexSize;
 
-    public ShortenedIndexBuilder(int restartInterval, IndexShortening shortening)
+    public ShortenedIndexBuilder(int restartInterval, IndexShortening shortening, bool keyPlusSeq = false)
     {
         _withSeq = new BlockBuilder(restartInterval, valueDeltaEncoding: true);
         _withoutSeq = new BlockBuilder(restartInterval, valueDeltaEncoding: true);
         _shortening = shortening;
+        _keyPlusSeq = keyPlusSeq;
     }
 
     public int IndexSize => _indexSize;
+
+    /// <summary>
+    /// Separators are internal keys (some boundary split a user key). Set to true by a partitioned
+    /// index before finishing a partition, so every partition of a table uses the same key form.
+    /// </summary>
+    public bool KeyPlusSeq
+    {
+        get => _keyPlusSeq;
+        set => _keyPlusSeq |= value;
+    }
+
+    /// <summary>The separator (internal key) of the last entry added.</summary>
+    public ReadOnlySpan<byte> LastSeparator => _separator.WrittenSpan;
+
+    /// <summary>The block the finished index will come from, as things stand (for size-based partition cuts).</summary>
+    public BlockBuilder CurrentBlock => _keyPlusSeq ? _withSeq : _withoutSeq;
+
+    public int NumPartitions => 0;
+
+    public int TopLevelIndexSize => 0;
 
     public bool IndexKeyIsUserKey => !_keyPlusSeq;
 
@@ -93,12 +117,15 @@ internal sealed class ShortenedIndexBuilder : IIndexBuilder
         }
     }
 
-    public ReadOnlySpan<byte> Finish()
+    /// <summary>The finished index block contents (uncompressed); valid until Dispose.</summary>
+    public ReadOnlySpan<byte> FinishBlock()
     {
         ReadOnlySpan<byte> block = _keyPlusSeq ? _withSeq.Finish() : _withoutSeq.Finish();
         _indexSize = block.Length;
         return block;
     }
+
+    public BlockHandle Finish(ITableBlockWriter writer, CompressionType compression) => writer.WriteBlock(FinishBlock(), compression);
 
     public void Dispose()
     {

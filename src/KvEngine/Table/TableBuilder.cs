@@ -6,8 +6,11 @@ using ValueType = KvEngine.Format.ValueType;
 
 namespace KvEngine.Table;
 
-// Table     := data_block* filter_block? index_block range_del_block? properties_block
-//              metaindex_block footer
+// Table     := data_block* filter index range_del_block? properties_block metaindex_block footer
+// filter    := filter_block?                                    (full filter)
+//            | filter_partition* top_level_filter_index         (partitioned; see PartitionedFilterBlockBuilder)
+// index     := index_block                                      (index_type 0)
+//            | index_partition+ top_level_index                 (index_type 2; see PartitionedIndexBuilder)
 // each block is followed by its trailer:
 //   trailer := compression_type: byte  checksum: fixed32       (see BlockChecksum)
 // data_block      := Block of internal key -> value, restart interval BlockRestartInterval
@@ -24,7 +27,7 @@ namespace KvEngine.Table;
 /// blocks, index and footer on <see cref="Finish"/>. The file is neither synced nor closed here.
 /// Not thread-safe; one writer. After Finish or Abandon only the read-only members may be used.
 /// </summary>
-internal sealed class TableBuilder : IDisposable
+internal sealed class TableBuilder : ITableBlockWriter, IDisposable
 {
     private readonly TableOptions _options;
     private readonly IWritableFile _file;
@@ -58,8 +61,21 @@ internal sealed class TableBuilder : IDisposable
         _file = file;
         _context = context ?? TableBuildContext.Default;
         _dataBlock = new BlockBuilder(options.BlockRestartInterval);
-        _indexBuilder = new ShortenedIndexBuilder(options.IndexBlockRestartInterval, options.IndexShortening);
-        if (options.FilterPolicy != null)
+        if (options.IndexType == IndexType.TwoLevelIndexSearch)
+        {
+            var partitioned = new PartitionedIndexBuilder(options.IndexBlockRestartInterval, options.IndexShortening, options.MetadataBlockSize, options.BlockSizeDeviation);
+            _indexBuilder = partitioned;
+            if (options.FilterPolicy != null && options.PartitionFilters)
+            {
+                _filterBuilder = new PartitionedFilterBlockBuilder(options.FilterPolicy, options.WholeKeyFiltering, options.OptimizeFiltersForMemory, partitioned,
+                    options.IndexBlockRestartInterval, options.MetadataBlockSize, options.BlockSizeDeviation, options.DecouplePartitionedFilters);
+            }
+        }
+        else
+        {
+            _indexBuilder = new ShortenedIndexBuilder(options.IndexBlockRestartInterval, options.IndexShortening);
+        }
+        if (options.FilterPolicy != null && _filterBuilder == null)
         {
             _filterBuilder = new FullFilterBlockBuilder(options.FilterPolicy, options.WholeKeyFiltering, options.OptimizeFiltersForMemory);
         }
@@ -155,14 +171,11 @@ internal sealed class TableBuilder : IDisposable
         if (_filterBuilder is { IsEmpty: false })
         {
             _props.NumFilterEntries = (ulong)_filterBuilder.EntriesAdded;
-            using var filter = new ByteBuffer(4096);
-            _filterBuilder.Finish(filter);
-            _props.FilterSize = (ulong)filter.Length;
-            metaIndex[_filterBuilder.MetaIndexKey] = WriteBlock(filter.WrittenSpan, CompressionType.None);
+            metaIndex[_filterBuilder.MetaIndexKey] = _filterBuilder.Finish(this, out long filterSize);
+            _props.FilterSize = (ulong)filterSize;
         }
 
-        ReadOnlySpan<byte> index = _indexBuilder.Finish();
-        BlockHandle indexHandle = WriteBlock(index, _options.EnableIndexCompression ? _options.Compression : CompressionType.None);
+        BlockHandle indexHandle = _indexBuilder.Finish(this, _options.EnableIndexCompression ? _options.Compression : CompressionType.None);
 
         if (!_rangeDelBlock.IsEmpty)
         {
@@ -236,6 +249,8 @@ internal sealed class TableBuilder : IDisposable
         _props.NumDataBlocks++;
     }
 
+    BlockHandle ITableBlockWriter.WriteBlock(ReadOnlySpan<byte> raw, CompressionType compression) => WriteBlock(raw, compression);
+
     private BlockHandle WriteBlock(ReadOnlySpan<byte> raw, CompressionType compression)
     {
         _compressed.Clear();
@@ -284,6 +299,8 @@ internal sealed class TableBuilder : IDisposable
         p.IndexKeyIsUserKey = _indexBuilder.IndexKeyIsUserKey ? 1UL : 0UL;
         p.IndexValueIsDeltaEncoded = _indexBuilder.IndexValueIsDeltaEncoded ? 1UL : 0UL;
         p.IndexType = _indexBuilder.IndexType;
+        p.IndexPartitions = (ulong)_indexBuilder.NumPartitions;
+        p.TopLevelIndexSize = (ulong)_indexBuilder.TopLevelIndexSize;
         p.FormatVersion = 0; // RocksDB's block-based tables record 0 here; the footer carries the version.
         p.ColumnFamilyId = _context.ColumnFamilyId;
         p.ColumnFamilyName = _context.ColumnFamilyName;

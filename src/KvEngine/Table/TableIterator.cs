@@ -3,8 +3,9 @@ using KvEngine.Iterators;
 namespace KvEngine.Table;
 
 /// <summary>
-/// Two-level iterator over a table: a cursor over the index block (leased for the iterator's
-/// lifetime from <see cref="TableReader.AcquireIndex"/>) picks data blocks, taken
+/// Two-level iterator over a table: an <see cref="IndexCursor"/> over the index (leased for the
+/// iterator's lifetime from <see cref="TableReader.AcquireIndex"/>; with a partitioned index it
+/// walks the index partitions too) picks data blocks, taken
 /// through <see cref="TableReader.ReadDataBlock"/> (the block cache); a cursor walks the current
 /// block. Empty blocks are skipped in both directions. Holds a lease on the current data block
 /// (released on each block change and on Dispose). Not thread-safe.
@@ -15,7 +16,7 @@ internal sealed class TableIterator : InternalIterator
     private readonly bool _verifyChecksums;
     private readonly bool _fillCache;
     private readonly BlockLease _indexLease;
-    private BlockCursor _index;
+    private IndexCursor _index;
     private BlockCursor _data;
     private BlockLease _lease;
     private Block? _dataBlock;
@@ -27,7 +28,7 @@ internal sealed class TableIterator : InternalIterator
         _verifyChecksums = verifyChecksums;
         _fillCache = fillCache;
         _indexLease = table.AcquireIndex(fillCache);
-        _index = table.NewIndexCursor(_indexLease.Block);
+        _index = new IndexCursor(table, _indexLease.Block, fillCache);
     }
 
     public override bool Valid => _dataBlock != null && _data.Valid;

@@ -68,6 +68,50 @@ internal sealed record TableOptions
     /// <summary>With <see cref="CacheIndexAndFilterBlocks"/>, level-0 tables keep their index and filter pinned in the cache while open.</summary>
     public bool PinL0FilterAndIndexBlocksInCache { get; init; }
 
+    /// <summary>
+    /// Index written: <see cref="IndexType.BinarySearch"/> (one index block) or
+    /// <see cref="IndexType.TwoLevelIndexSearch"/> (index partitions and a top-level index).
+    /// Readers take the type from each table's properties.
+    /// </summary>
+    public IndexType IndexType { get; init; } = IndexType.BinarySearch;
+
+    /// <summary>
+    /// With <see cref="IndexType.TwoLevelIndexSearch"/>, partition the filter too (RocksDB's
+    /// partition_filters; ignored, as RocksDB sanitizes it away, with a single-level index).
+    /// </summary>
+    public bool PartitionFilters { get; init; }
+
+    /// <summary>Target size of index and filter partitions (RocksDB's metadata_block_size, 4096).</summary>
+    public int MetadataBlockSize { get; init; } = 4096;
+
+    /// <summary>
+    /// Cut filter partitions on their own key count instead of when the index partition is cut
+    /// (RocksDB's decouple_partitioned_filters, PR 12939; true as in current RocksDB; false writes
+    /// what RocksDB 7.8 writes).
+    /// </summary>
+    public bool DecouplePartitionedFilters { get; init; } = true;
+
+    /// <summary>
+    /// With <see cref="CacheIndexAndFilterBlocks"/>, keep the top-level index and top-level filter
+    /// index of partitioned tables pinned in the cache (RocksDB's pin_top_level_index_and_filter, true).
+    /// </summary>
+    public bool PinTopLevelIndexAndFilter { get; init; } = true;
+
+    /// <summary>RocksDB's metadata_cache_options.top_level_index_pinning (acts with CacheIndexAndFilterBlocks).</summary>
+    public PinningTier TopLevelIndexPinning { get; init; } = PinningTier.Fallback;
+
+    /// <summary>RocksDB's metadata_cache_options.partition_pinning: pinned partitions are read in one go at open.</summary>
+    public PinningTier PartitionPinning { get; init; } = PinningTier.Fallback;
+
+    /// <summary>RocksDB's metadata_cache_options.unpartitioned_pinning (acts with CacheIndexAndFilterBlocks).</summary>
+    public PinningTier UnpartitionedPinning { get; init; } = PinningTier.Fallback;
+
+    /// <summary>
+    /// Level-0 tables up to this size count as "flushed and similar" for pinning (RocksDB:
+    /// write_buffer_size / 2 * 3; unlimited by default).
+    /// </summary>
+    public long MaxFileSizeForL0MetaPin { get; init; } = long.MaxValue;
+
     /// <summary>Where readers allocate the native buffers holding data blocks.</summary>
     public NativeAllocator BlockAllocator { get; init; } = NativeAllocator.Shared;
 
@@ -83,6 +127,18 @@ internal sealed record TableOptions
         ArgumentOutOfRangeException.ThrowIfNegative(BlockSizeDeviation, nameof(BlockSizeDeviation));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(BlockSizeDeviation, 100, nameof(BlockSizeDeviation));
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxUncompressedBlockSize, 1, nameof(MaxUncompressedBlockSize));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MetadataBlockSize, 1, nameof(MetadataBlockSize));
+        if (IndexType is not (IndexType.BinarySearch or IndexType.TwoLevelIndexSearch))
+        {
+            throw new ArgumentException($"Index type {IndexType} cannot be written; use BinarySearch or TwoLevelIndexSearch.", nameof(IndexType));
+        }
+        foreach (PinningTier tier in (ReadOnlySpan<PinningTier>)[TopLevelIndexPinning, PartitionPinning, UnpartitionedPinning])
+        {
+            if (!Enum.IsDefined(tier))
+            {
+                throw new ArgumentException($"Unknown pinning tier {(int)tier}.", nameof(PartitionPinning));
+            }
+        }
         if (FormatVersion != TableFormat.WriteFormatVersion)
         {
             throw new ArgumentException($"Only format_version {TableFormat.WriteFormatVersion} can be written.", nameof(FormatVersion));

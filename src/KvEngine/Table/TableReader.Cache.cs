@@ -19,19 +19,33 @@ internal sealed partial class TableReader
         {
             return new BlockLease((Block)_pinnedIndex.Value, null, null, owned: false);
         }
-        LruCache cache = _options.BlockCache!;
-        var key = new CacheKey(_cacheId, _indexHandle.Offset);
+        return AcquireMetaBlock(_indexHandle, CacheEntryRole.Index, _twoLevel ? "top-level index" : "index", fillCache);
+    }
+
+    /// <summary>
+    /// A metadata block (index, top-level index, partition, top-level filter index) through the
+    /// block cache at high priority: looked up, or read and, with <paramref name="fillCache"/>,
+    /// inserted. Without a block cache the block is read and owned by the lease.
+    /// </summary>
+    private BlockLease AcquireMetaBlock(BlockHandle handle, CacheEntryRole role, string kind, bool fillCache)
+    {
+        LruCache? cache = _options.BlockCache;
+        if (cache == null)
+        {
+            return new BlockLease(ReadNativeBlock(handle, verifyChecksum: true, role, kind), null, null);
+        }
+        var key = new CacheKey(_cacheId, handle.Offset);
         LruHandle? h = cache.Lookup(key, this, CachePriority.High, _options.Statistics, out _);
         if (h != null)
         {
-            RecordHit(CacheEntryRole.Index);
+            RecordHit(role);
             return new BlockLease((Block)h.Value, h, cache);
         }
-        RecordMiss(CacheEntryRole.Index);
-        Block block = ReadNativeBlock(_indexHandle, verifyChecksum: true, CacheEntryRole.Index);
+        RecordMiss(role);
+        Block block = ReadNativeBlock(handle, verifyChecksum: true, role, kind);
         if (fillCache && cache.TryInsert(key, block, CachePriority.High, out h))
         {
-            RecordInsert(block, h!, CacheEntryRole.Index);
+            RecordInsert(block, h!, role);
             return new BlockLease(block, h, cache);
         }
         if (fillCache)
@@ -80,7 +94,8 @@ internal sealed partial class TableReader
     {
         if (role != CacheEntryRole.Filter)
         {
-            return new Block(contents, role, FileName, role == CacheEntryRole.Data ? "data" : "index", key.Offset);
+            string kind = role switch { CacheEntryRole.Data => "data", CacheEntryRole.FilterMeta => "top-level filter index", _ => "index" };
+            return new Block(contents, role, FileName, kind, key.Offset);
         }
         try
         {
@@ -93,9 +108,9 @@ internal sealed partial class TableReader
         }
     }
 
-    private IFilterBitsReader LoadFilter(BlockHandle handle, out int length)
+    private IFilterBitsReader LoadFilter(BlockHandle handle, out int length, string kind = "filter")
     {
-        byte[] bytes = ReadBlockContents(handle, verifyChecksum: true, pooled: true, "filter", out length);
+        byte[] bytes = ReadBlockContents(handle, verifyChecksum: true, pooled: true, kind, out length);
         try
         {
             return _options.FilterPolicy!.LoadReader(bytes.AsSpan(0, length), _options.FilterAllocator);
@@ -111,7 +126,7 @@ internal sealed partial class TableReader
         if (_options.Statistics is { } stats)
         {
             stats.Record(Ticker.BlockCacheHit);
-            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexHit, CacheEntryRole.Filter => Ticker.BlockCacheFilterHit, _ => Ticker.BlockCacheDataHit });
+            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexHit, CacheEntryRole.Filter or CacheEntryRole.FilterMeta => Ticker.BlockCacheFilterHit, _ => Ticker.BlockCacheDataHit });
         }
     }
 
@@ -120,7 +135,7 @@ internal sealed partial class TableReader
         if (_options.Statistics is { } stats)
         {
             stats.Record(Ticker.BlockCacheMiss);
-            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexMiss, CacheEntryRole.Filter => Ticker.BlockCacheFilterMiss, _ => Ticker.BlockCacheDataMiss });
+            stats.Record(role switch { CacheEntryRole.Index => Ticker.BlockCacheIndexMiss, CacheEntryRole.Filter or CacheEntryRole.FilterMeta => Ticker.BlockCacheFilterMiss, _ => Ticker.BlockCacheDataMiss });
         }
     }
 
@@ -133,7 +148,7 @@ internal sealed partial class TableReader
             (Ticker add, Ticker bytes) = role switch
             {
                 CacheEntryRole.Index => (Ticker.BlockCacheIndexAdd, Ticker.BlockCacheIndexBytesInsert),
-                CacheEntryRole.Filter => (Ticker.BlockCacheFilterAdd, Ticker.BlockCacheFilterBytesInsert),
+                CacheEntryRole.Filter or CacheEntryRole.FilterMeta => (Ticker.BlockCacheFilterAdd, Ticker.BlockCacheFilterBytesInsert),
                 _ => (Ticker.BlockCacheDataAdd, Ticker.BlockCacheDataBytesInsert),
             };
             stats.Record(add);
@@ -143,11 +158,29 @@ internal sealed partial class TableReader
         }
     }
 
-    private bool CachedFilterMayMatch(ReadOnlySpan<byte> userKey, bool fillCache)
+    /// <summary>
+    /// Asks the filter at <paramref name="handle"/> (a full filter, or a filter partition that is
+    /// not <paramref name="demotable"/>), from the block cache or loaded (and, with
+    /// <paramref name="fillCache"/>, inserted). Without a block cache the filter is loaded for this
+    /// query alone.
+    /// </summary>
+    private bool CachedFilterMayMatch(BlockHandle handle, ReadOnlySpan<byte> userKey, bool fillCache, bool demotable)
     {
-        LruCache cache = _options.BlockCache!;
+        LruCache? cache = _options.BlockCache;
         KvStatistics? stats = _options.Statistics;
-        var key = new CacheKey(_cacheId, _filterHandle.Offset);
+        if (cache == null)
+        {
+            IFilterBitsReader reader = LoadFilter(handle, out _, demotable ? "filter" : "filter partition");
+            try
+            {
+                return reader.MayMatch(userKey);
+            }
+            finally
+            {
+                (reader as IDisposable)?.Dispose();
+            }
+        }
+        var key = new CacheKey(_cacheId, handle.Offset);
         LruHandle? h = cache.Lookup(key, this, CachePriority.High, stats, out _);
         if (h != null)
         {
@@ -162,7 +195,7 @@ internal sealed partial class TableReader
             }
         }
         RecordMiss(CacheEntryRole.Filter);
-        var value = new FilterCacheValue(LoadFilter(_filterHandle, out int length), length);
+        var value = new FilterCacheValue(LoadFilter(handle, out int length, demotable ? "filter" : "filter partition"), length, demotable);
         try
         {
             return value.Reader.MayMatch(userKey);

@@ -52,135 +52,12 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     private readonly bool _filterHasWholeKeys;
     private readonly ulong _cacheId;
     private readonly LruHandle? _pinnedIndex;
-    private readonly LruHandle? _pinnedFilter;
-
-    private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer, bool pinMetaBlocks, OpenFileLimiter? limiter)
-    {
-        _file = file;
-        _limiter = limiter;
-        _fileSize = (ulong)fileSize;
-        _options = options;
-        FileName = fileName;
-        Footer = footer;
-        _cacheId = options.BlockCache?.NewId() ?? 0;
-
-        using Block metaIndex = ReadMetaBlock(footer.MetaIndex, "metaindex");
-        BlockHandle? properties = null;
-        BlockHandle? filter = null;
-        string? filterKey = options.FilterPolicy == null ? null : TableFormat.FullFilterBlockPrefix + options.FilterPolicy.Name;
-        var cursor = new BlockCursor(metaIndex, BlockKeyFormat.Bytewise);
-        try
-        {
-            for (cursor.SeekToFirst(); cursor.Valid; cursor.Next())
-            {
-                ReadOnlySpan<byte> value = cursor.Value;
-                if (!BlockHandle.TryDecode(ref value, out BlockHandle handle))
-                {
-                    throw new KvCorruptionException($"{fileName}: malformed block handle in metaindex entry.");
-                }
-                string name = Encoding.UTF8.GetString(cursor.Key);
-                if (name is TableFormat.PropertiesBlockName or TableFormat.LegacyPropertiesBlockName)
-                {
-                    properties = handle;
-                }
-                else if (name == TableFormat.RangeDelBlockName)
-                {
-                    RangeDelHandle = handle;
-                }
-                else if (name == filterKey)
-                {
-                    filter = handle;
-                }
-            }
-        }
-        finally
-        {
-            cursor.Dispose();
-        }
-
-        if (properties is BlockHandle ph)
-        {
-            using Block propsBlock = ReadMetaBlock(ph, "properties");
-            Properties = TablePropertiesCodec.Decode(propsBlock, ph.Offset);
-        }
-        else
-        {
-            Properties = new TableProperties();
-        }
-        if (Properties.IndexType == IndexType.TwoLevelIndexSearch)
-        {
-            throw new KvException($"{fileName}: partitioned (two-level) indexes are not supported yet.");
-        }
-        _indexHasFirstKey = Properties.IndexType == IndexType.BinarySearchWithFirstKey;
-        _indexKeyFormat = Properties.IndexKeyIsUserKey != 0 ? BlockKeyFormat.UserKeyIndex : BlockKeyFormat.InternalKey;
-        _indexValueFormat = Properties.IndexValueIsDeltaEncoded != 0 ? IndexValueFormat.DeltaHandle : IndexValueFormat.Handle;
-        _indexHandle = footer.Index;
-        LruCache? cache = options.CacheIndexAndFilterBlocks ? options.BlockCache : null;
-        if (cache == null)
-        {
-            _indexBlock = ReadMetaBlock(footer.Index, "index");
-        }
-        else
-        {
-            Block index = ReadNativeBlock(footer.Index, verifyChecksum: true, CacheEntryRole.Index);
-            if (!cache.TryInsert(new CacheKey(_cacheId, footer.Index.Offset), index, CachePriority.High, out LruHandle? h))
-            {
-                _indexBlock = index; // strict capacity and no room: the reader keeps it
-            }
-            else
-            {
-                RecordInsert(index, h!, CacheEntryRole.Index);
-                if (pinMetaBlocks)
-                {
-                    _pinnedIndex = h;
-                }
-                else
-                {
-                    cache.Release(h!);
-                }
-            }
-        }
-
-        try
-        {
-            if (filter is BlockHandle fh && options.FilterPolicy != null)
-            {
-                _filterHandle = fh;
-                _hasFilter = true;
-                IFilterBitsReader reader = LoadFilter(fh, out int length);
-                FilterMemoryUsage = reader is FastLocalBloomNativeReader native ? native.MemoryUsage : length;
-                _filterNumProbes = reader is FastLocalBloomNativeReader n ? n.NumProbes : 0;
-                _filterHasWholeKeys = !Properties.UserCollected.ContainsKey(TablePropertyNames.WholeKeyFiltering) || Properties.WholeKeyFiltering;
-                var value = new FilterCacheValue(reader, length);
-                if (cache == null || !cache.TryInsert(new CacheKey(_cacheId, fh.Offset), value, CachePriority.High, out LruHandle? h))
-                {
-                    _filter = reader;
-                }
-                else
-                {
-                    RecordInsert(value, h!, CacheEntryRole.Filter);
-                    if (pinMetaBlocks)
-                    {
-                        _pinnedFilter = h;
-                    }
-                    else
-                    {
-                        cache.Release(h!);
-                    }
-                }
-            }
-        }
-        catch
-        {
-            // Opening failed after the index went into the cache: unpin it (the entry ages out).
-            _indexBlock?.Dispose();
-            if (_pinnedIndex != null)
-            {
-                cache!.Release(_pinnedIndex);
-            }
-            throw;
-        }
-    }
+    private readonly LruHandle? _pinnedFilter; // the filter, or the top-level filter index of a partitioned filter
+    private readonly bool _twoLevel; // index partitions under a top-level index
+    private readonly bool _partitionedFilter; // filter partitions under a top-level filter index
+    private readonly Block? _filterIndexBlock; // the reader's top-level filter index (no CacheIndexAndFilterBlocks)
+    private readonly PinnedPartitions? _pinnedIndexPartitions;
+    private readonly PinnedPartitions? _pinnedFilterPartitions;
 
     public string FileName { get; }
 
@@ -188,55 +65,17 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     public TableProperties Properties { get; }
 
-    /// <summary>Handle of the "rocksdb.range_del" block, or null when the table has none.</summary>
-    public BlockHandle? RangeDelHandle { get; }
-
     /// <summary>
     /// Bytes the loaded filter holds in memory: the usable (size-class) size of its native
     /// allocation, or the block length for filters kept on the managed heap; 0 without a filter.
+    /// Partitioned filters: the pinned partitions' bytes, or 0 when the partitions come and go
+    /// through the block cache.
     /// </summary>
     public long FilterMemoryUsage { get; }
 
     /// <summary>True when a filter block was loaded (the metaindex names the configured policy).</summary>
     public bool HasFilter => _hasFilter;
 
-    /// <summary>
-    /// Opens a table and takes ownership of <paramref name="file"/> (disposed with the reader, or
-    /// at once when opening fails). Throws <see cref="KvCorruptionException"/> when the table is malformed.
-    /// With cached index and filter blocks, <paramref name="pinMetaBlocks"/> holds them in the cache
-    /// for the reader's lifetime (level-0 tables under PinL0FilterAndIndexBlocksInCache). With a
-    /// <paramref name="limiter"/> the file may be closed while idle and reopened by name.
-    /// </summary>
-    public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, bool pinMetaBlocks = false, OpenFileLimiter? limiter = null)
-    {
-        ArgumentNullException.ThrowIfNull(file);
-        ArgumentNullException.ThrowIfNull(options);
-        ArgumentNullException.ThrowIfNull(fileName);
-        try
-        {
-            if (fileSize < TableFormat.FooterSize)
-            {
-                throw new KvCorruptionException($"{fileName}: file of {fileSize} bytes is too short to be a table.");
-            }
-            Span<byte> footerBytes = stackalloc byte[TableFormat.FooterSize];
-            if (file.Read(fileSize - TableFormat.FooterSize, footerBytes) != TableFormat.FooterSize)
-            {
-                throw new KvCorruptionException($"{fileName}: truncated while reading the footer.");
-            }
-            Footer footer = Footer.Decode(footerBytes, fileName);
-            var reader = new TableReader(file, fileSize, options, fileName, footer, pinMetaBlocks, limiter);
-            if (limiter != null)
-            {
-                reader._limiter!.Register(reader);
-            }
-            return reader;
-        }
-        catch
-        {
-            file.Dispose();
-            throw;
-        }
-    }
 
     /// <summary>False only when the filter proves <paramref name="userKey"/> is absent.</summary>
     public bool KeyMayMatch(ReadOnlySpan<byte> userKey, bool fillCache = true)
@@ -245,6 +84,29 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         {
             return true;
         }
+        if (_partitionedFilter)
+        {
+            int length = userKey.Length + InternalKeys.TrailerSize;
+            byte[]? rented = length > StackKeyLimit ? ArrayPool<byte>.Shared.Rent(length) : null;
+            Span<byte> lookup = rented != null ? rented.AsSpan(0, length) : stackalloc byte[length];
+            InternalKeys.Encode(lookup, userKey, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek);
+            try
+            {
+                return PartitionedKeyMayMatch(userKey, lookup, fillCache);
+            }
+            finally
+            {
+                if (rented != null)
+                {
+                    ArrayPool<byte>.Shared.Return(rented);
+                }
+            }
+        }
+        return FullKeyMayMatch(userKey, fillCache);
+    }
+
+    private bool FullKeyMayMatch(ReadOnlySpan<byte> userKey, bool fillCache)
+    {
         if (_filter != null)
         {
             return _filter.MayMatch(userKey);
@@ -253,7 +115,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         {
             return ((FilterCacheValue)_pinnedFilter.Value).Reader.MayMatch(userKey);
         }
-        return CachedFilterMayMatch(userKey, fillCache);
+        return CachedFilterMayMatch(_filterHandle, userKey, fillCache, demotable: true);
     }
 
     /// <summary>
@@ -261,27 +123,58 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// Returns false when there is none. For Value and Merge entries the value is appended to
     /// <paramref name="valueOut"/>; Deletion and SingleDeletion append nothing.
     /// </summary>
-    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache = true)
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache = true) =>
+        TryGet(userKey, sequence, valueOut, out type, verifyChecksums, fillCache, coveringSequence: 0);
+
+    /// <summary>
+    /// <see cref="TryGet(ReadOnlySpan{byte}, ulong, IBufferWriter{byte}, out ValueType, bool, bool)"/>
+    /// under a range tombstone at <paramref name="coveringSequence"/> (0: none): a found entry with
+    /// a smaller sequence is reported as a Deletion and nothing is appended.
+    /// </summary>
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache, ulong coveringSequence)
     {
         ArgumentNullException.ThrowIfNull(valueOut);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
         type = default;
         KvStatistics? stats = _options.Statistics;
-        if (!KeyMayMatch(userKey, fillCache))
-        {
-            stats?.Record(Ticker.BloomFilterUseful);
-            return false;
-        }
-        if (_hasFilter)
-        {
-            stats?.Record(Ticker.BloomFilterFullPositive);
-        }
         int seekLength = userKey.Length + InternalKeys.TrailerSize;
         byte[]? rented = seekLength > StackKeyLimit ? ArrayPool<byte>.Shared.Rent(seekLength) : null;
         Span<byte> seekKey = rented != null ? rented.AsSpan(0, seekLength) : stackalloc byte[seekLength];
         InternalKeys.Encode(seekKey, userKey, sequence, ValueType.ValueTypeForSeek);
+        try
+        {
+            bool mayMatch = !_hasFilter || !_filterHasWholeKeys
+                || (_partitionedFilter ? PartitionedKeyMayMatch(userKey, seekKey, fillCache) : FullKeyMayMatch(userKey, fillCache));
+            if (!mayMatch)
+            {
+                stats?.Record(Ticker.BloomFilterUseful);
+                return false;
+            }
+            if (_hasFilter)
+            {
+                stats?.Record(Ticker.BloomFilterFullPositive);
+            }
+            return Seek(userKey, seekKey, valueOut, out type, verifyChecksums, fillCache, coveringSequence);
+        }
+        finally
+        {
+            if (rented != null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+    }
+
+    /// <summary>
+    /// TryGet past the filter: the index (and its partitions) to the data block holding the key;
+    /// an entry older than <paramref name="coveringSequence"/> is deleted by a range tombstone.
+    /// </summary>
+    private bool Seek(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> seekKey, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache,
+        ulong coveringSequence)
+    {
+        type = default;
         BlockLease indexLease = AcquireIndex(fillCache);
-        BlockCursor index = NewIndexCursor(indexLease.Block);
+        var index = new IndexCursor(this, indexLease.Block, fillCache);
         try
         {
             for (index.Seek(seekKey); index.Valid; index.Next())
@@ -303,7 +196,12 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     type = InternalKeys.Type(found);
                     if (_hasFilter)
                     {
-                        stats?.Record(Ticker.BloomFilterFullTruePositive);
+                        _options.Statistics?.Record(Ticker.BloomFilterFullTruePositive);
+                    }
+                    if (InternalKeys.Sequence(found) < coveringSequence)
+                    {
+                        type = ValueType.Deletion; // deleted by a range tombstone
+                        return true;
                     }
                     switch (type)
                     {
@@ -330,28 +228,17 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         {
             index.Dispose();
             indexLease.Release();
-            if (rented != null)
-            {
-                ArrayPool<byte>.Shared.Return(rented);
-            }
         }
     }
 
     /// <summary>A two-level iterator over every point entry.</summary>
     public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true) => new TableIterator(this, verifyChecksums, fillCache);
 
-    /// <summary>An iterator over the range tombstones (start internal key -> end user key), or null when there are none.</summary>
-    public InternalIterator? NewRangeTombstoneIterator()
-    {
-        if (RangeDelHandle is not BlockHandle h)
-        {
-            return null;
-        }
-        return new BlockIterator(ReadMetaBlock(h, "range deletion"), BlockKeyFormat.InternalKey, ownsBlock: true);
-    }
-
-    /// <summary>A cursor over an index block from <see cref="AcquireIndex"/>; the caller disposes it.</summary>
+    /// <summary>A cursor over an index block (or top-level index, or index partition); the caller disposes it.</summary>
     internal BlockCursor NewIndexCursor(Block index) => new(index, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
+
+    /// <summary>True when the index is partitioned (index partitions under the top-level index <see cref="AcquireIndex"/> returns).</summary>
+    internal bool IsTwoLevel => _twoLevel;
 
     public void Dispose()
     {
@@ -362,8 +249,17 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             _file = null;
         }
         _limiter?.Unregister(this, wasOpen);
+        ReleaseMetadata();
+    }
+
+    /// <summary>Frees or unpins every index and filter block the reader holds (Dispose, or a failed open).</summary>
+    private void ReleaseMetadata()
+    {
         (_filter as IDisposable)?.Dispose();
         _indexBlock?.Dispose();
+        _filterIndexBlock?.Dispose();
+        _pinnedIndexPartitions?.Dispose();
+        _pinnedFilterPartitions?.Dispose();
         if (_pinnedIndex != null)
         {
             _options.BlockCache!.Release(_pinnedIndex);
@@ -444,10 +340,24 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>Reads, verifies and decompresses one block into a native buffer from <see cref="TableOptions.BlockAllocator"/>.</summary>
-    private Block ReadNativeBlock(BlockHandle handle, bool verifyChecksum, CacheEntryRole role)
+    private Block ReadNativeBlock(BlockHandle handle, bool verifyChecksum, CacheEntryRole role, string? kind = null)
     {
-        string kind = role == CacheEntryRole.Data ? "data" : "index";
+        kind ??= role == CacheEntryRole.Data ? "data" : "index";
         byte[] raw = ReadRawBlock(handle, verifyChecksum, kind, out int size);
+        try
+        {
+            return DecodeNativeBlock(raw.AsSpan(0, size + TableFormat.BlockTrailerSize), handle, role, kind);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(raw);
+        }
+    }
+
+    /// <summary>Decompresses one block (payload and trailer, checksum already verified) into a native buffer.</summary>
+    private Block DecodeNativeBlock(ReadOnlySpan<byte> raw, BlockHandle handle, CacheEntryRole role, string kind)
+    {
+        int size = raw.Length - TableFormat.BlockTrailerSize;
         NativeBuffer output = default;
         try
         {
@@ -455,13 +365,13 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             if (type == CompressionType.None)
             {
                 output = _options.BlockAllocator.Allocate(size);
-                raw.AsSpan(0, size).CopyTo(output.Span);
+                raw[..size].CopyTo(output.Span);
             }
             else
             {
-                int uncompressed = BlockCompression.ReadUncompressedLength(type, raw.AsSpan(0, size), _options.MaxUncompressedBlockSize, FileName, handle.Offset, out int header);
+                int uncompressed = BlockCompression.ReadUncompressedLength(type, raw[..size], _options.MaxUncompressedBlockSize, FileName, handle.Offset, out int header);
                 output = _options.BlockAllocator.Allocate(uncompressed);
-                BlockCompression.Decompress(type, raw.AsSpan(header, size - header), output.Span, FileName, handle.Offset);
+                BlockCompression.Decompress(type, raw[header..size], output.Span, FileName, handle.Offset);
             }
         }
         catch
@@ -469,11 +379,21 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             output.Dispose();
             throw;
         }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(raw);
-        }
         return new Block(output, role, FileName, kind, handle.Offset);
+    }
+
+    /// <summary>Checks a block's stored checksum (payload and trailer in <paramref name="raw"/>).</summary>
+    private void VerifyBlockChecksum(ReadOnlySpan<byte> raw, BlockHandle handle, string kind)
+    {
+        int size = raw.Length - TableFormat.BlockTrailerSize;
+        byte typeByte = raw[size];
+        uint stored = Coding.DecodeFixed32(raw[(size + 1)..]);
+        uint actual = BlockChecksum.Compute(Footer.ChecksumType, raw[..size], typeByte);
+        if (stored != actual)
+        {
+            throw new KvCorruptionException(
+                $"{FileName}: block checksum mismatch in {kind} block {handle}: stored 0x{stored:x8}, computed 0x{actual:x8}.");
+        }
     }
 
     /// <summary>Reads one block and its trailer into a pooled array and verifies the checksum; the caller returns the array.</summary>
@@ -500,14 +420,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             }
             if (verifyChecksum)
             {
-                byte typeByte = raw[size];
-                uint stored = Coding.DecodeFixed32(raw.AsSpan(size + 1));
-                uint actual = BlockChecksum.Compute(Footer.ChecksumType, raw.AsSpan(0, size), typeByte);
-                if (stored != actual)
-                {
-                    throw new KvCorruptionException(
-                        $"{FileName}: block checksum mismatch in {kind} block {handle}: stored 0x{stored:x8}, computed 0x{actual:x8}.");
-                }
+                VerifyBlockChecksum(raw.AsSpan(0, total), handle, kind);
             }
             return raw;
         }

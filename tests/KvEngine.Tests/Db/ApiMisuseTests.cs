@@ -23,6 +23,7 @@ public sealed class ApiMisuseTests : IDisposable
         "MaxWriteBufferNumber=1", "MaxWriteBufferNumber=0",
         "Compression=99", "Checksum=99", "WalRecoveryMode=99", "WalRecoveryMode=-1",
         "FileSystem=null",
+        "IndexType=1", "IndexType=3", "MetadataBlockSize=0", "PartitionPinning=4", "PartitionPinning=-1", "MetadataCacheOptions=null",
     };
 
     [Theory]
@@ -43,6 +44,10 @@ public sealed class ApiMisuseTests : IDisposable
             case "Checksum": o.Checksum = (KvChecksumType)int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture); break;
             case "WalRecoveryMode": o.WalRecoveryMode = (WalRecoveryMode)int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture); break;
             case "FileSystem": o.FileSystem = null!; break;
+            case "IndexType": o.IndexType = (KvIndexType)int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture); break;
+            case "MetadataBlockSize": o.MetadataBlockSize = int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture); break;
+            case "PartitionPinning": o.MetadataCacheOptions.PartitionPinning = (KvPinningTier)int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture); break;
+            case "MetadataCacheOptions": o.MetadataCacheOptions = null!; break;
             default: throw new ArgumentException(setting);
         }
         Assert.ThrowsAny<ArgumentException>(() => KvDb.Open(DbTestUtil.DbPath, o).Dispose());

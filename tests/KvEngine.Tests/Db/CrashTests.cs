@@ -6,7 +6,9 @@ namespace KvEngine.Tests.Db;
 
 /// <summary>
 /// Kills a writing child process with SIGKILL at random moments, at least 20 times, and checks
-/// after each reopen that every acknowledged write is there and nothing unwritten is.
+/// after each reopen that every acknowledged write is there and nothing unwritten is. The child's
+/// batches include Deletes and DeleteRanges, so range tombstones are in the WAL, in flushed and in
+/// compacted tables when it dies.
 /// </summary>
 public sealed class CrashTests : IDisposable
 {
@@ -97,13 +99,13 @@ public sealed class CrashTests : IDisposable
         using KvDb db = KvDb.Open(dbPath, options);
         foreach (long i in acked)
         {
-            bool deleted = (i + 5) % 10 == 0 && acked.Contains(i + 5);
+            bool deleted = ((i + 5) % 10 == 0 && acked.Contains(i + 5)) || RangeDeletedBy(i, acked);
             byte[]? v = db.Get(CrashKeys.Key(i));
             if (deleted)
             {
-                Assert.True(v == null, $"cycle {cycle}: key {i} was deleted by acknowledged write {i + 5} but is present");
+                Assert.True(v == null, $"cycle {cycle}: key {i} was deleted by an acknowledged write (Delete or DeleteRange) but is present");
             }
-            else if (!(inFlight.Contains(i + 5) && (i + 5) % 10 == 0))
+            else if (!(inFlight.Contains(i + 5) && (i + 5) % 10 == 0) && !RangeDeletedBy(i, inFlight))
             {
                 Assert.True(v != null, $"cycle {cycle}: acknowledged key {i} is missing");
                 Assert.Equal(CrashKeys.Value(i), v);
@@ -116,11 +118,25 @@ public sealed class CrashTests : IDisposable
             string k = System.Text.Encoding.ASCII.GetString(it.Key);
             long i = long.Parse(k.AsSpan(3), CultureInfo.InvariantCulture);
             Assert.True(acked.Contains(i) || inFlight.Contains(i), $"cycle {cycle}: key {i} was never acknowledged");
+            Assert.False(RangeDeletedBy(i, acked), $"cycle {cycle}: iterator shows key {i}, deleted by an acknowledged DeleteRange");
             if (inFlight.Contains(i))
             {
                 Assert.Equal(CrashKeys.Value(i), it.Value.ToArray());
             }
         }
+    }
+
+    // Write i with i % 50 == 25 deletes keys i-20 .. i-16 with DeleteRange.
+    private static bool RangeDeletedBy(long key, IReadOnlySet<long> writes)
+    {
+        for (long i = key + 16; i <= key + 20; i++)
+        {
+            if (i % 50 == 25 && writes.Contains(i))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static string ChildPath()

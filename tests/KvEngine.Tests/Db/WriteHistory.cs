@@ -3,8 +3,9 @@ using System.Text;
 namespace KvEngine.Tests.Db;
 
 /// <summary>
-/// A random history of writes (each an atomic batch of puts and deletes over a small key space,
-/// every value unique to its write) and the check that a database holds exactly the state after
+/// A random history of writes (each an atomic batch of puts, deletes and range deletions — a
+/// record with a RangeEnd deletes [Key, RangeEnd) — over a small key space, every value unique to
+/// its write) and the check that a database holds exactly the state after
 /// some prefix of it. Not thread-safe: one writer appends, the checker runs after it stopped.
 /// </summary>
 internal sealed class WriteHistory
@@ -12,7 +13,7 @@ internal sealed class WriteHistory
     private readonly Random _rng;
     private readonly int _keySpace;
     private readonly string _tag;
-    private readonly List<(string Key, string? Value)[]> _ops = new();
+    private readonly List<(string Key, string? Value, string? RangeEnd)[]> _ops = new();
     private int _serial;
 
     /// <param name="tag">Part of every value, so values of different histories never coincide.</param>
@@ -26,34 +27,44 @@ internal sealed class WriteHistory
     public int Count => _ops.Count;
 
     /// <summary>Makes the next write (1..4 records), records it and returns it.</summary>
-    public (string Key, string? Value)[] Next()
+    public (string Key, string? Value, string? RangeEnd)[] Next()
     {
         int n = _rng.Next(10) < 7 ? 1 : _rng.Next(2, 5);
-        var records = new (string, string?)[n];
+        var records = new (string, string?, string?)[n];
         int serial = _serial++;
         for (int i = 0; i < n; i++)
         {
             string key = "key" + _rng.Next(_keySpace).ToString("D5", System.Globalization.CultureInfo.InvariantCulture);
             string? value = null;
-            if (_rng.Next(10) != 0)
+            string? rangeEnd = null;
+            if (_rng.Next(15) == 0)
+            {
+                int begin = int.Parse(key.AsSpan(3), System.Globalization.CultureInfo.InvariantCulture);
+                rangeEnd = "key" + (begin + _rng.Next(1, 25)).ToString("D5", System.Globalization.CultureInfo.InvariantCulture);
+            }
+            else if (_rng.Next(10) != 0)
             {
                 var sb = new StringBuilder();
                 sb.Append(_tag).Append('.').Append(serial).Append('.').Append(i).Append('.');
                 sb.Append('x', _rng.Next(10, 300));
                 value = sb.ToString();
             }
-            records[i] = (key, value);
+            records[i] = (key, value, rangeEnd);
         }
         _ops.Add(records);
         return records;
     }
 
     /// <summary>Writes one history entry to <paramref name="db"/> (Put/Delete for one record, a batch otherwise).</summary>
-    public static void Apply(KvDb db, (string Key, string? Value)[] records, WriteOptions options)
+    public static void Apply(KvDb db, (string Key, string? Value, string? RangeEnd)[] records, WriteOptions options)
     {
         if (records.Length == 1)
         {
-            if (records[0].Value is { } v)
+            if (records[0].RangeEnd is { } end)
+            {
+                db.DeleteRange(DbTestUtil.B(records[0].Key), DbTestUtil.B(end), options);
+            }
+            else if (records[0].Value is { } v)
             {
                 db.Put(DbTestUtil.B(records[0].Key), DbTestUtil.B(v), options);
             }
@@ -64,9 +75,13 @@ internal sealed class WriteHistory
             return;
         }
         using var batch = new WriteBatch();
-        foreach ((string k, string? v) in records)
+        foreach ((string k, string? v, string? end) in records)
         {
-            if (v != null)
+            if (end != null)
+            {
+                batch.DeleteRange(DbTestUtil.B(k), DbTestUtil.B(end));
+            }
+            else if (v != null)
             {
                 batch.Put(DbTestUtil.B(k), DbTestUtil.B(v));
             }
@@ -112,19 +127,22 @@ internal sealed class WriteHistory
             {
                 break;
             }
-            foreach ((string k, string? v) in _ops[p])
+            foreach ((string k, string? v, string? end) in _ops[p])
             {
-                bool before = Same(model, actual, k);
-                if (v == null)
+                foreach (string key in Affected(model, actual, k, end))
                 {
-                    model.Remove(k);
+                    bool before = Same(model, actual, key);
+                    if (v == null)
+                    {
+                        model.Remove(key);
+                    }
+                    else
+                    {
+                        model[key] = v;
+                    }
+                    bool after = Same(model, actual, key);
+                    diff += before == after ? 0 : before ? 1 : -1;
                 }
-                else
-                {
-                    model[k] = v;
-                }
-                bool after = Same(model, actual, k);
-                diff += before == after ? 0 : before ? 1 : -1;
             }
         }
         if (found < 0)
@@ -132,6 +150,25 @@ internal sealed class WriteHistory
             Assert.Fail($"{context}: the database is not the state after any prefix of [{lo}, {hi}] writes ({Describe(start, actual, lo)})");
         }
         return found;
+    }
+
+    // The keys a record touches: its key, or for a range deletion every key in [key, end) that the
+    // model or the database holds.
+    private static List<string> Affected(Dictionary<string, string> model, IReadOnlyDictionary<string, string> actual, string key, string? end)
+    {
+        if (end == null)
+        {
+            return [key];
+        }
+        var keys = new SortedSet<string>(StringComparer.Ordinal);
+        foreach (string k in model.Keys.Concat(actual.Keys))
+        {
+            if (string.CompareOrdinal(k, key) >= 0 && string.CompareOrdinal(k, end) < 0)
+            {
+                keys.Add(k);
+            }
+        }
+        return [.. keys];
     }
 
     private static bool Same(Dictionary<string, string> model, IReadOnlyDictionary<string, string> actual, string key)
@@ -147,15 +184,18 @@ internal sealed class WriteHistory
         var model = new Dictionary<string, string>(start, StringComparer.Ordinal);
         for (int p = 0; p < lo; p++)
         {
-            foreach ((string k, string? v) in _ops[p])
+            foreach ((string k, string? v, string? end) in _ops[p])
             {
-                if (v == null)
+                foreach (string key in Affected(model, model, k, end))
                 {
-                    model.Remove(k);
-                }
-                else
-                {
-                    model[k] = v;
+                    if (v == null)
+                    {
+                        model.Remove(key);
+                    }
+                    else
+                    {
+                        model[key] = v;
+                    }
                 }
             }
         }

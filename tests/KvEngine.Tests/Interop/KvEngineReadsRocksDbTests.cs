@@ -89,6 +89,33 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
              "-write_buffer_size=65536"]
         },
         {
+            "partitioned-index-and-filters",
+            ["-benchmarks=fillrandom,overwrite", "-num=20000", "-partition_index_and_filters=true", "-metadata_block_size=512",
+             "-bloom_bits=10", "-compression_type=lz4", "-write_buffer_size=262144"]
+        },
+        {
+            "partitioned-4k-zstd-cached-pinned",
+            ["-benchmarks=fillrandom", "-num=30000", "-partition_index_and_filters=true", "-cache_index_and_filter_blocks=true",
+             "-pin_top_level_index_and_filter=true", "-bloom_bits=10", "-compression_type=zstd", "-write_buffer_size=1048576"]
+        },
+        {
+            "partitioned-format3-restart4-crc32c",
+            ["-benchmarks=fillrandom,overwrite", "-num=15000", "-partition_index_and_filters=true", "-metadata_block_size=400",
+             "-format_version=3", "-index_block_restart_interval=4", "-checksum_type=1", "-bloom_bits=10", "-compression_type=zstd",
+             "-write_buffer_size=262144"]
+        },
+        {
+            "partitioned-format4-optimized-filters",
+            ["-benchmarks=fillrandom", "-num=15000", "-partition_index_and_filters=true", "-metadata_block_size=1024",
+             "-format_version=4", "-optimize_filters_for_memory=true", "-bloom_bits=10", "-index_shortening_mode=0",
+             "-compression_type=none", "-write_buffer_size=262144"]
+        },
+        {
+            "partitioned-index-only",
+            ["-benchmarks=fillrandom", "-num=10000", "-partition_index=true", "-metadata_block_size=256", "-bloom_bits=10",
+             "-compression_type=lz4", "-write_buffer_size=131072"]
+        },
+        {
             "universal-compaction",
             ["-benchmarks=fillrandom,overwrite", "-num=8000", "-compaction_style=1", "-compression_type=lz4",
              "-bloom_bits=10", "-write_buffer_size=65536"]
@@ -108,6 +135,13 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
             string dump = RocksDbOracle.ManifestDump(db);
             Assert.Contains("--- level 2 ---", dump, StringComparison.Ordinal);
             Assert.Matches(@"--- level 2 --- version# \d+ ---\n \d+:\d+\[0 \.\. 0\]", dump);
+        }
+        if (name.StartsWith("partitioned", StringComparison.Ordinal))
+        {
+            // The fixture really is two-level (and, unless index-only, with partitioned filters).
+            string props = KvEngine.Tests.Table.RocksDbTools.Properties(Directory.GetFiles(db, "*.sst")[0]);
+            Assert.Contains("rocksdb.block.based.table.index.type: 0x02000000", props, StringComparison.Ordinal);
+            Assert.Matches(@"# index partitions: [1-9]", props);
         }
         AssertKvEngineAgreesWithLdb(db, expectSomeData: true);
     }

@@ -30,6 +30,69 @@ internal static class RocksDbOracle
     }
 
     /// <summary>
+    /// Point lookups by RocksDB (<c>ldb query --hex</c> on a copy, one <c>get</c> per key on its
+    /// stdin): the value of each key, or null when RocksDB says "Not found". ldb's query session
+    /// ends at the first "Not found", so the answers stop there (a shorter list). Point lookups go
+    /// through RocksDB's filters, unlike scans.
+    /// </summary>
+    public static List<byte[]?> Get(string db, IReadOnlyList<byte[]> keys)
+    {
+        string copy = Copy(db, "ldbget");
+        try
+        {
+            var psi = new System.Diagnostics.ProcessStartInfo("ldb")
+            {
+                RedirectStandardInput = true,
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                UseShellExecute = false,
+            };
+            psi.ArgumentList.Add($"--db={copy}");
+            psi.ArgumentList.Add("--hex");
+            psi.ArgumentList.Add("query");
+            using var process = System.Diagnostics.Process.Start(psi)!;
+            Task<string> stdout = process.StandardOutput.ReadToEndAsync();
+            Task<string> stderr = process.StandardError.ReadToEndAsync();
+            var input = new System.Text.StringBuilder();
+            foreach (byte[] key in keys)
+            {
+                input.Append("get 0x").Append(Convert.ToHexString(key)).Append('\n');
+            }
+            try
+            {
+                process.StandardInput.Write(input.ToString());
+                process.StandardInput.Close();
+            }
+            catch (IOException)
+            {
+                // ldb stopped reading; what it answered, and its stderr, are checked below.
+            }
+            Assert.True(process.WaitForExit(120_000), "ldb query timed out");
+            process.WaitForExit();
+            var results = new List<byte[]?>();
+            foreach (string line in stdout.Result.Split('\n'))
+            {
+                int arrow = line.IndexOf(" ==> 0x", StringComparison.Ordinal);
+                if (arrow > 0)
+                {
+                    results.Add(Convert.FromHexString(line.AsSpan(arrow + 7).Trim()));
+                }
+                else if (line.StartsWith("Not found ", StringComparison.Ordinal))
+                {
+                    results.Add(null);
+                    break;
+                }
+            }
+            Assert.True(results.Count == keys.Count || results[^1] == null, $"ldb query answered {results.Count} of {keys.Count}: {stderr.Result}");
+            return results;
+        }
+        finally
+        {
+            Directory.Delete(copy, recursive: true);
+        }
+    }
+
+    /// <summary>
     /// The live key/value pairs RocksDB sees in (a copy of) <paramref name="db"/>, in its order, from
     /// <c>ldb scan --hex</c>: one <c>0xKEY : 0xVALUE</c> line per entry.
     /// </summary>

@@ -5,7 +5,7 @@ namespace KvEngine.Tests.Interop;
 /// <summary>
 /// RocksDB 7.8 features KvEngine does not implement yet. Opening or reading such a database must
 /// raise a <see cref="KvException"/> that names the feature — never a crash, never a wrong answer
-/// (for example range tombstones silently ignored).
+/// (for example merge operands read as plain values). Range deletions are supported: see RangeDel/RangeDelInteropTests.
 /// </summary>
 public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
 {
@@ -14,7 +14,6 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
     public void Dispose() => _dir.Delete(recursive: true);
 
     [Theory]
-    [InlineData("partitioned", "partitioned", new[] { "-compression_type=lz4", "-partition_index_and_filters=true", "-bloom_bits=10" })]
     [InlineData("merge", "merge", new[] { "-compression_type=lz4", "-merge_operator=put", "-benchmarks=fillrandom,mergerandom" })]
     [InlineData("blob", "blob", new[] { "-compression_type=lz4", "-enable_blob_files=true", "-min_blob_size=50" })]
     [InlineData("wal-zstd", "wal_compression", new[] { "-compression_type=lz4", "-wal_compression=zstd" })]
@@ -41,36 +40,6 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
             RocksDbOracle.ForwardScan(kv);
         });
         Assert.Contains(feature, e.Message, StringComparison.OrdinalIgnoreCase);
-    }
-
-    [Fact]
-    public void RangeDeletionInTheWalRaisesKvException()
-    {
-        string db = Path.Combine(_dir.FullName, "rangedel-wal");
-        Ldb(db, "--create_if_missing", "put", "a1", "x");
-        Ldb(db, "put", "b1", "y");
-        Ldb(db, "deleterange", "a", "b");
-
-        KvException e = Assert.ThrowsAny<KvException>(() => KvDb.Open(db, new KvOptions { CreateIfMissing = false }).Dispose());
-        Assert.Contains("range deletion", e.Message, StringComparison.OrdinalIgnoreCase);
-    }
-
-    [Fact]
-    public void RangeDeletionInATableRaisesKvExceptionInsteadOfResurrectingKeys()
-    {
-        string db = Path.Combine(_dir.FullName, "rangedel-table");
-        Ldb(db, "--create_if_missing", "put", "a1", "x");
-        Ldb(db, "put", "b1", "y");
-        Ldb(db, "deleterange", "a", "b");
-        Ldb(db, "put", "c1", "z");
-        Ldb(db, "put", "zz", "last");
-        Assert.Equal("b1 : y\nc1 : z\nzz : last\n", RocksDbTools.RunOk("ldb", $"--db={RocksDbOracle.Copy(db, "plain")}", "scan"));
-
-        using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false });
-        KvException get = Assert.ThrowsAny<KvException>(() => kv.Get("a1"u8));
-        Assert.Contains("range deletion", get.Message, StringComparison.OrdinalIgnoreCase);
-        KvException scan = Assert.ThrowsAny<KvException>(() => RocksDbOracle.ForwardScan(kv));
-        Assert.Contains("range deletion", scan.Message, StringComparison.OrdinalIgnoreCase);
     }
 
     [Fact]

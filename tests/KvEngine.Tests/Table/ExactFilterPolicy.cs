@@ -16,6 +16,9 @@ internal sealed class ExactFilterPolicy : IFilterPolicy
 
     public IFilterBitsBuilder CreateBuilder() => new Builder();
 
+    /// <summary>About 16 bytes per stored key.</summary>
+    public long ApproximateNumEntries(long bytes) => bytes / 16;
+
     public IFilterBitsReader CreateReader(ReadOnlyMemory<byte> filterBlock) => new Reader(this, filterBlock.ToArray());
 
     private sealed class Builder : IFilterBitsBuilder

@@ -1,0 +1,125 @@
+using K4os.Compression.LZ4;
+using KvEngine.Compression;
+
+namespace KvEngine.Tests.Compression;
+
+/// <summary>
+/// Our LZ4 block compressor writes standard LZ4 blocks: K4os (an independent decoder; liblz4 reads
+/// them in the RocksDB interop tests) restores every input exactly, for every size and shape,
+/// every acceleration, and a destination too small never overflows.
+/// </summary>
+public class Lz4BlockEncoderTests
+{
+    private static byte[] Data(int length, int shape, int seed)
+    {
+        var rnd = new Random(seed);
+        var data = new byte[length];
+        switch (shape)
+        {
+            case 0:
+                rnd.NextBytes(data);
+                break;
+            case 1:
+                for (int i = 0; i < length; i++)
+                {
+                    data[i] = i % 100 < 50 ? (byte)(' ' + rnd.Next(95)) : data[i - 50];
+                }
+                break;
+            case 2:
+                Array.Fill(data, (byte)'z');
+                break;
+            case 3: // a random chunk repeated past LZ4's 64 KiB window
+                var chunk = new byte[70_000];
+                rnd.NextBytes(chunk);
+                for (int i = 0; i < length; i++)
+                {
+                    data[i] = chunk[i % chunk.Length];
+                }
+                break;
+            default: // text-like with short repeats
+                for (int i = 0; i < length; i++)
+                {
+                    data[i] = (byte)"the quick brown fox jumps over the lazy dog "[(i * 7 + rnd.Next(3)) % 44];
+                }
+                break;
+        }
+        return data;
+    }
+
+    public static IEnumerable<object[]> Cases()
+    {
+        int[] sizes = [0, 1, 5, 12, 13, 14, 20, 64, 255, 256, 4096, 65_535, 65_536, 65_547, 200_000, 1 << 20];
+        foreach (int size in sizes)
+        {
+            for (int shape = 0; shape < 5; shape++)
+            {
+                yield return [size, shape];
+            }
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Cases))]
+    public void K4osRestoresEveryInputAtEveryAcceleration(int size, int shape)
+    {
+        byte[] raw = Data(size, shape, size * 31 + shape);
+        foreach (int acceleration in new[] { 1, 2, 17 })
+        {
+            var compressed = new byte[LZ4Codec.MaximumOutputSize(size)];
+            int n = Lz4BlockEncoder.Compress(raw, compressed, acceleration);
+            Assert.True(n > 0, $"size {size} shape {shape}: {n}");
+            if (size == 0)
+            {
+                Assert.Equal(new byte[] { 0 }, compressed.AsSpan(0, n).ToArray()); // liblz4's block for no input
+                continue;
+            }
+            var back = new byte[size];
+            Assert.Equal(size, LZ4Codec.Decode(compressed.AsSpan(0, n), back));
+            Assert.Equal(raw, back);
+            if (shape == 2 && size > 1000)
+            {
+                Assert.True(n < size / 50, $"{n} bytes for {size} equal bytes");
+            }
+        }
+    }
+
+    [Fact]
+    public void ATooSmallDestinationGivesZeroAndIsNeverOverrun()
+    {
+        var rnd = new Random(3);
+        for (int trial = 0; trial < 300; trial++)
+        {
+            byte[] raw = Data(rnd.Next(1, 20_000), rnd.Next(5), trial);
+            int full = Lz4BlockEncoder.Compress(raw, new byte[LZ4Codec.MaximumOutputSize(raw.Length)], 1);
+            int capacity = rnd.Next(1, full + 1);
+            var dst = new byte[capacity + 64];
+            dst.AsSpan(capacity).Fill(0xA5);
+            int n = Lz4BlockEncoder.Compress(raw, dst.AsSpan(0, capacity), 1);
+            Assert.True(n == 0 || n == full, $"capacity {capacity}: {n} (full {full})");
+            Assert.All(dst.AsSpan(capacity).ToArray(), b => Assert.Equal(0xA5, b));
+            if (n > 0)
+            {
+                var back = new byte[raw.Length];
+                Assert.Equal(raw.Length, LZ4Codec.Decode(dst.AsSpan(0, n), back));
+                Assert.Equal(raw, back);
+            }
+        }
+    }
+
+    [Fact]
+    public void CompressesAboutAsWellAsK4osAndAllocatesNothing()
+    {
+        byte[] raw = Data(4096, 1, 9);
+        var ours = new byte[8192];
+        var theirs = new byte[8192];
+        int n = Lz4BlockEncoder.Compress(raw, ours, 1);
+        int m = LZ4Codec.Encode(raw, theirs, LZ4Level.L00_FAST);
+        Assert.True(n <= m * 1.05, $"ours {n}, K4os {m}");
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 100; i++)
+        {
+            Lz4BlockEncoder.Compress(raw, ours, 1);
+        }
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+    }
+}

@@ -1,0 +1,47 @@
+namespace KvEngine.Tests.Db;
+
+/// <summary>
+/// RocksDB's min_write_buffer_number_to_merge: immutable memtables wait until enough of them exist,
+/// then go into one level-0 table together.
+/// </summary>
+public sealed class MinWriteBufferNumberToMergeTests
+{
+    [Fact]
+    public void FlushWaitsForEnoughImmutableMemtablesUnlessForced()
+    {
+        var fs = DbTestUtil.NewFs();
+        KvOptions options = DbTestUtil.SmallOptions(fs, 16 << 10, maxWriteBufferNumber: 6);
+        options.MinWriteBufferNumberToMerge = 3;
+        using KvDb db = KvDb.Open("/db", options);
+        var value = new byte[1000];
+        int i = 0;
+        while (db.GetProperty("rocksdb.num-immutable-mem-table") != "2")
+        {
+            Assert.True(i < 1000, "the memtable never switched twice");
+            db.Put(DbTestUtil.B($"k{i++:D5}"), value);
+        }
+        // Two waiting memtables are fewer than three: no flush may have started.
+        Assert.Equal("0", db.GetProperty("rocksdb.num-files-at-level0"));
+        Assert.Equal("2", db.GetProperty("rocksdb.num-immutable-mem-table"));
+
+        db.Flush(); // forced: every waiting memtable and the active one, merged into one table
+        Assert.Equal("0", db.GetProperty("rocksdb.num-immutable-mem-table"));
+        Assert.Equal("1", db.GetProperty("rocksdb.num-files-at-level0"));
+        Assert.Equal(i, DbTestUtil.ReadAll(db).Count);
+    }
+
+    [Fact]
+    public void ValueAboveTheMemtableLimitIsCappedSoWritesNeverDeadlock()
+    {
+        var fs = DbTestUtil.NewFs();
+        KvOptions options = DbTestUtil.SmallOptions(fs, 8 << 10, maxWriteBufferNumber: 3);
+        options.MinWriteBufferNumberToMerge = 100; // RocksDB caps it at max_write_buffer_number - 1
+        using KvDb db = KvDb.Open("/db", options);
+        var value = new byte[500];
+        for (int i = 0; i < 400; i++)
+        {
+            db.Put(DbTestUtil.B($"k{i:D5}"), value); // would stall forever without the cap
+        }
+        Assert.Equal(400, DbTestUtil.ReadAll(db).Count);
+    }
+}
