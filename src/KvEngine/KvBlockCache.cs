@@ -51,8 +51,10 @@ public sealed class KvBlockCache : IDisposable
     /// <summary>RocksDB's default when no cache is configured: 8 MiB.</summary>
     public const long DefaultCapacity = 8L << 20;
 
+    /// <summary>Bytes of charge the cache holds before it evicts (RocksDB's GetCapacity).</summary>
     public long Capacity => Primary.Capacity;
 
+    /// <summary>log2 of the number of shards the cache is split into.</summary>
     public int NumShardBits => Primary.NumShardBits;
 
     /// <summary>Bytes charged by the blocks held (usable allocation sizes plus entry overhead).</summary>
@@ -68,8 +70,14 @@ public sealed class KvBlockCache : IDisposable
 
     internal CompressedSecondaryCache? Secondary { get; }
 
+    /// <summary>
+    /// Changes the capacity (RocksDB's SetCapacity); when it shrinks, unpinned blocks are evicted
+    /// until the usage fits.
+    /// </summary>
+    /// <param name="capacityBytes">The new capacity in bytes of charge.</param>
     public void SetCapacity(long capacityBytes) => Primary.SetCapacity(capacityBytes);
 
+    /// <summary>Frees every cached block. Call it only after every database using the cache is closed.</summary>
     public void Dispose()
     {
         Primary.Dispose();

@@ -6,6 +6,9 @@ namespace KvEngine;
 /// </summary>
 public enum KvChecksumType : byte
 {
+    /// <summary>CRC32C of the block and its compression type byte, masked as in LevelDB (RocksDB's kCRC32c, code 1).</summary>
     Crc32C = 0x1,
+
+    /// <summary>XXH3-64 of the block, its low 32 bits mixed with the compression type byte (RocksDB's kXXH3, code 4; 7.8's default).</summary>
     XxHash3 = 0x4,
 }

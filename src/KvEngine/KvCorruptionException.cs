@@ -6,9 +6,15 @@ namespace KvEngine;
 /// </summary>
 public class KvCorruptionException : KvException
 {
+    /// <summary>Creates an exception with the default message.</summary>
     public KvCorruptionException() { }
 
+    /// <summary>Creates an exception with <paramref name="message"/>.</summary>
+    /// <param name="message">What went wrong.</param>
     public KvCorruptionException(string message) : base(message) { }
 
+    /// <summary>Creates an exception with <paramref name="message"/> caused by <paramref name="innerException"/>.</summary>
+    /// <param name="message">What went wrong.</param>
+    /// <param name="innerException">The error that caused it.</param>
     public KvCorruptionException(string message, Exception innerException) : base(message, innerException) { }
 }

@@ -47,6 +47,11 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         return await Task.Run(() => Open(path, options), cancellationToken).ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// Sets <paramref name="key"/> to <paramref name="value"/> (RocksDB's Put), replacing any value it
+    /// had; returns when the write is as durable as <paramref name="options"/> asks
+    /// (<see cref="WriteOptions.Default"/> when null). Keys and values may be empty.
+    /// </summary>
     public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, WriteOptions? options = null)
     {
         WriteBatch b = ThreadBatch();
@@ -54,6 +59,10 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         _impl.Write(b, options ?? WriteOptions.Default);
     }
 
+    /// <summary>
+    /// Deletes <paramref name="key"/> (RocksDB's Delete: writes a tombstone, which compaction
+    /// drops once no snapshot needs what it hides). Deleting a missing key is not an error.
+    /// </summary>
     public void Delete(ReadOnlySpan<byte> key, WriteOptions? options = null)
     {
         WriteBatch b = ThreadBatch();
@@ -101,6 +110,11 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         return WriteOwnedAsync(b, options, cancellationToken);
     }
 
+    /// <summary>
+    /// Deletes <paramref name="key"/>, as <see cref="Delete"/>; completes when the write is as
+    /// durable as <paramref name="options"/> asks. Cancellation is observed only before the write
+    /// is queued: once queued it is committed.
+    /// </summary>
     public ValueTask DeleteAsync(ReadOnlyMemory<byte> key, WriteOptions? options = null, CancellationToken cancellationToken = default)
     {
         var b = new WriteBatch();
@@ -225,6 +239,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         _impl.Flush();
     }
 
+    /// <summary>Like <see cref="Flush"/>, without blocking the calling thread while the table is written.</summary>
     public ValueTask FlushAsync(CancellationToken cancellationToken = default) => _impl.FlushAsync(cancellationToken);
 
     /// <summary>

@@ -23,6 +23,7 @@ public sealed class KvIterator : IDisposable
         _pinned = pinned;
     }
 
+    /// <summary>True when the iterator is positioned on an entry; false before the first positioning and after moving past either end.</summary>
     public bool Valid
     {
         get
@@ -32,6 +33,7 @@ public sealed class KvIterator : IDisposable
         }
     }
 
+    /// <summary>The current entry's key; valid until the next move. Throws <see cref="InvalidOperationException"/> when not <see cref="Valid"/>.</summary>
     public ReadOnlySpan<byte> Key
     {
         get
@@ -41,6 +43,7 @@ public sealed class KvIterator : IDisposable
         }
     }
 
+    /// <summary>The current entry's value; valid until the next move. Throws <see cref="InvalidOperationException"/> when not <see cref="Valid"/>.</summary>
     public ReadOnlySpan<byte> Value
     {
         get
@@ -50,12 +53,14 @@ public sealed class KvIterator : IDisposable
         }
     }
 
+    /// <summary>Moves to the first key; not <see cref="Valid"/> when there is none.</summary>
     public void SeekToFirst()
     {
         ThrowIfDisposed();
         _inner.SeekToFirst();
     }
 
+    /// <summary>Moves to the last key; not <see cref="Valid"/> when there is none.</summary>
     public void SeekToLast()
     {
         ThrowIfDisposed();
@@ -78,6 +83,7 @@ public sealed class KvIterator : IDisposable
         _inner.SeekForPrev(key);
     }
 
+    /// <summary>Moves to the next key; requires <see cref="Valid"/>.</summary>
     public void Next()
     {
         ThrowIfNotValid();
@@ -85,6 +91,7 @@ public sealed class KvIterator : IDisposable
         _inner.Next();
     }
 
+    /// <summary>Moves to the previous key; requires <see cref="Valid"/>.</summary>
     public void Prev()
     {
         ThrowIfNotValid();
@@ -92,6 +99,7 @@ public sealed class KvIterator : IDisposable
         _inner.Prev();
     }
 
+    /// <summary>Releases the memtables and table files the iterator holds; further calls throw <see cref="ObjectDisposedException"/>.</summary>
     public void Dispose()
     {
         ReadState? pinned = Interlocked.Exchange(ref _pinned, null);

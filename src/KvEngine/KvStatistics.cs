@@ -22,6 +22,7 @@ public sealed class KvStatistics
     private readonly int _stripeMask;
     private readonly long[] _counts;
 
+    /// <summary>Creates a statistics object with every counter at zero.</summary>
     public KvStatistics()
     {
         int stripes = (int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)Math.Max(1, Environment.ProcessorCount));
@@ -54,6 +55,7 @@ public sealed class KvStatistics
         return GetTickerCount((Ticker)i);
     }
 
+    /// <summary>Sets every counter back to zero (RocksDB's Statistics::Reset).</summary>
     public void Reset() => Array.Clear(_counts);
 
     /// <summary>Every counter as RocksDB's Statistics::ToString prints it: "name COUNT : n" per line.</summary>

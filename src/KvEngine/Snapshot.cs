@@ -26,6 +26,7 @@ public sealed class Snapshot : IDisposable
 
     internal bool BelongsTo(Db.SnapshotList list) => ReferenceEquals(_owner, list);
 
+    /// <summary>Releases the snapshot (RocksDB's ReleaseSnapshot); reads through it then throw. Idempotent.</summary>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _released, 1) == 0)

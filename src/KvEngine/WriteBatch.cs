@@ -171,6 +171,7 @@ public sealed class WriteBatch : IDisposable
         where THandler : struct, IWriteBatchHandler =>
         WriteBatchDecoder.Iterate(Data, ref handler);
 
+    /// <summary>Returns the batch's buffer to its pool; the batch must not be used afterwards.</summary>
     public void Dispose()
     {
         _rep?.Dispose();

@@ -1,0 +1,65 @@
+using Microsoft.Extensions.Caching.Distributed;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Options;
+
+namespace KvEngine.Extensions.Caching;
+
+/// <summary>
+/// Registers <see cref="KvEngineCache"/> as the application's <see cref="IDistributedCache"/>
+/// (which HybridCache then uses as its L2). Stateless and thread-safe.
+/// </summary>
+public static class KvEngineCacheServiceCollectionExtensions
+{
+    /// <summary>
+    /// Adds a <see cref="KvEngineCache"/> singleton as the <see cref="IDistributedCache"/> (replacing
+    /// any registered before, as AddStackExchangeRedisCache does), configured by
+    /// <paramref name="setupAction"/>. The options are validated when the host starts; the cache's
+    /// database is opened on first use and closed when the service provider (the host) is disposed.
+    /// The clock is the registered <see cref="TimeProvider"/>, or the system's.
+    /// </summary>
+    /// <param name="services">The service collection.</param>
+    /// <param name="setupAction">Sets <see cref="KvEngineCacheOptions.Path"/> and any other option.</param>
+    /// <returns><paramref name="services"/>, for chaining.</returns>
+    public static IServiceCollection AddKvEngineCache(this IServiceCollection services, Action<KvEngineCacheOptions> setupAction)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        ArgumentNullException.ThrowIfNull(setupAction);
+        AddCore(services).Configure(setupAction);
+        return services;
+    }
+
+    /// <summary>
+    /// Adds a <see cref="KvEngineCache"/> as <see cref="AddKvEngineCache(IServiceCollection, Action{KvEngineCacheOptions})"/>
+    /// does, with its options bound from <paramref name="configuration"/> (for example
+    /// <c>builder.Configuration.GetSection("KvEngineCache")</c>: Path, InstanceName, SyncWrites,
+    /// Compression), then adjusted by <paramref name="setupAction"/> when one is given.
+    /// </summary>
+    /// <param name="services">The service collection.</param>
+    /// <param name="configuration">The configuration section holding the options.</param>
+    /// <param name="setupAction">Optional further configuration, applied after binding.</param>
+    /// <returns><paramref name="services"/>, for chaining.</returns>
+    public static IServiceCollection AddKvEngineCache(this IServiceCollection services, IConfiguration configuration,
+        Action<KvEngineCacheOptions>? setupAction = null)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        ArgumentNullException.ThrowIfNull(configuration);
+        OptionsBuilder<KvEngineCacheOptions> builder = AddCore(services).Bind(configuration);
+        if (setupAction != null)
+        {
+            builder.Configure(setupAction);
+        }
+        return services;
+    }
+
+    private static OptionsBuilder<KvEngineCacheOptions> AddCore(IServiceCollection services)
+    {
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<KvEngineCacheOptions>, KvEngineCacheOptionsValidator>());
+        services.TryAddSingleton(sp => new KvEngineCache(
+            sp.GetRequiredService<IOptions<KvEngineCacheOptions>>(),
+            sp.GetService<TimeProvider>() ?? TimeProvider.System));
+        services.Add(ServiceDescriptor.Singleton<IDistributedCache>(sp => sp.GetRequiredService<KvEngineCache>()));
+        return services.AddOptions<KvEngineCacheOptions>().ValidateOnStart();
+    }
+}
