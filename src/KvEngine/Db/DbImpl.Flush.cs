@@ -132,13 +132,15 @@ internal sealed partial class DbImpl
     private FileMetaData? BuildTable(MemTable mem) => BuildTable([mem]);
 
     /// <summary>
-    /// Writes <paramref name="mems"/> (one memtable, or several merged) to a new table, synced with its directory entry:
-    /// the point entries a reader can still see (as RocksDB's flush runs its compaction iterator:
-    /// per user key the newest version of each snapshot stripe, <see cref="SnapshotStripeFilter"/>,
-    /// less those a newer tombstone of their stripe covers; deletions are never dropped), then its range tombstones, fragmented (every sequence of each fragment, so
-    /// every snapshot sees what it saw), in the range_del block. The file's boundaries cover the
-    /// tombstones: smallest = min(smallest point, first start@seq), largest = max(largest point,
-    /// the sentinel of the last end) (RocksDB's UpdateBoundariesForRange).
+    /// Writes <paramref name="mems"/> (one memtable, or several merged) to a new table, synced with
+    /// its directory entry: the point entries a reader can still see (as RocksDB's flush runs its
+    /// compaction iterator: per user key the newest version of each snapshot stripe,
+    /// <see cref="SnapshotStripeFilter"/>, less those a newer tombstone of their stripe covers; a
+    /// deletion newest in its stripe is never dropped), then the range tombstones, fragmented
+    /// (every sequence of each fragment, so every snapshot sees what it saw), in the range_del
+    /// block. The file's boundaries cover what was written: smallest = min(smallest point kept,
+    /// first start@seq), largest = max(largest point kept, the sentinel of the last end) (RocksDB's
+    /// UpdateBoundariesForRange).
     /// Returns its metadata, or null for an empty memtable. The file number stays in the pending
     /// outputs (protected from deletion) until the caller removes it.
     /// </summary>

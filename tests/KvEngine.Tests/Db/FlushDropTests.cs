@@ -188,4 +188,53 @@ public sealed class FlushDropTests
             Assert.Null(db.Get(B("k1")));
         }
     }
+
+    [Fact]
+    public void RecoveryFlushDropsShadowedVersionsToo()
+    {
+        var fs = NewFs();
+        KvOptions options = Options(fs);
+        KvDb crashed = KvDb.Open(DbPath, options);
+        for (int round = 0; round < 10; round++)
+        {
+            crashed.Put(B("a"), B($"a{round}"));
+            crashed.Put(B("b"), B($"b{round}"));
+        }
+        crashed.Delete(B("b"));
+        Abandon(fs, crashed, powerLoss: false); // the WAL alone holds the writes
+
+        using KvDb db = KvDb.Open(DbPath, options); // replays the WAL and flushes it to level 0
+        (List<string> entries, _) = NewestLevel0Table(fs, db);
+        Assert.Equal(new[] { "a@19:v", "b@21:del" }, entries);
+        Assert.Equal(new SortedDictionary<string, string> { ["a"] = "a9" }, ReadAll(db));
+    }
+
+    [Fact]
+    public void MergedMemtablesKeepOnlyTheNewestVersionAcrossThem()
+    {
+        var fs = NewFs();
+        KvOptions options = SmallOptions(fs, 16 << 10, maxWriteBufferNumber: 6);
+        options.MinWriteBufferNumberToMerge = 3;
+        options.DisableAutoCompactions = true;
+        using KvDb db = KvDb.Open(DbPath, options);
+        var value = new byte[1000];
+        int i = 0;
+        while (db.GetProperty("rocksdb.num-immutable-mem-table") != "2")
+        {
+            Assert.True(i < 1000, "the memtable never switched twice");
+            value[0] = (byte)i;
+            db.Put(B($"k{i % 10}"), value);
+            i++;
+        }
+        db.Flush(); // the two waiting memtables and the active one, merged into one table
+        Assert.Equal(1, db.Impl.Versions.Current.NumFiles(0));
+        (List<string> entries, ulong numEntries) = NewestLevel0Table(fs, db);
+        Assert.Equal(10UL, numEntries);
+        for (int k = 0; k < 10; k++)
+        {
+            int last = i - 1 - ((i - 1 - k) % 10); // the last write of key k
+            Assert.Equal($"k{k}@{last + 1}:v", entries[k]);
+            Assert.Equal((byte)last, db.Get(B($"k{k}"))![0]);
+        }
+    }
 }
