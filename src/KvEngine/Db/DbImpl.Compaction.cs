@@ -199,7 +199,8 @@ internal sealed partial class DbImpl
                     outputs.Add(n);
                     return n;
                 });
-                var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown.Token);
+                var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown.Token,
+                    _options.CompactionFilter);
                 CompactionJobResult r = job.Run();
                 _versions.LogAndApply(r.Edit);
                 stats.BytesReadNonOutput = r.BytesReadStartLevel;
@@ -207,6 +208,7 @@ internal sealed partial class DbImpl
                 stats.BytesWritten = r.BytesWritten;
                 stats.KeysIn = r.KeysIn;
                 stats.KeysDropped = r.KeysDropped;
+                _counters.AddKeysDroppedByFilter(r.KeysDroppedByFilter);
             }
         }
         catch (Exception e)
