@@ -11,9 +11,15 @@ namespace KvEngine;
 /// tombstone already deletes), only the newest version of each user key in the compaction, and only
 /// when no live snapshot can read that version (its sequence number is above the newest snapshot's):
 /// a value a snapshot can still see is written out as is. Flushes never call the filter (as in
-/// RocksDB); a value is filtered the first time a compaction rewrites it. With a filter set,
-/// <see cref="KvDb.CompactRange"/> never moves a file down a level without rewriting it, so every
-/// value of the range passes through the filter.
+/// RocksDB); a value is filtered whenever a compaction rewrites it. With a filter set, the manual
+/// compactions of <see cref="KvDb.CompactRange"/> never move a file down a level without rewriting
+/// it, so every value they move down passes through the filter; the deepest level of the range is
+/// not rewritten in place (values already there are filtered when a compaction from above includes
+/// them), and automatic trivial moves skip the filter.
+/// </para>
+/// <para>
+/// Snapshots: RocksDB 7.8 always ignores them here; KvEngine keeps the stricter semantics of
+/// RocksDB's former IgnoreSnapshots() == false, so snapshot reads stay repeatable.
 /// </para>
 /// <para>
 /// Thread-safety: one instance is shared by every compaction of the database, and compactions run
