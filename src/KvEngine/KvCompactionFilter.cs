@@ -13,9 +13,9 @@ namespace KvEngine;
 /// a value a snapshot can still see is written out as is. Flushes never call the filter (as in
 /// RocksDB); a value is filtered whenever a compaction rewrites it. With a filter set, the manual
 /// compactions of <see cref="KvDb.CompactRange"/> never move a file down a level without rewriting
-/// it, so every value they move down passes through the filter; the deepest level of the range is
-/// not rewritten in place (values already there are filtered when a compaction from above includes
-/// them), and automatic trivial moves skip the filter.
+/// it, and rewrite the deepest level of the range in place (RocksDB's default
+/// bottommost_level_compaction, kIfHaveCompactionFilter): every value of the range passes through
+/// the filter. Automatic compactions filter what they rewrite; their trivial moves skip it.
 /// </para>
 /// <para>
 /// Snapshots: RocksDB 7.8 always ignores them here; KvEngine keeps the stricter semantics of

@@ -69,6 +69,22 @@ public sealed class ExpiredEntryCompactionTests : IDisposable
         Assert.Equal(Bytes("f"), cache.Get("forever"));
         Assert.Equal(Bytes("w"), cache.Get("sliding"));
         Assert.Null(cache.Get("short7"));
+
+        // An hour later, with no new writes, the survivors sit in the bottom level: CompactRange
+        // rewrites it in place and only the entry that never expires remains on disk.
+        _time.Advance(TimeSpan.FromHours(1));
+        db.CompactRange(null, null);
+        var left = new List<string>();
+        using (KvIterator it = db.NewIterator())
+        {
+            for (it.SeekToFirst(); it.Valid; it.Next())
+            {
+                left.Add(Encoding.UTF8.GetString(it.Key));
+            }
+        }
+        Assert.Equal(new[] { "app:forever" }, left);
+        Assert.Equal(50 + 50 + 1, statistics.GetTickerCount(Ticker.CompactionKeyDropUser));
+        Assert.Equal(Bytes("f"), cache.Get("forever"));
     }
 
     [Fact]

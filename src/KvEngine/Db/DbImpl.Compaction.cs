@@ -261,8 +261,9 @@ internal sealed partial class DbImpl
 
     /// <summary>
     /// Flushes the memtable, then compacts every level holding keys in [begin, end] (user keys,
-    /// null = unbounded) into the next one, down to the deepest such level (RocksDB's CompactRange
-    /// without a bottommost-level rewrite). Runs on the calling thread; waits for background
+    /// null = unbounded) into the next one, down to the deepest such level, which is rewritten in
+    /// place only when a compaction filter is set (RocksDB's CompactRange with its default
+    /// bottommost_level_compaction, kIfHaveCompactionFilter). Runs on the calling thread; waits for background
     /// compactions of the same files. Under FIFO compaction it flushes and runs what the FIFO
     /// picker asks for (RocksDB's FIFOCompactionPicker::CompactRange).
     /// </summary>
@@ -304,6 +305,12 @@ internal sealed partial class DbImpl
                 int output = current == 0 ? BaseLevel() : current + 1;
                 CompactLevelRange(current, output, begin, end);
                 current = output;
+            }
+            if (_options.CompactionFilter != null && maxLevel > 0 && current == maxLevel)
+            {
+                // RocksDB's default bottommost_level_compaction, kIfHaveCompactionFilter: the
+                // deepest level is rewritten in place, so the filter sees the values already there.
+                CompactLevelRange(maxLevel, maxLevel, begin, end);
             }
         }
         finally

@@ -104,6 +104,37 @@ public sealed class CompactionFilterTests
     }
 
     [Fact]
+    public void CompactRangeRewritesTheBottommostLevelInPlace()
+    {
+        var filter = new PrefixCompactionFilter { Enabled = false };
+        (KvDb db, FaultInjectionFileSystem fs) = Open(filter);
+        using (db)
+        {
+            for (int i = 0; i < 200; i++)
+            {
+                db.Put(K("k" + i.ToString("D3", System.Globalization.CultureInfo.InvariantCulture)), K((i % 2 == 0 ? "x" : "v") + i));
+            }
+            db.CompactRange(null, null);
+            db.Impl.CompactLevel(1, 2, null, null);
+            Assert.Equal(0, Files(db, 0) + Files(db, 1));
+            int before = Entries(db, fs, 2).Count;
+            Assert.Equal(200, before);
+
+            filter.Enabled = true; // nothing above level 2: only an in-place rewrite reaches these values
+            db.CompactRange(null, null);
+
+            Assert.Equal(200, filter.Seen.Count);
+            Assert.Equal(0, Files(db, 0) + Files(db, 1));
+            List<(string Key, ulong Seq, ValueType Type)> left = Entries(db, fs, 2);
+            Assert.Equal(100, left.Count);
+            Assert.All(left, e => Assert.Equal(ValueType.Value, e.Type));
+            Assert.Null(db.Get(K("k000")));
+            Assert.Equal(K("v1"), db.Get(K("k001")));
+            Assert.Equal(100, DbTestUtil.ReadAll(db).Count);
+        }
+    }
+
+    [Fact]
     public void ValuesASnapshotSeesAreNotFiltered()
     {
         var filter = new PrefixCompactionFilter();
