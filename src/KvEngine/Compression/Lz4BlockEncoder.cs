@@ -5,8 +5,8 @@ namespace KvEngine.Compression;
 
 /// <summary>
 /// LZ4's fast block compressor (LZ4_compress_fast), our own because K4os.Compression.LZ4 took
-/// 3-4x liblz4's time per 4 KiB block here (docs/benchmarks.md, "Codecs"), and compression is
-/// on every flush and compaction. Output is a standard LZ4 block (decoded by K4os, by liblz4 in
+/// 3-4x the reference LZ4 library's time per 4 KiB block here (docs/benchmarks.md, "Codecs"), and compression is
+/// on every flush and compaction. Output is a standard LZ4 block (decoded by K4os, by the reference LZ4 library in
 /// RocksDB's tools):
 /// <code>
 /// block    := sequence* last

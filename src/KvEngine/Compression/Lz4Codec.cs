@@ -7,13 +7,13 @@ namespace KvEngine.Compression;
 /// kLZ4HCCompression). Fast compression is our <see cref="Lz4BlockEncoder"/> (3-4x faster than
 /// K4os's here, allocation-free); LZ4HC compression and all decoding are the managed
 /// K4os.Compression.LZ4. HC lets the package keep its state in native memory it frees on return,
-/// as liblz4's LZ4_compress_HC does. Decoding is the bounds-checked "safe" decoder: malformed
+/// as the reference LZ4 library's LZ4_compress_HC does. Decoding is the bounds-checked "safe" decoder: malformed
 /// input gives a negative result, never a read or write outside the spans. Stateless and
 /// thread-safe (the encoder's table is thread-local).
 /// </summary>
 internal static class Lz4Codec
 {
-    /// <summary>liblz4's LZ4HC_CLEVEL_DEFAULT: what RocksDB's level 0 (its default) means for LZ4HC.</summary>
+    /// <summary>the reference LZ4 library's LZ4HC_CLEVEL_DEFAULT: what RocksDB's level 0 (its default) means for LZ4HC.</summary>
     public const int DefaultHCLevel = 9;
 
     /// <summary>LZ4_compressBound: the largest output of a block of <paramref name="sourceLength"/> bytes.</summary>
@@ -27,7 +27,7 @@ internal static class Lz4Codec
         Lz4BlockEncoder.Compress(source, destination, acceleration);
 
     /// <summary>
-    /// LZ4HC at <paramref name="level"/> (liblz4's scale: below 1 is the default 9; 1-2 are taken as
+    /// LZ4HC at <paramref name="level"/> (the reference LZ4 library's scale: below 1 is the default 9; 1-2 are taken as
     /// 3, K4os's lowest HC level; above 12 as 12). Returns the compressed length, 0 when it did not fit.
     /// </summary>
     public static int CompressHC(ReadOnlySpan<byte> source, Span<byte> destination, int level)

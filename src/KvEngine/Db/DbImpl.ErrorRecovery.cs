@@ -26,6 +26,18 @@ internal sealed partial class DbImpl
     private bool _autoResumeScheduled;
     private long _backgroundErrorCount;
 
+    /// <summary>An automatic resume loop is running (for tests).</summary>
+    internal bool AutomaticResumeRunning
+    {
+        get
+        {
+            lock (_mutex)
+            {
+                return _autoResumeScheduled;
+            }
+        }
+    }
+
     /// <summary>
     /// Clears a background error (RocksDB's DB::Resume). Does nothing when there is none.
     /// </summary>
@@ -65,31 +77,35 @@ internal sealed partial class DbImpl
 
     private void AutomaticResumeLoop()
     {
+        bool exhausted = true;
         try
         {
             for (int attempt = 0; attempt < _options.MaxBackgroundErrorResumeCount; attempt++)
             {
                 if (_shutdown.Token.WaitHandle.WaitOne(_options.BackgroundErrorResumeRetryInterval))
                 {
+                    exhausted = false;
                     return; // closing
                 }
                 if (TryResume(out Exception? failure) || !StorageErrors.IsNoSpace(failure))
                 {
+                    exhausted = false;
                     return; // recovered, or now stopped by an error only Resume() may clear
                 }
             }
         }
         catch (ObjectDisposedException)
         {
-            // The database closed while the loop was between attempts.
+            exhausted = false; // the database closed while the loop was between attempts
         }
         finally
         {
             lock (_mutex)
             {
                 _autoResumeScheduled = false;
-                // An error recorded after the last attempt and still retryable gets a new loop.
-                if (_backgroundError != null)
+                // An error recorded after a successful resume, while this loop was still winding
+                // down, gets a loop of its own; an error that used up every attempt waits for Resume().
+                if (!exhausted && _backgroundError != null)
                 {
                     ScheduleAutomaticResume();
                 }

@@ -1,3 +1,4 @@
+using KvEngine.Compaction;
 using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Manifest;
@@ -131,11 +132,15 @@ internal sealed partial class DbImpl
     private FileMetaData? BuildTable(MemTable mem) => BuildTable([mem]);
 
     /// <summary>
-    /// Writes every entry of <paramref name="mems"/> (one memtable, or several merged) to a new table, synced with its directory entry:
-    /// its point entries, then its range tombstones, fragmented (every sequence of each fragment, so
-    /// every snapshot sees what it saw), in the range_del block. The file's boundaries cover the
-    /// tombstones: smallest = min(smallest point, first start@seq), largest = max(largest point,
-    /// the sentinel of the last end) (RocksDB's UpdateBoundariesForRange).
+    /// Writes <paramref name="mems"/> (one memtable, or several merged) to a new table, synced with
+    /// its directory entry: the point entries a reader can still see (as RocksDB's flush runs its
+    /// compaction iterator: per user key the newest version of each snapshot stripe,
+    /// <see cref="SnapshotStripeFilter"/>, less those a newer tombstone of their stripe covers; a
+    /// deletion newest in its stripe is never dropped), then the range tombstones, fragmented
+    /// (every sequence of each fragment, so every snapshot sees what it saw), in the range_del
+    /// block. The file's boundaries cover what was written: smallest = min(smallest point kept,
+    /// first start@seq), largest = max(largest point kept, the sentinel of the last end) (RocksDB's
+    /// UpdateBoundariesForRange).
     /// Returns its metadata, or null for an empty memtable. The file number stays in the pending
     /// outputs (protected from deletion) until the caller removes it.
     /// </summary>
@@ -155,6 +160,21 @@ internal sealed partial class DbImpl
             ulong smallestSeq = ulong.MaxValue;
             ulong largestSeq = 0;
             long fileSize;
+            // The snapshots to respect are those live now. One taken later cannot need a version
+            // this flush drops: the memtables became immutable at a switch made by a write-group
+            // leader with no group still inserting (MakeRoomForWrite waits for pipelined inserts),
+            // so every entry in them was published, and a later snapshot reads the last published
+            // sequence (under the list's lock), which is at or above all of them; for it, as for
+            // a plain read, only the newest version of each key matters, and that one is always
+            // kept. At recovery no snapshot exists yet.
+            ulong[] snapshots = _snapshots.GetSequences();
+            FragmentedRangeTombstoneList? tombstones = FlushTombstones(mems);
+            using var filter = new SnapshotStripeFilter(snapshots);
+            // Points a newer tombstone of their stripe covers go (the tombstones themselves are all
+            // written below); never bottommost: level 0 lies on top of everything.
+            CompactionRangeDelAggregator? rangeDel = tombstones is { IsEmpty: false }
+                ? new CompactionRangeDelAggregator(tombstones, snapshots, bottommost: false)
+                : null;
             using (IWritableFile file = _fs.CreateWritable(path))
             {
                 using (var builder = new TableBuilder(_tableOptions, file))
@@ -164,16 +184,24 @@ internal sealed partial class DbImpl
                         for (it.SeekToFirst(); it.Valid; it.Next())
                         {
                             ReadOnlySpan<byte> key = it.Key;
-                            smallest ??= key.ToArray();
+                            // No deeper-levels probe: a flush never drops a deletion that is the
+                            // newest of its stripe, since older data may lie in any level below.
+                            if (!filter.ShouldKeep(key, deeper: null) || (rangeDel != null && rangeDel.ShouldDelete(key)))
+                            {
+                                continue;
+                            }
                             ulong seq = InternalKeys.Sequence(key);
                             smallestSeq = Math.Min(smallestSeq, seq);
                             largestSeq = Math.Max(largestSeq, seq);
                             builder.Add(key, it.Value);
                         }
-                        it.SeekToLast();
-                        largest = it.Valid ? it.Key.ToArray() : null;
                     }
-                    if (FlushTombstones(mems) is { IsEmpty: false } tombstones)
+                    if (builder.NumEntries > 0)
+                    {
+                        smallest = builder.SmallestKey.ToArray();
+                        largest = builder.LargestKey.ToArray();
+                    }
+                    if (tombstones is { IsEmpty: false })
                     {
                         RangeTombstoneWriter.AddAll(builder, tombstones, out byte[] tSmallest, out byte[] tLargest, out ulong tMinSeq, out ulong tMaxSeq);
                         smallest = smallest == null || InternalKeyComparer.Compare(tSmallest, smallest) < 0 ? tSmallest : smallest;

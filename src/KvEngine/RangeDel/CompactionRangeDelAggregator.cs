@@ -15,7 +15,7 @@ namespace KvEngine.RangeDel;
 /// (<see cref="Output"/>) are the same list, less — when nothing lies below the output level —
 /// those at or below the earliest snapshot, which have nothing left to delete.
 /// </para>
-/// Immutable after construction; one compaction's.
+/// Immutable after construction; one compaction's or one flush's.
 /// </summary>
 internal sealed class CompactionRangeDelAggregator
 {
@@ -27,8 +27,22 @@ internal sealed class CompactionRangeDelAggregator
     /// <param name="snapshotsAscending">Live snapshots.</param>
     /// <param name="bottommost">No file below the output level overlaps the compaction.</param>
     public CompactionRangeDelAggregator(TableCache tables, IEnumerable<FileMetaData> inputs, ulong[] snapshotsAscending, bool bottommost)
+        : this(Collect(tables, inputs), snapshotsAscending, bottommost)
+    {
+    }
+
+    /// <param name="all">Every tombstone of the input, fragmented, every sequence kept (a flush's memtables).</param>
+    /// <param name="snapshotsAscending">Live snapshots.</param>
+    /// <param name="bottommost">Nothing lies below the output (never for a flush: level 0 is on top of everything).</param>
+    public CompactionRangeDelAggregator(FragmentedRangeTombstoneList all, ulong[] snapshotsAscending, bool bottommost)
     {
         _snapshots = snapshotsAscending;
+        _stripes = RangeTombstoneFragmenter.ForCompaction(all, snapshotsAscending, dropVisibleToAll: false);
+        Output = bottommost ? RangeTombstoneFragmenter.ForCompaction(all, snapshotsAscending, dropVisibleToAll: true) : _stripes;
+    }
+
+    private static FragmentedRangeTombstoneList Collect(TableCache tables, IEnumerable<FileMetaData> inputs)
+    {
         var fragmenter = new RangeTombstoneFragmenter();
         foreach (FileMetaData f in inputs)
         {
@@ -44,9 +58,7 @@ internal sealed class CompactionRangeDelAggregator
                 }
             }
         }
-        FragmentedRangeTombstoneList all = fragmenter.Finish();
-        _stripes = RangeTombstoneFragmenter.ForCompaction(all, snapshotsAscending, dropVisibleToAll: false);
-        Output = bottommost ? RangeTombstoneFragmenter.ForCompaction(all, snapshotsAscending, dropVisibleToAll: true) : _stripes;
+        return fragmenter.Finish();
     }
 
     /// <summary>False when the inputs hold no tombstones (then nothing is ever deleted).</summary>

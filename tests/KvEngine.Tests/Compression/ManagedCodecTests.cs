@@ -151,17 +151,7 @@ public class ManagedCodecTests : IDisposable
         {
             raw[i] = (byte)("the quick brown fox jumps over the lazy dog "[(i * 7 + rnd.Next(3)) % 44]);
         }
-        int Size(CompressionType type, int level)
-        {
-            using var buffer = new ByteBuffer();
-            Assert.True(BlockCompression.TryCompress(type, level, raw, buffer));
-            byte[] compressed = buffer.WrittenSpan.ToArray();
-            int length = BlockCompression.ReadUncompressedLength(type, compressed, 1 << 20, "t", 0, out int header);
-            var back = new byte[length];
-            BlockCompression.Decompress(type, compressed.AsSpan(header), back, "t", 0);
-            Assert.Equal(raw, back);
-            return compressed.Length;
-        }
+        int Size(CompressionType type, int level) => RoundTrip(type, level, raw);
         Assert.True(Size(CompressionType.Zstd, 19) < Size(CompressionType.Zstd, 1));
         Assert.True(Size(CompressionType.Lz4HC, 12) < Size(CompressionType.Lz4HC, 3));
         Assert.True(Size(CompressionType.Lz4HC, BlockCompression.DefaultLevel) < Size(CompressionType.Lz4, BlockCompression.DefaultLevel));
@@ -181,14 +171,20 @@ public class ManagedCodecTests : IDisposable
         Parallel.For(0, 64, new ParallelOptions { MaxDegreeOfParallelism = 4 }, i =>
         {
             CompressionType type = (i % 3) switch { 0 => CompressionType.Zstd, 1 => CompressionType.Lz4, _ => CompressionType.Snappy };
-            int level = type == CompressionType.Zstd ? 1 + (i % 5) : BlockCompression.DefaultLevel;
-            using var buffer = new ByteBuffer();
-            Assert.True(BlockCompression.TryCompress(type, level, raw, buffer));
-            byte[] compressed = buffer.WrittenSpan.ToArray();
-            int length = BlockCompression.ReadUncompressedLength(type, compressed, 1 << 20, "t", 0, out int header);
-            var back = new byte[length];
-            BlockCompression.Decompress(type, compressed.AsSpan(header), back, "t", 0);
-            Assert.Equal(raw, back);
+            RoundTrip(type, type == CompressionType.Zstd ? 1 + (i % 5) : BlockCompression.DefaultLevel, raw);
         });
+    }
+
+    /// <summary>Compresses <paramref name="raw"/>, checks it decompresses to itself; the compressed size.</summary>
+    private static int RoundTrip(CompressionType type, int level, byte[] raw)
+    {
+        using var buffer = new ByteBuffer();
+        Assert.True(BlockCompression.TryCompress(type, level, raw, buffer));
+        byte[] compressed = buffer.WrittenSpan.ToArray();
+        int length = BlockCompression.ReadUncompressedLength(type, compressed, 1 << 20, "t", 0, out int header);
+        var back = new byte[length];
+        BlockCompression.Decompress(type, compressed.AsSpan(header), back, "t", 0);
+        Assert.Equal(raw, back);
+        return compressed.Length;
     }
 }

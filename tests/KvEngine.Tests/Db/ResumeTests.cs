@@ -177,4 +177,37 @@ public class ResumeTests
         Assert.NotEqual("0", reopened.GetProperty("rocksdb.num-files-at-level0"));
         reopened.Flush();
     }
+
+    [Fact]
+    public void AfterItsLastAttemptTheAutomaticResumeStopsAndResumeStillWorks()
+    {
+        FaultInjectionFileSystem fs = DbTestUtil.NewFs();
+        using KvDb db = KvDb.Open(DbTestUtil.DbPath, Options(fs, maxResumes: 3));
+        db.Put(K(1), V(1));
+        int creates = 0;
+        fs.InjectedHResult = StorageErrors.ENoSpc;
+        fs.ShouldFail = (o, path) =>
+        {
+            bool table = o == FileOperation.Create && path.EndsWith(".sst", StringComparison.Ordinal);
+            if (table)
+            {
+                Interlocked.Increment(ref creates); // each flush attempt tries to create one table
+            }
+            return table;
+        };
+        Assert.Throws<KvException>(db.Flush);
+        // Wait (bounded) until the automatic loop has ended, then count its attempts.
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
+        while ((Volatile.Read(ref creates) < 4 || db.Impl.AutomaticResumeRunning) && DateTime.UtcNow < deadline)
+        {
+            Thread.Sleep(5);
+        }
+        Assert.False(db.Impl.AutomaticResumeRunning);
+        Assert.Equal(4, Volatile.Read(ref creates)); // the failed flush and exactly three attempts
+        fs.ShouldFail = null;
+        Assert.Throws<KvException>(() => db.Put("x"u8, "y"u8));
+        db.Resume();
+        db.Put("x"u8, "y"u8);
+        Assert.Equal(V(1), db.Get(K(1)));
+    }
 }
