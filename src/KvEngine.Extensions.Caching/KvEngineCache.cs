@@ -16,7 +16,9 @@ namespace KvEngine.Extensions.Caching;
 /// one; an entry is expired from the instant its expiry is reached, and a set whose expiry is
 /// already reached removes the key. Time comes from the <see cref="TimeProvider"/> given. Each
 /// value is stored after a small header holding its expiry (<see cref="CacheEntryFormat"/>); an
-/// expired entry is never returned and is deleted when a read finds it.
+/// expired entry is never returned and is deleted when a read finds it, and compaction drops the
+/// expired entries nobody reads (<see cref="ExpiredCacheEntryCompactionFilter"/>, installed on the
+/// database unless <see cref="KvEngineCacheOptions.ConfigureDatabase"/> sets another filter).
 /// </para>
 /// <para>
 /// Thread-safety: every member may be called concurrently. Writes of one key (sets, removes and
@@ -39,6 +41,9 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
     private readonly byte[] _prefix;
     private readonly SemaphoreSlim[] _stripes;
     private int _disposed;
+
+    /// <summary>The underlying database (tests inspect what compaction left in it).</summary>
+    internal KvDb Database => _db;
 
     /// <summary>Opens (or creates) the cache's database at <see cref="KvEngineCacheOptions.Path"/>, with the system clock.</summary>
     /// <param name="optionsAccessor">The cache's options.</param>
@@ -71,7 +76,8 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
         {
             _stripes[i] = new SemaphoreSlim(1, 1);
         }
-        var kvOptions = new KvOptions { Compression = options.Compression };
+        // Compaction drops expired entries; ConfigureDatabase may replace the filter (then they stay until read).
+        var kvOptions = new KvOptions { Compression = options.Compression, CompactionFilter = new ExpiredCacheEntryCompactionFilter(timeProvider) };
         options.ConfigureDatabase?.Invoke(kvOptions);
         _db = KvDb.Open(options.Path!, kvOptions);
     }

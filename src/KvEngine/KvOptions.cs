@@ -113,6 +113,13 @@ public sealed class KvOptions
     /// <summary>Never compact automatically; only <see cref="KvDb.CompactRange"/> compacts (false).</summary>
     public bool DisableAutoCompactions { get; set; }
 
+    /// <summary>
+    /// Called for values while compactions rewrite them, to keep, remove or change each (RocksDB:
+    /// compaction_filter; null, the default, keeps everything). Shared by every compaction: must be
+    /// thread-safe. See <see cref="KvCompactionFilter"/> for which entries it sees.
+    /// </summary>
+    public KvCompactionFilter? CompactionFilter { get; set; }
+
     /// <summary>Level-0 files that trigger a compaction into the base level (4).</summary>
     public int Level0FileNumCompactionTrigger { get; set; } = 4;
 

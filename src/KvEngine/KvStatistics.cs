@@ -132,6 +132,7 @@ public sealed class KvStatistics
         names[(int)Ticker.CompressedSecondaryCacheHits] = "rocksdb.compressed.secondary.cache.hits";
         names[(int)Ticker.SecondaryCachePromotedRequestedBytes] = "kvengine.secondary.cache.promoted.requested.bytes";
         names[(int)Ticker.SecondaryCachePromotedAllocatedBytes] = "kvengine.secondary.cache.promoted.allocated.bytes";
+        names[(int)Ticker.CompactionKeyDropUser] = "rocksdb.compaction.key.drop.user";
         foreach (string n in names)
         {
             if (n == null)

@@ -157,4 +157,7 @@ public enum Ticker
 
     /// <summary>Usable bytes allocated for blocks promoted from the secondary cache back into the block cache. KvEngine's own counter: kvengine.secondary.cache.promoted.allocated.bytes.</summary>
     SecondaryCachePromotedAllocatedBytes,
+
+    /// <summary>Values a <see cref="KvCompactionFilter"/> removed during compactions (rocksdb.compaction.key.drop.user, COMPACTION_KEY_DROP_USER).</summary>
+    CompactionKeyDropUser,
 }

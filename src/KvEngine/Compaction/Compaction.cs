@@ -39,7 +39,8 @@ internal sealed class Compaction
             gpBytes += (long)f.FileSize;
         }
         IsTrivialMove = startLevel != outputLevel && startInputs.Length == 1 && outputInputs.Length == 0 &&
-            gpBytes <= MaxCompactionBytes && inputCompressionMatchesOutput;
+            gpBytes <= MaxCompactionBytes && inputCompressionMatchesOutput &&
+            !(reason == CompactionReason.ManualCompaction && options.HasCompactionFilter);
     }
 
     public int StartLevel { get; }
@@ -69,7 +70,8 @@ internal sealed class Compaction
 
     /// <summary>
     /// One input file and nothing to merge it with, and the start level's codec is the output
-    /// level's (RocksDB's InputCompressionMatchesOutput): the MANIFEST just moves it down a level.
+    /// level's (RocksDB's InputCompressionMatchesOutput), and it is not a manual compaction with a
+    /// compaction filter set: the MANIFEST just moves it down a level.
     /// </summary>
     public bool IsTrivialMove { get; }
 

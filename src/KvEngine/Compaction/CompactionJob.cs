@@ -1,3 +1,4 @@
+using System.Buffers;
 using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
@@ -25,6 +26,13 @@ namespace KvEngine.Compaction;
 /// the key space they overlap (whole, with the file boundaries clamped to the share), and at the
 /// bottom of the tree those every snapshot sees are dropped. An output holding only tombstones is
 /// written when no point entry survives.
+/// Compaction filter (<see cref="KvCompactionFilter"/>, RocksDB's CompactionIterator::InvokeFilterIfNeeded):
+/// a value the stripe filter keeps whose sequence number is above every live snapshot (so the newest
+/// of its key, and invisible to snapshots) is offered to the filter. Remove turns it into a deletion
+/// with the same sequence number, which hides every older version of the key; the stripe filter has
+/// already dropped the older versions of this compaction (same stripe), and the deletion itself is
+/// dropped when no snapshot exists and no deeper level may hold the key. ChangeValue writes the
+/// filter's bytes instead. A filter's exception fails the job as a <see cref="KvException"/>.
 /// On failure or cancellation every output written so far is deleted and the exception propagates.
 /// A trivial move never gets here. Not thread-safe; one thread runs a job.
 /// </summary>
@@ -35,15 +43,18 @@ internal sealed class CompactionJob
     private readonly CompactionEnvironment _env;
     private readonly ulong[] _snapshots;
     private readonly CancellationToken _cancel;
+    private readonly KvCompactionFilter? _userFilter;
 
     /// <param name="compaction">What to compact.</param>
     /// <param name="inputVersion">A version (kept referenced by the caller) holding the inputs.</param>
     /// <param name="env">Files, tables, output numbers.</param>
     /// <param name="snapshotsAscending">Sequence numbers of the live snapshots, taken now.</param>
     /// <param name="cancel">Stops the job (database closing).</param>
+    /// <param name="compactionFilter">The application's filter, or null.</param>
     public CompactionJob(Compaction compaction, Version inputVersion, CompactionEnvironment env, ulong[] snapshotsAscending,
-        CancellationToken cancel)
+        CancellationToken cancel, KvCompactionFilter? compactionFilter = null)
     {
+        _userFilter = compactionFilter;
         _c = compaction;
         _version = inputVersion;
         _env = env;
@@ -70,6 +81,11 @@ internal sealed class CompactionJob
         using var zeroedKey = new ByteBuffer(64);
         ulong earliestSnapshot = _snapshots.Length > 0 ? _snapshots[0] : InternalKeys.MaxSequenceNumber;
         bool haveOutputKey = false;
+        bool haveSnapshots = _snapshots.Length > 0;
+        ulong latestSnapshot = haveSnapshots ? _snapshots[^1] : 0; // a bottom value may have sequence 0: test haveSnapshots
+        ArrayBufferWriter<byte>? filterValue = _userFilter != null ? new ArrayBufferWriter<byte>(256) : null;
+        using var filteredKey = new ByteBuffer(_userFilter != null ? 64 : 1);
+        long droppedByFilter = 0;
         try
         {
             using InternalIterator input = OpenInputs();
@@ -83,6 +99,29 @@ internal sealed class CompactionJob
                     continue;
                 }
                 ReadOnlySpan<byte> userKey = InternalKeys.UserKey(key);
+                ReadOnlySpan<byte> value = input.Value;
+                if (filterValue != null && InternalKeys.Type(key) == ValueType.Value && (!haveSnapshots || InternalKeys.Sequence(key) > latestSnapshot))
+                {
+                    KvCompactionFilterDecision decision = InvokeFilter(userKey, value, filterValue);
+                    if (decision == KvCompactionFilterDecision.Remove)
+                    {
+                        droppedByFilter++;
+                        if (!haveSnapshots && probe.KeyNotExistsBeyondOutputLevel(userKey))
+                        {
+                            continue; // nothing older can exist for a deletion to hide
+                        }
+                        filteredKey.Clear();
+                        filteredKey.Append(userKey);
+                        filteredKey.AppendFixed64(InternalKeys.PackTrailer(InternalKeys.Sequence(key), ValueType.Deletion));
+                        key = filteredKey.WrittenSpan;
+                        userKey = InternalKeys.UserKey(key);
+                        value = ReadOnlySpan<byte>.Empty;
+                    }
+                    else if (decision == KvCompactionFilterDecision.ChangeValue)
+                    {
+                        value = filterValue.WrittenSpan;
+                    }
+                }
                 if (!haveOutputKey || !userKey.SequenceEqual(lastOutputUserKey.WrittenSpan))
                 {
                     if (cutter.ShouldStopBefore(userKey, current != null, current?.EstimatedSize ?? 0))
@@ -108,7 +147,7 @@ internal sealed class CompactionJob
                     zeroedKey.AppendFixed64(InternalKeys.PackTrailer(0, ValueType.Value));
                     key = zeroedKey.WrittenSpan;
                 }
-                current.Add(key, input.Value);
+                current.Add(key, value);
                 keysOut++;
             }
             if (current == null && outputs.Count == 0 && !rangeDel.Output.IsEmpty)
@@ -166,7 +205,29 @@ internal sealed class CompactionJob
             BytesWritten = written,
             KeysIn = keysIn,
             KeysDropped = keysIn - keysOut,
+            KeysDroppedByFilter = droppedByFilter,
         };
+    }
+
+    // Calls the application's filter; its exceptions become KvException (a background error).
+    private KvCompactionFilterDecision InvokeFilter(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> value, ArrayBufferWriter<byte> newValue)
+    {
+        newValue.ResetWrittenCount();
+        KvCompactionFilterDecision decision;
+        try
+        {
+            decision = _userFilter!.FilterValue(_c.OutputLevel, userKey, value, newValue);
+        }
+        catch (Exception e)
+        {
+            // Even OperationCanceledException: the filter has no token, so it is not a shutdown.
+            throw new KvException($"The compaction filter '{_userFilter!.Name}' failed: {e.Message}", e);
+        }
+        if (decision is not (KvCompactionFilterDecision.Keep or KvCompactionFilterDecision.Remove or KvCompactionFilterDecision.ChangeValue))
+        {
+            throw new KvException($"The compaction filter '{_userFilter.Name}' returned the unknown decision {(int)decision}.");
+        }
+        return decision;
     }
 
     // Writes the output's share of the tombstones and what they may delete below the output level.

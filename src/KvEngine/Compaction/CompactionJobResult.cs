@@ -20,4 +20,7 @@ internal sealed class CompactionJobResult
     public long KeysIn { get; init; }
 
     public long KeysDropped { get; init; }
+
+    /// <summary>Values the compaction filter removed (RocksDB's num_record_drop_user).</summary>
+    public long KeysDroppedByFilter { get; init; }
 }

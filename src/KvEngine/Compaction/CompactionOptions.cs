@@ -33,6 +33,12 @@ internal sealed record CompactionOptions
     public bool DisableAutoCompactions { get; init; }
 
     /// <summary>
+    /// A compaction filter is set: manual compactions never trivially move a file (RocksDB's
+    /// Compaction::IsTrivialMove), so the filter sees every value of the range.
+    /// </summary>
+    public bool HasCompactionFilter { get; init; }
+
+    /// <summary>
     /// KvOptions.BottommostCompression is set and differs from KvOptions.Compression: a file may
     /// then not be trivially moved into or out of the bottommost level (RocksDB's
     /// Compaction::InputCompressionMatchesOutput), so that it is rewritten in the bottommost codec.
@@ -68,6 +74,7 @@ internal sealed record CompactionOptions
         MaxCompactionBytes = o.MaxCompactionBytes > 0 ? o.MaxCompactionBytes : 25 * o.TargetFileSizeBase,
         LevelCompactionDynamicFileSize = o.LevelCompactionDynamicFileSize,
         DisableAutoCompactions = o.DisableAutoCompactions,
+        HasCompactionFilter = o.CompactionFilter != null,
         Style = o.CompactionStyle,
         Pri = o.CompactionPri,
         FifoMaxTableFilesSize = o.FifoMaxTableFilesSize,

@@ -15,6 +15,7 @@ internal sealed class EngineCounters
     private long _compactions;
     private long _trivialMoves;
     private long _stallMicros;
+    private long _keysDroppedByFilter;
 
     public EngineCounters(KvStatistics? stats)
     {
@@ -52,6 +53,19 @@ internal sealed class EngineCounters
             _stats.Record(Ticker.CompactReadBytes, readBytes);
             _stats.Record(Ticker.CompactWriteBytes, writeBytes);
         }
+    }
+
+    /// <summary>Values a compaction filter removed (rocksdb.compaction.key.drop.user).</summary>
+    public long KeysDroppedByFilter => Volatile.Read(ref _keysDroppedByFilter);
+
+    public void AddKeysDroppedByFilter(long count)
+    {
+        if (count == 0)
+        {
+            return;
+        }
+        Interlocked.Add(ref _keysDroppedByFilter, count);
+        _stats?.Record(Ticker.CompactionKeyDropUser, count);
     }
 
     public void AddFlush(long writeBytes)

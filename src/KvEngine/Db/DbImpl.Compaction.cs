@@ -199,7 +199,8 @@ internal sealed partial class DbImpl
                     outputs.Add(n);
                     return n;
                 });
-                var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown.Token);
+                var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown.Token,
+                    _options.CompactionFilter);
                 CompactionJobResult r = job.Run();
                 _versions.LogAndApply(r.Edit);
                 stats.BytesReadNonOutput = r.BytesReadStartLevel;
@@ -207,6 +208,7 @@ internal sealed partial class DbImpl
                 stats.BytesWritten = r.BytesWritten;
                 stats.KeysIn = r.KeysIn;
                 stats.KeysDropped = r.KeysDropped;
+                _counters.AddKeysDroppedByFilter(r.KeysDroppedByFilter);
             }
         }
         catch (Exception e)
@@ -259,8 +261,9 @@ internal sealed partial class DbImpl
 
     /// <summary>
     /// Flushes the memtable, then compacts every level holding keys in [begin, end] (user keys,
-    /// null = unbounded) into the next one, down to the deepest such level (RocksDB's CompactRange
-    /// without a bottommost-level rewrite). Runs on the calling thread; waits for background
+    /// null = unbounded) into the next one, down to the deepest such level, which is rewritten in
+    /// place only when a compaction filter is set (RocksDB's CompactRange with its default
+    /// bottommost_level_compaction, kIfHaveCompactionFilter). Runs on the calling thread; waits for background
     /// compactions of the same files. Under FIFO compaction it flushes and runs what the FIFO
     /// picker asks for (RocksDB's FIFOCompactionPicker::CompactRange).
     /// </summary>
@@ -302,6 +305,12 @@ internal sealed partial class DbImpl
                 int output = current == 0 ? BaseLevel() : current + 1;
                 CompactLevelRange(current, output, begin, end);
                 current = output;
+            }
+            if (_options.CompactionFilter != null && maxLevel > 0 && current == maxLevel)
+            {
+                // RocksDB's default bottommost_level_compaction, kIfHaveCompactionFilter: the
+                // deepest level is rewritten in place, so the filter sees the values already there.
+                CompactLevelRange(maxLevel, maxLevel, begin, end);
             }
         }
         finally
