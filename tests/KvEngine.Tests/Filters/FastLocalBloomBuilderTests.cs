@@ -99,7 +99,11 @@ public class FastLocalBloomBuilderTests
         using FastLocalBloomBitsBuilder builder = policy.CreateBuilder();
         Span<byte> key = stackalloc byte[16];
         using var output = new ByteBuffer(1 << 16);
-        for (int round = 0; round < 2; round++)
+        // A per-key allocation shows in every round; the runtime's own one-off allocations (a
+        // class initializer or tier-up reached in a later round, under load) in at most one. So
+        // each measurement is repeated and the smallest must be 0.
+        long fewestAdded = long.MaxValue;
+        for (int round = 0; round < 4; round++)
         {
             long before = GC.GetAllocatedBytesForCurrentThread();
             for (int i = 0; i < 20000; i++)
@@ -110,21 +114,27 @@ public class FastLocalBloomBuilderTests
             long added = GC.GetAllocatedBytesForCurrentThread() - before;
             output.Clear();
             builder.Finish(output);
-            if (round == 1)
+            if (round > 0)
             {
-                Assert.Equal(0, added); // the pooled buffer was sized by round 0
+                fewestAdded = Math.Min(fewestAdded, added); // the pooled buffer was sized by round 0
             }
         }
+        Assert.Equal(0, fewestAdded);
         IFilterBitsReader reader = policy.CreateReader(output.WrittenMemory);
         int matches = 0;
-        long start = GC.GetAllocatedBytesForCurrentThread();
-        for (int i = 0; i < 40000; i++)
+        long fewestQueried = long.MaxValue;
+        for (int round = 0; round < 3; round++)
         {
-            BitConverter.TryWriteBytes(key, i);
-            matches += reader.MayMatch(key) ? 1 : 0;
+            long start = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < 40000; i++)
+            {
+                BitConverter.TryWriteBytes(key, i);
+                matches += reader.MayMatch(key) ? 1 : 0;
+            }
+            fewestQueried = Math.Min(fewestQueried, GC.GetAllocatedBytesForCurrentThread() - start);
         }
-        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - start);
-        Assert.True(matches >= 20000);
+        Assert.Equal(0, fewestQueried);
+        Assert.True(matches >= 3 * 20000); // every added key matches in each of the 3 rounds
     }
 
     [Fact]
