@@ -61,7 +61,7 @@ public sealed class CompactionModelTests
     {
         var rng = new Random(seed);
         var model = new SortedDictionary<byte[], byte[]>(ByteArrayComparer.Instance);
-        var snapshots = new List<(Snapshot Snap, SortedDictionary<byte[], byte[]> State)>();
+        var snapshots = new ModelSnapshots();
         KvDb db = KvDb.Open(path, options);
         int maxDepth = 0;
         long compactions = 0;
@@ -96,22 +96,13 @@ public sealed class CompactionModelTests
                 }
                 else if (dice < 910)
                 {
-                    if (snapshots.Count < 3)
-                    {
-                        snapshots.Add((db.GetSnapshot(), new SortedDictionary<byte[], byte[]>(model, ByteArrayComparer.Instance)));
-                    }
-                    else
-                    {
-                        int i = rng.Next(snapshots.Count);
-                        snapshots[i].Snap.Dispose();
-                        snapshots.RemoveAt(i);
-                    }
+                    snapshots.TakeOrRelease(db, model, rng, 3);
                 }
                 else if (dice < 970)
                 {
                     if (snapshots.Count > 0)
                     {
-                        (Snapshot snap, SortedDictionary<byte[], byte[]> state) = snapshots[rng.Next(snapshots.Count)];
+                        (Snapshot snap, SortedDictionary<byte[], byte[]> state) = snapshots.Pick(rng);
                         byte[] k = RandomKey(rng);
                         state.TryGetValue(k, out byte[]? want);
                         Assert.True(Same(want, db.Get(k, new ReadOptions { Snapshot = snap })), $"{where}: snapshot Get differs");
@@ -133,11 +124,7 @@ public sealed class CompactionModelTests
                 }
                 else if (dice < 977 && rng.Next(4) == 0)
                 {
-                    foreach ((Snapshot s, _) in snapshots)
-                    {
-                        s.Dispose();
-                    }
-                    snapshots.Clear();
+                    snapshots.ReleaseAll();
                     compactions += db.Counters.Compactions;
                     db.Dispose();
                     db = KvDb.Open(path, options);
@@ -152,7 +139,7 @@ public sealed class CompactionModelTests
                 }
             }
             CheckScan(db, model, null, $"seed {seed} final");
-            foreach ((Snapshot s, SortedDictionary<byte[], byte[]> state) in snapshots)
+            foreach ((Snapshot s, SortedDictionary<byte[], byte[]> state) in snapshots.Held)
             {
                 CheckScan(db, state, s, $"seed {seed} final snapshot");
             }
@@ -163,10 +150,7 @@ public sealed class CompactionModelTests
         }
         finally
         {
-            foreach ((Snapshot s, _) in snapshots)
-            {
-                s.Dispose();
-            }
+            snapshots.ReleaseAll();
             db.Dispose();
         }
         using (KvDb again = KvDb.Open(path, options))

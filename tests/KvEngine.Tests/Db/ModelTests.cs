@@ -73,7 +73,7 @@ public sealed class ModelTests : IDisposable
     {
         var rng = new Random(seed);
         var model = new SortedDictionary<byte[], byte[]>(ByteArrayComparer.Instance);
-        var snapshots = new List<(Snapshot Snap, SortedDictionary<byte[], byte[]> State)>();
+        var snapshots = new ModelSnapshots();
         KvDb db = KvDb.Open(path, options);
         try
         {
@@ -139,22 +139,13 @@ public sealed class ModelTests : IDisposable
                 }
                 else if (dice < 870)
                 {
-                    if (snapshots.Count < 4)
-                    {
-                        snapshots.Add((db.GetSnapshot(), new SortedDictionary<byte[], byte[]>(model, ByteArrayComparer.Instance)));
-                    }
-                    else
-                    {
-                        int i = rng.Next(snapshots.Count);
-                        snapshots[i].Snap.Dispose();
-                        snapshots.RemoveAt(i);
-                    }
+                    snapshots.TakeOrRelease(db, model, rng, 4);
                 }
                 else if (dice < 930)
                 {
                     if (snapshots.Count > 0)
                     {
-                        (Snapshot snap, SortedDictionary<byte[], byte[]> state) = snapshots[rng.Next(snapshots.Count)];
+                        (Snapshot snap, SortedDictionary<byte[], byte[]> state) = snapshots.Pick(rng);
                         byte[] k = RandomKey(rng);
                         state.TryGetValue(k, out byte[]? want);
                         byte[]? got = db.Get(k, new ReadOptions { Snapshot = snap });
@@ -171,11 +162,7 @@ public sealed class ModelTests : IDisposable
                 }
                 else if (dice < 950)
                 {
-                    foreach ((Snapshot s, _) in snapshots)
-                    {
-                        s.Dispose();
-                    }
-                    snapshots.Clear();
+                    snapshots.ReleaseAll();
                     db.Dispose();
                     db = KvDb.Open(path, options);
                 }
@@ -199,10 +186,7 @@ public sealed class ModelTests : IDisposable
         }
         finally
         {
-            foreach ((Snapshot s, _) in snapshots)
-            {
-                s.Dispose();
-            }
+            snapshots.ReleaseAll();
             db.Dispose();
         }
     }

@@ -54,7 +54,7 @@ public sealed class RangeDelModelTests
     {
         var rng = new Random(seed);
         var model = new SortedDictionary<byte[], byte[]>(ByteArrayComparer.Instance);
-        var snapshots = new List<(Snapshot Snap, SortedDictionary<byte[], byte[]> State)>();
+        var snapshots = new ModelSnapshots();
         KvDb db = KvDb.Open(path, options);
         try
         {
@@ -131,22 +131,13 @@ public sealed class RangeDelModelTests
                 }
                 else if (dice < 860)
                 {
-                    if (snapshots.Count < 3)
-                    {
-                        snapshots.Add((db.GetSnapshot(), new SortedDictionary<byte[], byte[]>(model, ByteArrayComparer.Instance)));
-                    }
-                    else
-                    {
-                        int i = rng.Next(snapshots.Count);
-                        snapshots[i].Snap.Dispose();
-                        snapshots.RemoveAt(i);
-                    }
+                    snapshots.TakeOrRelease(db, model, rng, 3);
                 }
                 else if (dice < 900)
                 {
                     if (snapshots.Count > 0)
                     {
-                        (Snapshot snap, SortedDictionary<byte[], byte[]> state) = snapshots[rng.Next(snapshots.Count)];
+                        (Snapshot snap, SortedDictionary<byte[], byte[]> state) = snapshots.Pick(rng);
                         byte[] k = Key(rng.Next(KeySpace));
                         state.TryGetValue(k, out byte[]? want);
                         byte[]? got = db.Get(k, new ReadOptions { Snapshot = snap });
@@ -191,11 +182,7 @@ public sealed class RangeDelModelTests
                 }
                 else if (dice < 975)
                 {
-                    foreach ((Snapshot s, _) in snapshots)
-                    {
-                        s.Dispose();
-                    }
-                    snapshots.Clear();
+                    snapshots.ReleaseAll();
                     db.Dispose();
                     db = KvDb.Open(path, options);
                 }
@@ -221,10 +208,7 @@ public sealed class RangeDelModelTests
         }
         finally
         {
-            foreach ((Snapshot s, _) in snapshots)
-            {
-                s.Dispose();
-            }
+            snapshots.ReleaseAll();
             db.Dispose();
         }
     }
