@@ -271,21 +271,28 @@ public unsafe class MemTableTests
             mem.TryGet(keys[i], ulong.MaxValue >> 8, out _, out _);
         }
 
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        for (int i = 0; i < N; i++)
+        // A per-operation allocation shows in every round; a one-off allocation of the runtime
+        // (a tier-up or class initializer reached late, under load) in at most one: the least of
+        // three rounds must be 0.
+        long fewest = long.MaxValue;
+        for (int round = 0; round < 3; round++)
         {
-            mem.Add((ulong)(i + 2000), ValueType.Value, keys[i], value);
-        }
-        int hits = 0;
-        for (int i = 0; i < N; i++)
-        {
-            if (mem.TryGet(keys[i], InternalKeys.MaxSequenceNumber, out _, out ReadOnlySpan<byte> v) && v.Length == value.Length)
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < N; i++)
             {
-                hits++;
+                mem.Add((ulong)(2000 + (round * N) + i), ValueType.Value, keys[i], value);
             }
+            int hits = 0;
+            for (int i = 0; i < N; i++)
+            {
+                if (mem.TryGet(keys[i], InternalKeys.MaxSequenceNumber, out _, out ReadOnlySpan<byte> v) && v.Length == value.Length)
+                {
+                    hits++;
+                }
+            }
+            fewest = Math.Min(fewest, GC.GetAllocatedBytesForCurrentThread() - before);
+            Assert.Equal(N, hits);
         }
-        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
-        Assert.Equal(N, hits);
-        Assert.Equal(0, allocated);
+        Assert.Equal(0, fewest);
     }
 }
