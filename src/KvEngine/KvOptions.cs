@@ -95,6 +95,20 @@ public sealed class KvOptions
     public bool ParanoidChecks { get; set; } = true;
 
     /// <summary>
+    /// Open a database whose MANIFEST lost edits by rebuilding it from the files present (RocksDB:
+    /// best_efforts_recovery, false). KvEngine records every WAL it creates in the MANIFEST, so a
+    /// damaged or truncated MANIFEST is noticed at open: a WAL it records as live is gone, or a
+    /// record cannot be read. Without this option such an open throws
+    /// <see cref="KvCorruptionException"/> (RocksDB 7.8 opens and silently brings back deleted
+    /// values and loses keys). With it, the open reads the MANIFEST up to the damage, drops the
+    /// tables it names that are missing or truncated, adopts the unnamed tables the lost edits had
+    /// written (level 0, then a full compaction puts every version in order), moves unreadable
+    /// files to a <c>lost</c> folder, and replays the WALs. Writes whose only copy was in a lost
+    /// file stay lost, and a deletion whose tombstone was already compacted away may return.
+    /// </summary>
+    public bool BestEffortsRecovery { get; set; }
+
+    /// <summary>
     /// How many times the database retries by itself after a retryable background error (no space
     /// on the device) before it waits for <see cref="KvDb.Resume"/> (RocksDB's
     /// max_bgerror_resume_count: unlimited by default; 0 turns automatic recovery off).

@@ -10,6 +10,8 @@ namespace KvEngine.Db;
 /// <summary>Opening: lock, create or recover the MANIFEST, replay WALs, start a fresh WAL.</summary>
 internal sealed partial class DbImpl
 {
+    private bool _compactAfterOpen; // best-efforts recovery adopted tables: compact everything once open
+
     public static DbImpl Open(string path, KvOptions options)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
@@ -71,6 +73,10 @@ internal sealed partial class DbImpl
             db = new DbImpl(dir, options, dbLock);
             db.Recover(exists);
             db.StartBackground();
+            if (db._compactAfterOpen)
+            {
+                db.CompactRange(null, null);
+            }
             return db;
         }
         catch
@@ -102,10 +108,19 @@ internal sealed partial class DbImpl
             _versions.CreateNew();
             WriteIdentity();
         }
-        _versions.Recover();
-        if (_options.ParanoidChecks)
+        bool bestEfforts = _options.BestEffortsRecovery;
+        _versions.Recover(bestEfforts);
+        var edit = new VersionEdit();
+        ulong maxSequence = _versions.LastSequence;
+        RecoveryDamage damage = RecoveryDamage.Find(_fs, _dir, _versions, checkTables: _options.ParanoidChecks || bestEfforts);
+        if (damage.Any)
         {
-            CheckTableFiles();
+            if (!bestEfforts)
+            {
+                throw new KvCorruptionException(damage.Describe(_dir));
+            }
+            // Level order no longer tells which version of a key is newer once tables are adopted.
+            _compactAfterOpen = BestEffortsRepair.Apply(damage, _fs, _dir, _tableOptions, edit, ref maxSequence) > 0;
         }
 
         // Replay every WAL the MANIFEST does not yet cover, oldest first.
@@ -123,8 +138,6 @@ internal sealed partial class DbImpl
         }
         logs.Sort();
 
-        var edit = new VersionEdit();
-        ulong maxSequence = _versions.LastSequence;
         MemTable mem = NewMemTable();
         bool keepLogs = false;
         bool outOfSpace = false;
@@ -183,32 +196,6 @@ internal sealed partial class DbImpl
             InstallReadState();
         }
         DeleteObsoleteFiles(atOpen: true);
-    }
-
-    /// <summary>
-    /// Every table the recovered version lists exists with the size the MANIFEST records
-    /// (RocksDB's DBImpl::CheckConsistency under paranoid_checks), so a lost or truncated table
-    /// fails the open instead of a later read.
-    /// </summary>
-    private void CheckTableFiles()
-    {
-        Version v = _versions.Current;
-        for (int level = 0; level < Version.NumLevels; level++)
-        {
-            foreach (FileMetaData f in v.Files(level))
-            {
-                string path = FileNames.TableFile(_dir, f.Number);
-                if (!_fs.FileExists(path))
-                {
-                    throw new KvCorruptionException($"Table file {path} named by the MANIFEST is missing.");
-                }
-                long size = _fs.GetFileSize(path);
-                if ((ulong)size != f.FileSize)
-                {
-                    throw new KvCorruptionException($"Table file {path} has {size} bytes; the MANIFEST records {f.FileSize}.");
-                }
-            }
-        }
     }
 
     /// <summary>Replays one WAL into <paramref name="mem"/>; true when replay must stop here.</summary>
@@ -290,7 +277,10 @@ internal sealed partial class DbImpl
         IWritableFile file = _fs.CreateWritable(FileNames.LogFile(_dir, number));
         try
         {
+            // Durable name first, then the MANIFEST's record of it, then writes: a WAL the
+            // MANIFEST tracks exists unless later edits were lost (RecoveryDamage).
             _fs.SyncDirectory(_dir);
+            _versions.LogWalAddition(number);
         }
         catch
         {

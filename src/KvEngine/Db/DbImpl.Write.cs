@@ -416,7 +416,17 @@ internal sealed partial class DbImpl
                 }
             }
             ulong newLog = _versions.NewFileNumber();
-            OpenNewLog(newLog, abandonOld: _resuming);
+            try
+            {
+                OpenNewLog(newLog, abandonOld: _resuming);
+            }
+            catch (IOException e)
+            {
+                // No new WAL, or the MANIFEST could not record it (RocksDB's SwitchMemtable sets a
+                // background error too): writes stop until a resume or reopen.
+                SetBackgroundError(e);
+                throw;
+            }
             _logNumber = newLog;
             _immutable.Add(new ImmutableMemTable(_mem, newLog));
             if (force)

@@ -12,7 +12,9 @@ namespace KvEngine.Db;
 /// counter, the last sequence number and the oldest live WAL number.
 /// <code>
 /// MANIFEST := log-format records, each one VersionEdit; the first edit of a MANIFEST is a full
-///             snapshot (comparator, log number, next file, last sequence, every live file)
+///             snapshot (comparator, log number, next file, last sequence, every live file),
+///             followed by the live WALs KvEngine created (<see cref="WalTracker"/>); then one
+///             record per change, and one per WAL created
 /// CURRENT  := "MANIFEST-NNNNNN\n"   (replaced by write temp, fsync, rename, fsync directory)
 /// </code>
 /// Thread-safety: <see cref="LogAndApply"/> and the file-number counter are serialized by the
@@ -31,6 +33,7 @@ internal sealed class VersionSet : IDisposable
     private ulong _manifestFileNumber;
     private IWritableFile? _manifestFile;
     private LogWriter? _manifestLog;
+    private readonly WalTracker _wals = new();
 
     public VersionSet(string dir, IFileSystem fs)
     {
@@ -58,6 +61,30 @@ internal sealed class VersionSet : IDisposable
     public IReadOnlySet<uint> DroppedColumnFamilies { get; private set; } = new HashSet<uint>();
 
     public ulong ManifestFileNumber => _manifestFileNumber;
+
+    /// <summary>
+    /// The next file number the recovered MANIFEST records: every file numbered at or above it was
+    /// created after its last edit. Set by <see cref="Recover"/>.
+    /// </summary>
+    public ulong RecordedNextFileNumber { get; private set; }
+
+    /// <summary>
+    /// Set by <see cref="Recover"/> with best-efforts recovery when it stopped at a damaged record
+    /// (what was wrong), null when every record was read.
+    /// </summary>
+    public string? ManifestDamage { get; private set; }
+
+    /// <summary>The WALs the MANIFEST records as live (see <see cref="WalTracker"/>), ascending. Call under no other writer.</summary>
+    public IReadOnlyCollection<ulong> TrackedWals
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _wals.Live.ToArray();
+            }
+        }
+    }
 
     public ulong NextFileNumberPeek
     {
@@ -123,8 +150,13 @@ internal sealed class VersionSet : IDisposable
         SetCurrentFile(manifestNumber, ref renamed);
     }
 
-    /// <summary>Reads CURRENT and the MANIFEST it names, and installs the version they describe.</summary>
-    public void Recover()
+    /// <summary>
+    /// Reads CURRENT and the MANIFEST it names, and installs the version they describe. With
+    /// <paramref name="bestEfforts"/> a damaged record ends the read instead of failing it (the
+    /// state is that of the records before it; <see cref="ManifestDamage"/> says what was wrong),
+    /// provided those records hold the database-wide fields.
+    /// </summary>
+    public void Recover(bool bestEfforts = false)
     {
         string currentPath = FileNames.CurrentFile(_dir);
         string manifestName = ReadCurrent(currentPath);
@@ -151,9 +183,23 @@ internal sealed class VersionSet : IDisposable
         using (var scratch = new ByteBuffer(1024))
         {
             LogReader reader = LogReader.ForManifest(file, manifestPath);
-            while (reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
+            while (true)
             {
-                VersionEdit edit = VersionEdit.Decode(record);
+                VersionEdit edit;
+                try
+                {
+                    if (!reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
+                    {
+                        break;
+                    }
+                    edit = VersionEdit.Decode(record);
+                }
+                catch (KvCorruptionException e) when (bestEfforts)
+                {
+                    ManifestDamage = e.Message;
+                    break;
+                }
+                _wals.Apply(edit);
                 // Database-wide fields below apply from every family's edits; files, the log
                 // number (per family in RocksDB) and the comparator only from the default's.
                 if (families.Apply(edit, manifestName))
@@ -196,6 +242,7 @@ internal sealed class VersionSet : IDisposable
         Version v = builder.Build(this);
         lock (_gate)
         {
+            RecordedNextFileNumber = nextFile.Value;
             _nextFileNumber = Math.Max(nextFile.Value, manifestNumber + 1);
             LogNumber = logNumber.Value;
             PrevLogNumber = prevLogNumber ?? 0;
@@ -242,56 +289,99 @@ internal sealed class VersionSet : IDisposable
             edit.NextFileNumber = _nextFileNumber;
             edit.LastSequence = Math.Max(edit.HasLastSequence ? edit.LastSequence : 0, LastSequence);
 
-            bool newManifest = _manifestLog == null;
-            bool currentNamesNew = false;
-            ulong newManifestNumber = 0;
-            string? newManifestPath = null;
-            if (newManifest)
+            Commit(edit, v, (log, buf, newManifest) =>
             {
-                newManifestNumber = _nextFileNumber++;
-                edit.NextFileNumber = _nextFileNumber;
-                newManifestPath = FileNames.ManifestFile(_dir, newManifestNumber);
-                _manifestFile = _fs.CreateWritable(newManifestPath);
-                _manifestLog = new LogWriter(_manifestFile);
-            }
-            try
-            {
-                using var buf = new ByteBuffer(512);
                 if (newManifest)
                 {
-                    WriteSnapshot(_manifestLog!, buf, v, edit);
+                    return; // The snapshot of v, with the edit's counters, is the whole record.
                 }
-                else
-                {
-                    edit.EncodeTo(buf);
-                    _manifestLog!.AddRecord(buf.WrittenSpan);
-                }
-                _manifestFile!.Sync();
-                if (newManifest)
-                {
-                    SetCurrentFile(newManifestNumber, ref currentNamesNew);
-                    _manifestFileNumber = newManifestNumber;
-                }
-            }
-            catch
-            {
-                // The MANIFEST may now end in a partial record: never append to it again.
-                CloseManifest();
-                // Once CURRENT was renamed to name it (only the directory sync failed), the new
-                // MANIFEST is what the next open reads: deleting it would leave CURRENT dangling.
-                if (newManifestPath != null && !currentNamesNew)
-                {
-                    TryDelete(newManifestPath);
-                }
-                throw;
-            }
+                edit.EncodeTo(buf);
+                log.AddRecord(buf.WrittenSpan);
+            });
             LogNumber = edit.LogNumber;
             PrevLogNumber = edit.PrevLogNumber;
+            _wals.DeleteBefore(edit.LogNumber);
             if (edit.LastSequence > LastSequence)
             {
                 Volatile.Write(ref _lastSequence, edit.LastSequence);
             }
             Install(v);
+        }
+    }
+
+    /// <summary>
+    /// Records WAL <paramref name="number"/> as live, durably, in a record of its own (see
+    /// <see cref="WalTracker"/>). Call once the file exists and its directory entry is synced,
+    /// before anything is written to it.
+    /// </summary>
+    public void LogWalAddition(ulong number)
+    {
+        lock (_gate)
+        {
+            VersionEdit addition = WalTracker.CreationEdit(number);
+            var state = new VersionEdit
+            {
+                LogNumber = LogNumber,
+                PrevLogNumber = PrevLogNumber,
+                NextFileNumber = _nextFileNumber,
+                LastSequence = LastSequence,
+            };
+            Commit(state, _current, (log, buf, _) =>
+            {
+                addition.EncodeTo(buf);
+                log.AddRecord(buf.WrittenSpan);
+            });
+            _wals.Add(number);
+        }
+    }
+
+    /// <summary>
+    /// Appends records to the open MANIFEST, or starts a new one with a snapshot of
+    /// <paramref name="v"/> and the counters of <paramref name="state"/> (whose next file number
+    /// is updated for the new MANIFEST's own number) followed by the records
+    /// (<paramref name="writeRecords"/> is told which); syncs; on a new MANIFEST, points CURRENT at
+    /// it. Called under <see cref="_gate"/>.
+    /// </summary>
+    private void Commit(VersionEdit state, Version v, Action<LogWriter, ByteBuffer, bool> writeRecords)
+    {
+        bool newManifest = _manifestLog == null;
+        bool currentNamesNew = false;
+        ulong newManifestNumber = 0;
+        string? newManifestPath = null;
+        if (newManifest)
+        {
+            newManifestNumber = _nextFileNumber++;
+            state.NextFileNumber = _nextFileNumber;
+            newManifestPath = FileNames.ManifestFile(_dir, newManifestNumber);
+            _manifestFile = _fs.CreateWritable(newManifestPath);
+            _manifestLog = new LogWriter(_manifestFile);
+        }
+        try
+        {
+            using var buf = new ByteBuffer(512);
+            if (newManifest)
+            {
+                WriteSnapshot(_manifestLog!, buf, v, state);
+            }
+            writeRecords(_manifestLog!, buf, newManifest);
+            _manifestFile!.Sync();
+            if (newManifest)
+            {
+                SetCurrentFile(newManifestNumber, ref currentNamesNew);
+                _manifestFileNumber = newManifestNumber;
+            }
+        }
+        catch
+        {
+            // The MANIFEST may now end in a partial record: never append to it again.
+            CloseManifest();
+            // Once CURRENT was renamed to name it (only the directory sync failed), the new
+            // MANIFEST is what the next open reads: deleting it would leave CURRENT dangling.
+            if (newManifestPath != null && !currentNamesNew)
+            {
+                TryDelete(newManifestPath);
+            }
+            throw;
         }
     }
 
@@ -367,6 +457,12 @@ internal sealed class VersionSet : IDisposable
         snapshot.EncodeTo(buf);
         log.AddRecord(buf.WrittenSpan);
         buf.Clear();
+        if (_wals.SnapshotEdit(snapshot.LogNumber) is VersionEdit wals)
+        {
+            wals.EncodeTo(buf);
+            log.AddRecord(buf.WrittenSpan);
+            buf.Clear();
+        }
     }
 
     /// <summary>Points CURRENT at a MANIFEST; <paramref name="renamed"/> turns true once CURRENT names it.</summary>

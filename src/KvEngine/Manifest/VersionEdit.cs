@@ -21,6 +21,7 @@ namespace KvEngine.Manifest;
 //        | BlobFileGarbage 401 number count bytes: varint64 (tag: varint32 value: varstring)* 0
 //        | WalAddition2 8199 varstring(number: varint64 [2 synced_size: varint64] 1)
 //        | WalDeletion2 8200 varstring(number: varint64)
+//        | KvEngineWalsCreated 12289 varstring(number: varint64*)   (KvEngine's own, safe to ignore)
 //        | ColumnFamily 200 varint32 (omitted for 0) | ColumnFamilyAdd 201 name: varstring
 //        | ColumnFamilyDrop 202 | InAtomicGroup 300 remaining: varint32
 //        | FullHistoryTsLow 8198 varstring
@@ -46,6 +47,7 @@ internal sealed class VersionEdit
     private readonly List<BlobFileAddition> _blobFileAdditions = new();
     private readonly List<BlobFileGarbage> _blobFileGarbages = new();
     private readonly List<WalAddition> _walAdditions = new();
+    private readonly List<ulong> _createdWals = new();
     private ulong _logNumber;
     private ulong _prevLogNumber;
     private ulong _nextFileNumber;
@@ -148,6 +150,11 @@ internal sealed class VersionEdit
     public IReadOnlyList<BlobFileGarbage> BlobFileGarbages => _blobFileGarbages;
 
     public IReadOnlyList<WalAddition> WalAdditions => _walAdditions;
+
+    /// <summary>WALs KvEngine created (its own safe-to-ignore tag; see Db/WalTracker).</summary>
+    public IReadOnlyList<ulong> CreatedWals => _createdWals;
+
+    public void AddCreatedWal(ulong number) => _createdWals.Add(number);
 
     public void AddFile(int level, FileMetaData file)
     {
@@ -282,6 +289,16 @@ internal sealed class VersionEdit
         {
             dst.AppendVarint32((uint)VersionEditTag.WalDeletion2);
             dst.AppendLengthPrefixed(body.Slice(0, Coding.EncodeVarint64(body, _walDeletionBefore)));
+        }
+        if (_createdWals.Count > 0)
+        {
+            using var numbers = new ByteBuffer(_createdWals.Count * Coding.MaxVarint64Length);
+            foreach (ulong n in _createdWals)
+            {
+                numbers.AppendVarint64(n);
+            }
+            dst.AppendVarint32((uint)VersionEditTag.KvEngineWalsCreated);
+            dst.AppendLengthPrefixed(numbers.WrittenSpan);
         }
         if (ColumnFamily != 0)
         {
@@ -431,6 +448,7 @@ internal sealed class VersionEdit
         foreach (BlobFileGarbage g in _blobFileGarbages) r.Append(c, $"\n  BlobFileGarbage: blob_file_number: {g.BlobFileNumber} garbage_blob_count: {g.GarbageBlobCount} garbage_blob_bytes: {g.GarbageBlobBytes}");
         foreach (WalAddition w in _walAdditions) r.Append(c, $"\n  WalAddition: log_number: {w.LogNumber} synced_size_in_bytes: {w.SyncedSize?.ToString(c) ?? "unknown"}");
         if (HasWalDeletion) r.Append(c, $"\n  WalDeletion: log_number: {_walDeletionBefore}");
+        foreach (ulong n in _createdWals) r.Append(c, $"\n  KvEngineWalCreated: log_number: {n}");
         r.Append(c, $"\n  ColumnFamily: {ColumnFamily}");
         if (ColumnFamilyAdd is not null) r.Append(c, $"\n  ColumnFamilyAdd: {ColumnFamilyAdd}");
         if (IsColumnFamilyDrop) r.Append("\n  ColumnFamilyDrop");

@@ -103,6 +103,15 @@ internal static class VersionEditDecoder
                     edit.WalDeletionBefore = GetVarint64(ref body, "WAL deletion");
                     break;
                 }
+                case VersionEditTag.KvEngineWalsCreated:
+                {
+                    ReadOnlySpan<byte> body = GetSlice(ref input, "KvEngine WALs created not prefixed by length");
+                    while (!body.IsEmpty)
+                    {
+                        edit.AddCreatedWal(GetVarint64(ref body, "KvEngine WAL created"));
+                    }
+                    break;
+                }
                 case VersionEditTag.ColumnFamily:
                     edit.ColumnFamily = GetVarint32(ref input, "set column family id");
                     break;

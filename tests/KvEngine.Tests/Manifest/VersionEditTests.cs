@@ -197,6 +197,23 @@ public class VersionEditTests
         Assert.Throws<KvCorruptionException>(() => VersionEdit.Decode(new byte[] { 0x84, 0x40, 5, 3, 0, 1 }));
     }
 
+    /// <summary>
+    /// KvEngine's record of WALs it created: tag 12289 (the safe-to-ignore bit set, so RocksDB
+    /// skips it), a length-prefixed run of varint64 numbers.
+    /// </summary>
+    [Fact]
+    public void CreatedWalsRoundTripUnderASafeToIgnoreTag()
+    {
+        var edit = new VersionEdit();
+        edit.AddCreatedWal(7);
+        edit.AddCreatedWal(300);
+        byte[] bytes = Encode(edit);
+        Assert.Equal(new byte[] { 0x81, 0x60, 3, 7, 0xAC, 0x02 }, bytes);
+        Assert.NotEqual(0u, 12289u & (uint)VersionEditTag.SafeIgnoreMask);
+        Assert.Equal(new ulong[] { 7, 300 }, VersionEdit.Decode(bytes).CreatedWals);
+        Assert.Throws<KvCorruptionException>(() => VersionEdit.Decode(new byte[] { 0x81, 0x60, 2, 0x80, 0x80 }));
+    }
+
     [Fact]
     public void UnknownSafeTagIsSkipped()
     {

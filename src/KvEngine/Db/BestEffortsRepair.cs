@@ -1,0 +1,164 @@
+using System.Globalization;
+using KvEngine.Format;
+using KvEngine.Iterators;
+using KvEngine.Manifest;
+using KvEngine.RangeDel;
+using KvEngine.Storage;
+using KvEngine.Table;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// Rebuilds a database whose MANIFEST lost edits from the files present
+/// (<see cref="KvOptions.BestEffortsRecovery"/>; RocksDB's best_efforts_recovery with the orphan
+/// adoption of its RepairDB): tables the version names but which are missing or truncated leave
+/// it; every table on disk that it does not name (what the lost edits added, or a leftover that an
+/// edit made obsolete: nothing tells which, so all are kept, as RocksDB's RepairDB does) is read
+/// whole and joins level 0 with the key and sequence ranges found in it; files that cannot be read
+/// move to <c>lost/</c>, never deleted. The caller then compacts the whole key range, because level
+/// order no longer says which version is newer; a deletion whose tombstone a compaction had
+/// already dropped may return through a leftover. Stateless.
+/// </summary>
+internal static class BestEffortsRepair
+{
+    /// <summary>The folder, inside the database directory, that unreadable files move to.</summary>
+    public const string LostDirectory = "lost";
+
+    /// <summary>
+    /// Adds the repair to <paramref name="edit"/> and raises <paramref name="maxSequence"/> to the
+    /// newest sequence of an adopted table. Returns how many tables were adopted.
+    /// </summary>
+    public static int Apply(RecoveryDamage damage, IFileSystem fs, string dir, TableOptions options, VersionEdit edit, ref ulong maxSequence)
+    {
+        foreach ((int level, FileMetaData file, string _) in damage.BadTables)
+        {
+            edit.DeleteFile(level, file.Number);
+            string path = FileNames.TableFile(dir, file.Number);
+            if (fs.FileExists(path))
+            {
+                MoveToLost(fs, dir, path);
+            }
+        }
+        int adopted = 0;
+        if (!damage.EditsLost)
+        {
+            return 0; // Only tables went missing: the tables it does not name are leftovers.
+        }
+        foreach (ulong number in damage.UnnamedTables)
+        {
+            string path = FileNames.TableFile(dir, number);
+            FileMetaData? meta;
+            try
+            {
+                meta = Describe(fs, path, number, options);
+            }
+            catch (Exception e) when (e is KvCorruptionException or IOException)
+            {
+                meta = null;
+            }
+            if (meta == null)
+            {
+                MoveToLost(fs, dir, path);
+                continue;
+            }
+            edit.AddFile(0, meta);
+            maxSequence = Math.Max(maxSequence, meta.LargestSeqno);
+            adopted++;
+        }
+        return adopted;
+    }
+
+    /// <summary>
+    /// Reads table <paramref name="path"/> whole, checksums verified, and returns what the MANIFEST
+    /// would record about it, or null when it holds no entry.
+    /// </summary>
+    public static FileMetaData? Describe(IFileSystem fs, string path, ulong number, TableOptions options)
+    {
+        long size = fs.GetFileSize(path);
+        IRandomAccessFile file = fs.OpenRandomAccess(path);
+        TableReader reader;
+        try
+        {
+            reader = TableReader.Open(file, size, options, path);
+        }
+        catch
+        {
+            file.Dispose();
+            throw;
+        }
+        using (reader)
+        {
+            byte[]? smallest = null;
+            byte[]? largest = null;
+            ulong minSeq = ulong.MaxValue;
+            ulong maxSeq = 0;
+            using (InternalIterator it = reader.NewIterator(verifyChecksums: true, fillCache: false))
+            {
+                for (it.SeekToFirst(); it.Valid; it.Next())
+                {
+                    ulong seq = InternalKeys.Sequence(it.Key);
+                    minSeq = Math.Min(minSeq, seq);
+                    maxSeq = Math.Max(maxSeq, seq);
+                    smallest ??= it.Key.ToArray();
+                }
+                if (smallest != null)
+                {
+                    it.SeekToLast();
+                    largest = it.Valid ? it.Key.ToArray() : throw new KvCorruptionException($"{path}: the last entry could not be read back.");
+                }
+            }
+            using (InternalIterator? tombstones = reader.NewRangeTombstoneIterator())
+            {
+                if (tombstones != null)
+                {
+                    for (tombstones.SeekToFirst(); tombstones.Valid; tombstones.Next())
+                    {
+                        ulong seq = InternalKeys.Sequence(tombstones.Key);
+                        minSeq = Math.Min(minSeq, seq);
+                        maxSeq = Math.Max(maxSeq, seq);
+                        if (smallest == null || InternalKeyComparer.Compare(tombstones.Key, smallest) < 0)
+                        {
+                            smallest = tombstones.Key.ToArray();
+                        }
+                        byte[] end = RangeTombstoneWriter.Sentinel(tombstones.Value);
+                        if (largest == null || InternalKeyComparer.Compare(end, largest) > 0)
+                        {
+                            largest = end;
+                        }
+                    }
+                }
+            }
+            if (smallest == null || largest == null)
+            {
+                return null;
+            }
+            long now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+            return new FileMetaData
+            {
+                Number = number,
+                FileSize = (ulong)size,
+                Smallest = smallest,
+                Largest = largest,
+                SmallestSeqno = minSeq,
+                LargestSeqno = maxSeq,
+                OldestAncesterTime = (ulong)now,
+                FileCreationTime = (ulong)now,
+            };
+        }
+    }
+
+    private static void MoveToLost(IFileSystem fs, string dir, string path)
+    {
+        string lost = Path.Combine(dir, LostDirectory);
+        if (!fs.DirectoryExists(lost))
+        {
+            fs.CreateDirectory(lost);
+        }
+        string target = Path.Combine(lost, Path.GetFileName(path));
+        for (int i = 1; fs.FileExists(target); i++)
+        {
+            target = Path.Combine(lost, Path.GetFileName(path) + "." + i.ToString(CultureInfo.InvariantCulture));
+        }
+        fs.RenameFile(path, target);
+    }
+}
