@@ -204,6 +204,7 @@ internal sealed class CompactionJob
             BytesReadOutputLevel = readOutput,
             BytesWritten = written,
             KeysIn = keysIn,
+            OutputCuts = cutter.Cuts,
             KeysDropped = keysIn - keysOut,
             KeysDroppedByFilter = droppedByFilter,
         };

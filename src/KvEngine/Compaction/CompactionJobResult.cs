@@ -19,6 +19,9 @@ internal sealed class CompactionJobResult
 
     public long KeysIn { get; init; }
 
+    /// <summary>Outputs cut per <see cref="OutputCutReason"/> (the last output, cut by the end of the input, is not counted).</summary>
+    public long[] OutputCuts { get; init; } = new long[4];
+
     public long KeysDropped { get; init; }
 
     /// <summary>Values the compaction filter removed (RocksDB's num_record_drop_user).</summary>

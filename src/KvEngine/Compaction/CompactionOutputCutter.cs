@@ -52,6 +52,9 @@ internal sealed class CompactionOutputCutter
 
     public long MaxOutputFileSize { get; }
 
+    /// <summary>Number of cuts made per <see cref="OutputCutReason"/> (indexed by its value).</summary>
+    public long[] Cuts { get; } = new long[4];
+
     /// <summary>Grandparent bytes the current output overlaps so far (for tests and statistics).</summary>
     public long OverlappedBytes => _overlappedBytes;
 
@@ -68,24 +71,26 @@ internal sealed class CompactionOutputCutter
         {
             return false;
         }
-        bool cut = currentSize >= MaxOutputFileSize;
-        if (!cut && crossed > 0)
+        OutputCutReason? reason = currentSize >= MaxOutputFileSize ? OutputCutReason.MaxFileSize : null;
+        if (reason == null && crossed > 0)
         {
             if (_overlappedBytes + currentSize > _maxCompactionBytes)
             {
-                cut = true;
+                reason = OutputCutReason.MaxCompactionBytes;
             }
             else if (_dynamic && crossed >= (_inGap ? 2 : 3) && _overlappedBytes - previousOverlap > _target / 8)
             {
-                cut = true; // a whole grandparent file would be skipped over
+                reason = OutputCutReason.SkippedGrandparent; // a whole grandparent file would be skipped over
             }
             else if (_dynamic && currentSize >= (_target + 99) / 100 * (50 + Math.Min(_boundariesSeen * 5, 40)))
             {
-                cut = true;
+                reason = OutputCutReason.PreCut;
             }
         }
-        if (cut)
+        bool cut = reason != null;
+        if (reason is OutputCutReason r)
         {
+            Cuts[(int)r]++;
             _boundariesSeen = 0;
             _overlappedBytes = CurrentKeyOverlap(userKey);
         }

@@ -120,7 +120,32 @@ internal sealed class CompactionStatistics
         long read = sum.BytesReadNonOutput + sum.BytesReadOutput;
         sb.Append(c,
             $"Cumulative compaction: {sum.BytesWritten / Gb:F2} GB write, {sum.BytesWritten / Mb / uptime:F2} MB/s write, {read / Gb:F2} GB read, {read / Mb / uptime:F2} MB/s read, {sum.Micros / 1e6:F1} seconds\n");
+        AppendCuts(sb, c);
         return sb.ToString();
+    }
+
+    // KvEngine's line (RocksDB has none): why compaction outputs were cut, per output level.
+    private void AppendCuts(StringBuilder sb, CultureInfo c)
+    {
+        lock (_gate)
+        {
+            bool any = false;
+            for (int level = 1; level < _levels.Length; level++)
+            {
+                long[] cuts = _levels[level].Cuts;
+                if (cuts[0] + cuts[1] + cuts[2] + cuts[3] == 0)
+                {
+                    continue;
+                }
+                sb.Append(any ? "; " : "Output cuts (max size, max compaction bytes, skipped file, pre-cut): ");
+                sb.Append(c, $"L{level} {cuts[0]} {cuts[1]} {cuts[2]} {cuts[3]}");
+                any = true;
+            }
+            if (any)
+            {
+                sb.Append('\n');
+            }
+        }
     }
 
     private static double WriteAmp(LevelCompactionStats s) =>

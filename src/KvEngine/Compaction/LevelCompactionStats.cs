@@ -25,8 +25,20 @@ internal sealed class LevelCompactionStats
 
     public long KeysDropped { get; set; }
 
+    /// <summary>Output files cut per <see cref="OutputCutReason"/> (KvEngine's addition, for write-amplification analysis).</summary>
+    public long[] Cuts { get; } = new long[4];
+
+    public void AddCuts(long[] cuts)
+    {
+        for (int i = 0; i < Cuts.Length; i++)
+        {
+            Cuts[i] += cuts[i];
+        }
+    }
+
     public void Add(LevelCompactionStats o)
     {
+        AddCuts(o.Cuts);
         Count += o.Count;
         Micros += o.Micros;
         BytesReadNonOutput += o.BytesReadNonOutput;

@@ -208,6 +208,7 @@ internal sealed partial class DbImpl
                 stats.BytesWritten = r.BytesWritten;
                 stats.KeysIn = r.KeysIn;
                 stats.KeysDropped = r.KeysDropped;
+                stats.AddCuts(r.OutputCuts);
                 _counters.AddKeysDroppedByFilter(r.KeysDroppedByFilter);
             }
         }

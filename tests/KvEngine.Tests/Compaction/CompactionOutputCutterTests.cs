@@ -110,6 +110,19 @@ public sealed class CompactionOutputCutterTests
     }
 
     [Fact]
+    public void EachCutCountsItsRule()
+    {
+        CompactionOutputCutter c = Cutter(maxCompactionBytes: 700);
+        c.ShouldStopBefore(K("a"), false, 0);
+        Assert.True(c.ShouldStopBefore(K("d"), true, 1));      // skips all of [b,c]
+        Assert.True(c.ShouldStopBefore(K("e1"), true, 2000));  // maximum size (checked first)
+        Assert.True(c.ShouldStopBefore(K("g"), true, 450));    // leaves [e,f]: overlap 300 + 450 > 700
+        Assert.False(c.ShouldStopBefore(K("h1"), true, 10));   // enters [h,i]: 1 boundary, 10 < 550
+        Assert.True(c.ShouldStopBefore(K("j"), true, 600));    // leaves it: 2 boundaries, 600 >= 600
+        Assert.Equal(new long[] { 1, 1, 1, 1 }, c.Cuts);
+    }
+
+    [Fact]
     public void KeyEqualToAFileEndStaysInTheLastFileHoldingIt()
     {
         // [b,c] and [c,d] share the user key c: at "c" the walk points at the later file.
