@@ -12,6 +12,7 @@ internal sealed class EngineCounters
     private long _compactReadBytes;
     private long _compactWriteBytes;
     private long _flushWriteBytes;
+    private long _flushes;
     private long _compactions;
     private long _trivialMoves;
     private long _stallMicros;
@@ -30,6 +31,9 @@ internal sealed class EngineCounters
 
     /// <summary>Bytes of level-0 tables written by flushes.</summary>
     public long FlushWriteBytes => Volatile.Read(ref _flushWriteBytes);
+
+    /// <summary>Memtable flushes completed (recovery's excluded).</summary>
+    public long Flushes => Volatile.Read(ref _flushes);
 
     /// <summary>Compactions completed, trivial moves included.</summary>
     public long Compactions => Volatile.Read(ref _compactions);
@@ -71,6 +75,7 @@ internal sealed class EngineCounters
     public void AddFlush(long writeBytes)
     {
         Interlocked.Add(ref _flushWriteBytes, writeBytes);
+        Interlocked.Increment(ref _flushes);
         _stats?.Record(Ticker.FlushWriteBytes, writeBytes);
     }
 
