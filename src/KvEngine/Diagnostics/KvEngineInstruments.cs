@@ -51,9 +51,9 @@ internal sealed class KvEngineInstruments
             "Point lookups (Get, TryGet) (rocksdb.number.keys.read). Needs KvOptions.Statistics.");
         meter.CreateObservableCounter<long>("kvengine.writes", () => ObserveTicker(Ticker.NumberKeysWritten), "{record}",
             "Records (Put, Delete, ...) written (rocksdb.number.keys.written). Needs KvOptions.Statistics.");
-        meter.CreateObservableCounter<long>("kvengine.bytes.written", () => ObserveTicker(Ticker.BytesWritten), "By",
+        meter.CreateObservableCounter<long>("kvengine.write.bytes", () => ObserveTicker(Ticker.BytesWritten), "By",
             "Bytes of write batches written (rocksdb.bytes.written). Needs KvOptions.Statistics.");
-        meter.CreateObservableCounter<long>("kvengine.bytes.read", () => ObserveTicker(Ticker.BlockReadBytes), "By",
+        meter.CreateObservableCounter<long>("kvengine.block.read.bytes", () => ObserveTicker(Ticker.BlockReadBytes), "By",
             "Bytes of blocks read from table files, i.e. not served by the block cache (kvengine.block.read.bytes). Needs KvOptions.Statistics.");
         meter.CreateObservableCounter<long>("kvengine.block_cache.hits", () => ObserveTicker(Ticker.BlockCacheHit), "{lookup}",
             "Block lookups served by the block cache (rocksdb.block.cache.hit). Needs KvOptions.Statistics.");

@@ -66,10 +66,10 @@ public class MetricsTests
         recorder.Collect(); // the latest of each observable; the histograms' measurements are all kept
         Assert.Equal(1000, recorder.Latest("kvengine.reads"));
         Assert.Equal(2010, recorder.Latest("kvengine.writes"));
-        Assert.Equal(stats.GetTickerCount(Ticker.BytesWritten), recorder.Latest("kvengine.bytes.written"));
-        Assert.True(recorder.Latest("kvengine.bytes.written") > 2010 * 100);
-        Assert.Equal(stats.GetTickerCount(Ticker.BlockReadBytes), recorder.Latest("kvengine.bytes.read"));
-        Assert.True(recorder.Latest("kvengine.bytes.read") > 0);
+        Assert.Equal(stats.GetTickerCount(Ticker.BytesWritten), recorder.Latest("kvengine.write.bytes"));
+        Assert.True(recorder.Latest("kvengine.write.bytes") > 2010 * 100);
+        Assert.Equal(stats.GetTickerCount(Ticker.BlockReadBytes), recorder.Latest("kvengine.block.read.bytes"));
+        Assert.True(recorder.Latest("kvengine.block.read.bytes") > 0);
         Assert.Equal(stats.GetTickerCount(Ticker.BlockCacheHit), recorder.Latest("kvengine.block_cache.hits"));
         Assert.Equal(stats.GetTickerCount(Ticker.BlockCacheMiss), recorder.Latest("kvengine.block_cache.misses"));
         Assert.True(recorder.Latest("kvengine.block_cache.hits") > 0, "the gets read no cached block");
