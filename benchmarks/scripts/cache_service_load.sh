@@ -119,6 +119,20 @@ measure() {
     'BEGIN { printf "| %s | %s | %.2f | %.2f | %s | %s | %s |\n", b, r, p50 / 1000, p99 / 1000, e, w, l }'
 }
 
+# Starts a Redis-protocol server (the command "$4"...) on loopback port $3, measures the service on
+# it as backend $1 (row label $2), then stops both.
+measure_redis_protocol() {
+  local name="$1" label="$2" port="$3"
+  shift 3
+  "$@" >"$WORK/$name-server.log" 2>&1 &
+  SERVER_PID=$!
+  wait_redis "$port" "$SERVER_PID" || { cat "$WORK/$name-server.log" >&2; exit 1; }
+  start_service --Cache:Backend=Redis --Cache:Redis:Configuration="127.0.0.1:$port"
+  measure "$name" "$label"
+  stop_service
+  stop_server
+}
+
 echo "| backend | requests/s | p50 (ms) | p99 (ms) | errors | wrk | load avg (1/5/15 min) before |"
 echo "| --- | ---: | ---: | ---: | ---: | --- | --- |"
 for backend in "${BACKENDS[@]}"; do
@@ -129,15 +143,12 @@ for backend in "${BACKENDS[@]}"; do
       stop_service
       ;;
     redis)
-      command -v redis-server >/dev/null || { echo "| RedisCache → redis-server | not run: redis-server is not installed | | | | | |"; continue; }
-      redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-        --dir "$WORK" >"$WORK/redis.log" 2>&1 &
-      SERVER_PID=$!
-      wait_redis "$REDIS_PORT" "$SERVER_PID" || { cat "$WORK/redis.log" >&2; exit 1; }
-      start_service --Cache:Backend=Redis --Cache:Redis:Configuration="127.0.0.1:$REDIS_PORT"
-      measure redis "RedisCache → redis-server $(redis-server --version | sed -E 's/.*v=([0-9.]+).*/\1/')"
-      stop_service
-      stop_server
+      if ! command -v redis-server >/dev/null; then
+        echo "| RedisCache → redis-server | not run: redis-server is not installed | | | | | |"
+        continue
+      fi
+      measure_redis_protocol redis "RedisCache → redis-server $(redis-server --version | sed -E 's/.*v=([0-9.]+).*/\1/')" "$REDIS_PORT" \
+        redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --dir "$WORK"
       ;;
     garnet)
       GARNET="${GARNET:-$(command -v garnet-server || true)}"
@@ -149,13 +160,7 @@ for backend in "${BACKENDS[@]}"; do
           continue
         fi
       fi
-      "$GARNET" --port "$GARNET_PORT" --bind 127.0.0.1 >"$WORK/garnet.log" 2>&1 &
-      SERVER_PID=$!
-      wait_redis "$GARNET_PORT" "$SERVER_PID" || { cat "$WORK/garnet.log" >&2; exit 1; }
-      start_service --Cache:Backend=Redis --Cache:Redis:Configuration="127.0.0.1:$GARNET_PORT"
-      measure garnet "RedisCache → Garnet"
-      stop_service
-      stop_server
+      measure_redis_protocol garnet "RedisCache → Garnet" "$GARNET_PORT" "$GARNET" --port "$GARNET_PORT" --bind 127.0.0.1
       ;;
     *)
       echo "error: unknown backend '$backend' (kvengine, redis, garnet)" >&2

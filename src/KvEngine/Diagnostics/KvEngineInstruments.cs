@@ -44,7 +44,7 @@ internal sealed class KvEngineInstruments
             "Compactions completed, trivial moves included.");
         meter.CreateObservableCounter<long>("kvengine.compaction.bytes", ObserveCompactionBytes, "By",
             "Bytes of table files read and written by compactions; tag direction = read or write (rocksdb.compact.read.bytes, rocksdb.compact.write.bytes).");
-        meter.CreateObservableCounter<double>("kvengine.write.stall.time", () => ObserveDouble(static t => t.Counters.StallMicros / 1e6), "s",
+        meter.CreateObservableCounter<double>("kvengine.write.stall.time", () => Observe(static t => t.Counters.StallMicros / 1e6), "s",
             "Time writers spent delayed or stopped by write stalls (rocksdb.stall.micros).");
 
         meter.CreateObservableCounter<long>("kvengine.reads", () => ObserveTicker(Ticker.NumberKeysRead), "{read}",
@@ -98,27 +98,15 @@ internal sealed class KvEngineInstruments
         }
     }
 
-    private List<Measurement<long>> Observe(Func<DbTelemetry, long> read)
+    private List<Measurement<T>> Observe<T>(Func<DbTelemetry, T> read)
+        where T : struct
     {
         lock (_lock)
         {
-            var result = new List<Measurement<long>>(_dbs.Count);
+            var result = new List<Measurement<T>>(_dbs.Count);
             foreach (DbTelemetry db in _dbs)
             {
-                result.Add(new Measurement<long>(read(db), db.DbTag));
-            }
-            return result;
-        }
-    }
-
-    private List<Measurement<double>> ObserveDouble(Func<DbTelemetry, double> read)
-    {
-        lock (_lock)
-        {
-            var result = new List<Measurement<double>>(_dbs.Count);
-            foreach (DbTelemetry db in _dbs)
-            {
-                result.Add(new Measurement<double>(read(db), db.DbTag));
+                result.Add(new Measurement<T>(read(db), db.DbTag));
             }
             return result;
         }
