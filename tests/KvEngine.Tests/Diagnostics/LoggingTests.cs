@@ -107,6 +107,50 @@ public class LoggingTests
     }
 
     [Fact]
+    public void AWriteStallIsLoggedAndMeasuredOnce()
+    {
+        const string path = "/kvtest/log-stall";
+        var logs = new TestLoggerFactory();
+        using var factory = new TestMeterFactory();
+        using var recorder = new MetricsRecorder(path, i => i.Meter.Scope == factory);
+        KvOptions options = Options(DbTestUtil.NewFs(), logs);
+        options.MeterFactory = factory;
+        options.DisableAutoCompactions = false; // stalls apply only with automatic compaction on
+        options.Level0FileNumCompactionTrigger = 2;
+        options.Level0SlowdownWritesTrigger = 2;
+        options.Level0StopWritesTrigger = 1000;
+        // The level-0 compaction the two files trigger holds in its filter until the end, so the
+        // write below finds two level-0 files whenever it comes.
+        using var gate = new ManualResetEventSlim();
+        options.CompactionFilter = new GateFilter(gate);
+        using KvDb db = KvDb.Open(path, options);
+        try
+        {
+            for (int flush = 0; flush < 2; flush++)
+            {
+                PutMany(db, flush * 10, flush * 10 + 10);
+                db.Flush(); // Flush's memtable switch is never stalled
+            }
+            Assert.Empty(logs.Events("WriteStallStarted"));
+            db.Put("stalled"u8, "x"u8); // two level-0 files: the write is delayed once (RocksDB's slowdown)
+        }
+        finally
+        {
+            gate.Set();
+        }
+
+        TestLoggerFactory.LogEntry started = Assert.Single(logs.Events("WriteStallStarted"));
+        Assert.Equal(LogLevel.Warning, started.Level);
+        Assert.Equal(WriteStallCause.Level0Slowdown, started.Fields["Cause"]);
+        Assert.Equal(2, started.Fields["Level0Files"]);
+        TestLoggerFactory.LogEntry ended = Assert.Single(logs.Events("WriteStallEnded"));
+        Assert.Equal(WriteStallCause.Level0Slowdown, ended.Fields["Cause"]);
+        recorder.Collect();
+        Assert.Single(recorder.Values("kvengine.write.stall.duration", "cause", "level0_slowdown"));
+        Assert.True(recorder.Latest("kvengine.write.stall.time") >= 0);
+    }
+
+    [Fact]
     public void ADisabledLevelLogsNothing()
     {
         var logs = new TestLoggerFactory { MinLevel = LogLevel.Warning };
@@ -117,5 +161,17 @@ public class LoggingTests
         db.Flush();
         db.CompactRange(null, null);
         Assert.Empty(logs.Entries);
+    }
+
+    private sealed class GateFilter(ManualResetEventSlim gate) : KvCompactionFilter
+    {
+        public override string Name => "gate";
+
+        public override KvCompactionFilterDecision FilterValue(int level, ReadOnlySpan<byte> key, ReadOnlySpan<byte> existingValue,
+            System.Buffers.IBufferWriter<byte> newValue)
+        {
+            gate.Wait();
+            return KvCompactionFilterDecision.Keep;
+        }
     }
 }
