@@ -171,4 +171,50 @@ public class MetricsTests
         db.Dispose();
         Assert.Contains(meter, recorder.CompletedMeters);
     }
+
+    [Fact]
+    public void PutsAndGetsAllocateNoMoreWithEveryInstrumentListenedTo()
+    {
+        // The same Put/TryGet loop on a database nobody listens to and on one whose every
+        // instrument a listener has enabled (and collects between rounds): the bytes allocated per
+        // operation must be the same. The least of three rounds is taken, as a one-off runtime
+        // allocation under a parallel test run is not the data path's.
+        double unobserved = BytesPerOperation("/kvtest/metrics-alloc-quiet", listen: false);
+        double observed = BytesPerOperation("/kvtest/metrics-alloc-listened", listen: true);
+        Assert.True(observed <= unobserved + 1, $"{observed} bytes per operation with a listener, {unobserved} without");
+    }
+
+    private static double BytesPerOperation(string path, bool listen)
+    {
+        const int ops = 2000;
+        using var factory = new TestMeterFactory();
+        using var recorder = listen ? new MetricsRecorder(path, i => i.Meter.Scope == factory) : null;
+        using KvDb db = KvDb.Open(path, Options(DbTestUtil.NewFs(), factory, new KvStatistics()));
+        var value = new System.Buffers.ArrayBufferWriter<byte>(256);
+        byte[][] keys = Enumerable.Range(0, ops).Select(K).ToArray();
+        byte[] v = V(0);
+        double least = double.MaxValue;
+        for (int round = 0; round < 4; round++)
+        {
+            recorder?.Collect();
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < ops; i++)
+            {
+                db.Put(keys[i], v);
+                value.ResetWrittenCount();
+                db.TryGet(keys[i], value);
+            }
+            double perOp = (GC.GetAllocatedBytesForCurrentThread() - before) / (double)(2 * ops);
+            if (round > 0) // round 0 warms up
+            {
+                least = Math.Min(least, perOp);
+            }
+        }
+        if (recorder != null)
+        {
+            recorder.Collect();
+            Assert.True(recorder.Latest("kvengine.writes") >= 4 * ops);
+        }
+        return least;
+    }
 }
