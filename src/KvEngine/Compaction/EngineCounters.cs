@@ -40,7 +40,7 @@ internal sealed class EngineCounters
 
     public long TrivialMoves => Volatile.Read(ref _trivialMoves);
 
-    /// <summary>Microseconds writers spent delayed or stopped by level-0 triggers.</summary>
+    /// <summary>Microseconds writers spent delayed or stopped by level-0 triggers or by full memtables (MaxWriteBufferNumber).</summary>
     public long StallMicros => Volatile.Read(ref _stallMicros);
 
     public void AddCompaction(long readBytes, long writeBytes, bool trivialMove)
