@@ -4,7 +4,9 @@ using OpenTelemetry.Metrics;
 namespace KvEngine.CacheService;
 
 /// <summary>
-/// Builds the service: KvEngineCache from the "KvEngineCache" configuration section, the
+/// Builds the service: the cache chosen by "Cache:Backend" — KvEngineCache (the default) from the
+/// "KvEngineCache" configuration section, or RedisCache (AddStackExchangeRedisCache, for the load
+/// comparison in docs/benchmarks.md) with "Cache:Redis:Configuration" — the
 /// /cache/{key} endpoints, /health, Prometheus metrics at /metrics (ASP.NET Core's HTTP server
 /// metrics and <see cref="CacheServiceMetrics"/>), and a flush of the database after the server has drained on
 /// shutdown. Configuration: appsettings.json, then environment variables (KvEngineCache__Path)
@@ -17,7 +19,23 @@ public static class CacheServiceApp
     public static WebApplication Build(string[] args, Action<IServiceCollection>? configureServices = null)
     {
         WebApplicationBuilder builder = WebApplication.CreateBuilder(args);
-        builder.Services.AddKvEngineCache(builder.Configuration.GetSection("KvEngineCache"));
+        CacheBackend backend = builder.Configuration.GetValue("Cache:Backend", CacheBackend.KvEngine);
+        if (backend == CacheBackend.Redis)
+        {
+            string redis = builder.Configuration["Cache:Redis:Configuration"]
+                ?? throw new InvalidOperationException("Cache:Backend is Redis but Cache:Redis:Configuration (e.g. 127.0.0.1:6379) is not set.");
+            builder.Services.AddStackExchangeRedisCache(o =>
+            {
+                o.Configuration = redis;
+                o.InstanceName = builder.Configuration["Cache:Redis:InstanceName"];
+            });
+        }
+        else
+        {
+            // Passes the host's IMeterFactory and ILoggerFactory to the engine: its "KvEngine" meter
+            // (exported below) and its flush/compaction/stall/background-error log events.
+            builder.Services.AddKvEngineCache(builder.Configuration.GetSection("KvEngineCache"));
+        }
         builder.Services.AddOptions<CacheServiceOptions>()
             .Bind(builder.Configuration.GetSection("CacheService"))
             .ValidateDataAnnotations()
@@ -28,7 +46,7 @@ public static class CacheServiceApp
         builder.Services.AddOpenTelemetry().WithMetrics(metrics => metrics
             .AddAspNetCoreInstrumentation()
             .AddMeter(CacheServiceMetrics.MeterName)
-            .AddMeter("KvEngine") // the engine's meter, once it has one (issue 15)
+            .AddMeter(KvEngineDiagnostics.MeterName) // the engine's own instruments (KvOptions.MeterFactory)
             .AddPrometheusExporter());
         configureServices?.Invoke(builder.Services);
 

@@ -1,6 +1,8 @@
 using System.Buffers;
+using System.Diagnostics.Metrics;
 using System.Text;
 using Microsoft.Extensions.Caching.Distributed;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
 namespace KvEngine.Extensions.Caching;
@@ -58,6 +60,25 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
     /// <param name="timeProvider">The clock expirations are measured against.</param>
     /// <exception cref="OptionsValidationException">The options are not valid.</exception>
     public KvEngineCache(IOptions<KvEngineCacheOptions> optionsAccessor, TimeProvider timeProvider)
+        : this(optionsAccessor, timeProvider, meterFactory: null, loggerFactory: null)
+    {
+    }
+
+    /// <summary>
+    /// Opens (or creates) the cache's database at <see cref="KvEngineCacheOptions.Path"/>, publishing
+    /// the engine's metrics and logs through the host's factories (what
+    /// <see cref="KvEngineCacheServiceCollectionExtensions.AddKvEngineCache(Microsoft.Extensions.DependencyInjection.IServiceCollection, Action{KvEngineCacheOptions})"/>
+    /// passes): the database gets <see cref="KvOptions.MeterFactory"/>, <see cref="KvOptions.LoggerFactory"/>
+    /// and a <see cref="KvStatistics"/> (so the meter counts reads, writes and block-cache hits),
+    /// before <see cref="KvEngineCacheOptions.ConfigureDatabase"/> runs (which may change any of them).
+    /// </summary>
+    /// <param name="optionsAccessor">The cache's options.</param>
+    /// <param name="timeProvider">The clock expirations are measured against.</param>
+    /// <param name="meterFactory">Creates the engine's "KvEngine" meter; null: the database creates and owns one.</param>
+    /// <param name="loggerFactory">Receives the engine's flush, compaction, stall and background-error events; null: none.</param>
+    /// <exception cref="OptionsValidationException">The options are not valid.</exception>
+    public KvEngineCache(IOptions<KvEngineCacheOptions> optionsAccessor, TimeProvider timeProvider, IMeterFactory? meterFactory,
+        ILoggerFactory? loggerFactory)
     {
         ArgumentNullException.ThrowIfNull(optionsAccessor);
         ArgumentNullException.ThrowIfNull(timeProvider);
@@ -77,7 +98,14 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
             _stripes[i] = new SemaphoreSlim(1, 1);
         }
         // Compaction drops expired entries; ConfigureDatabase may replace the filter (then they stay until read).
-        var kvOptions = new KvOptions { Compression = options.Compression, CompactionFilter = new ExpiredCacheEntryCompactionFilter(timeProvider) };
+        var kvOptions = new KvOptions
+        {
+            Compression = options.Compression,
+            CompactionFilter = new ExpiredCacheEntryCompactionFilter(timeProvider),
+            Statistics = new KvStatistics(),
+            MeterFactory = meterFactory,
+            LoggerFactory = loggerFactory,
+        };
         options.ConfigureDatabase?.Invoke(kvOptions);
         _db = KvDb.Open(options.Path!, kvOptions);
     }

@@ -32,7 +32,10 @@ public sealed class KvEngineCacheOptions
 
     /// <summary>
     /// Further configuration of the database (block cache, write buffer size, statistics, ...),
-    /// applied after <see cref="Compression"/>; not bindable from configuration.
+    /// applied after <see cref="Compression"/> and after the cache has set the database's
+    /// compaction filter, a <see cref="KvStatistics"/> (read by the "KvEngine" meter's counters;
+    /// set it to null to count nothing) and the host's meter and logger factories; not bindable
+    /// from configuration.
     /// </summary>
     public Action<KvOptions>? ConfigureDatabase { get; set; }
 }

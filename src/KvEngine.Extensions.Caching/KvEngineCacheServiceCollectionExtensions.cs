@@ -1,7 +1,9 @@
+using System.Diagnostics.Metrics;
 using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
 namespace KvEngine.Extensions.Caching;
@@ -17,7 +19,10 @@ public static class KvEngineCacheServiceCollectionExtensions
     /// any registered before, as AddStackExchangeRedisCache does), configured by
     /// <paramref name="setupAction"/>. The options are validated when the host starts; the cache's
     /// database is opened on first use and closed when the service provider (the host) is disposed.
-    /// The clock is the registered <see cref="TimeProvider"/>, or the system's.
+    /// The clock is the registered <see cref="TimeProvider"/>, or the system's. The engine's
+    /// metrics (meter "KvEngine") go through the registered <see cref="IMeterFactory"/> and its
+    /// log events (category "KvEngine") to the registered <see cref="ILoggerFactory"/>, when the
+    /// host has them (every ASP.NET Core and generic host does).
     /// </summary>
     /// <param name="services">The service collection.</param>
     /// <param name="setupAction">Sets <see cref="KvEngineCacheOptions.Path"/> and any other option.</param>
@@ -58,7 +63,9 @@ public static class KvEngineCacheServiceCollectionExtensions
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<KvEngineCacheOptions>, KvEngineCacheOptionsValidator>());
         services.TryAddSingleton(sp => new KvEngineCache(
             sp.GetRequiredService<IOptions<KvEngineCacheOptions>>(),
-            sp.GetService<TimeProvider>() ?? TimeProvider.System));
+            sp.GetService<TimeProvider>() ?? TimeProvider.System,
+            sp.GetService<IMeterFactory>(),
+            sp.GetService<ILoggerFactory>()));
         services.Add(ServiceDescriptor.Singleton<IDistributedCache>(sp => sp.GetRequiredService<KvEngineCache>()));
         return services.AddOptions<KvEngineCacheOptions>().ValidateOnStart();
     }

@@ -118,8 +118,34 @@ public sealed class KvOptions
     /// <summary>Wait between automatic recovery attempts (RocksDB's bgerror_resume_retry_interval, 1 s).</summary>
     public TimeSpan BackgroundErrorResumeRetryInterval { get; set; } = TimeSpan.FromSeconds(1);
 
-    /// <summary>Counters under RocksDB's ticker names; null (the default) keeps none.</summary>
+    /// <summary>
+    /// Counters under RocksDB's ticker names; null (the default) keeps none. The meter's counters of
+    /// reads, writes, bytes and block-cache hits and misses are read from it
+    /// (<see cref="MeterFactory"/>), so they report nothing for a database without one.
+    /// </summary>
     public KvStatistics? Statistics { get; set; }
+
+    /// <summary>
+    /// Creates the database's <see cref="System.Diagnostics.Metrics.Meter"/>, named
+    /// <see cref="KvEngineDiagnostics.MeterName"/> ("KvEngine"), as the host's
+    /// <see cref="System.Diagnostics.Metrics.IMeterFactory"/> (from dependency injection) does for
+    /// every library; the factory owns that meter. Null (the default): the database creates a plain
+    /// "KvEngine" meter itself and disposes it when it closes. Either way the instruments
+    /// (counters of flushes, compactions, bytes and stall time; histograms of flush, compaction and
+    /// stall durations; gauges of memtable, block-cache and per-level sizes; and, with
+    /// <see cref="Statistics"/>, counters of reads, writes and block-cache hits and misses) carry
+    /// the tag <see cref="KvEngineDiagnostics.DbNameTag"/> = the database's full path. None of them
+    /// adds work to Get or Put: counters are read from the statistics when a listener collects.
+    /// </summary>
+    public System.Diagnostics.Metrics.IMeterFactory? MeterFactory { get; set; }
+
+    /// <summary>
+    /// Receives the events RocksDB writes to its LOG file — flushes, compactions, write stalls,
+    /// background errors and resumes — under the category
+    /// <see cref="KvEngineDiagnostics.LoggerCategory"/> ("KvEngine"), with structured fields (job
+    /// id, levels, files, bytes, duration). Null (the default) logs nothing.
+    /// </summary>
+    public Microsoft.Extensions.Logging.ILoggerFactory? LoggerFactory { get; set; }
 
     /// <summary>Background threads running flushes and compactions (RocksDB: max_background_jobs, 2).</summary>
     public int MaxBackgroundJobs { get; set; } = 2;

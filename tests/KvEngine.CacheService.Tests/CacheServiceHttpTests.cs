@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Net;
 using System.Net.Http.Headers;
 using Microsoft.AspNetCore.Builder;
@@ -167,6 +168,11 @@ public sealed class CacheServiceHttpTests : IAsyncLifetime
         Assert.Contains(lines, l => l.StartsWith("kvcache_value_size_bytes_sum{", StringComparison.Ordinal)
             && l.Contains("operation=\"get\"", StringComparison.Ordinal) && l.Split(' ')[1] == "2048");
         Assert.Contains(lines, l => l.StartsWith("http_server_request_duration_seconds_count{", StringComparison.Ordinal));
+        // The engine's own meter ("KvEngine", through the host's IMeterFactory), tagged with the database.
+        Assert.Contains(lines, l => l.StartsWith("kvengine_writes_total{", StringComparison.Ordinal)
+            && l.Contains("db_name=", StringComparison.Ordinal) && long.Parse(l.Split(' ')[1], CultureInfo.InvariantCulture) >= 1);
+        Assert.Contains(lines, l => l.StartsWith("kvengine_memtable_size_bytes{", StringComparison.Ordinal));
+        Assert.Contains(lines, l => l.StartsWith("kvengine_level_size_bytes{", StringComparison.Ordinal) && l.Contains("level=\"6\"", StringComparison.Ordinal));
     }
 
     [Fact]

@@ -12,6 +12,7 @@ internal sealed class EngineCounters
     private long _compactReadBytes;
     private long _compactWriteBytes;
     private long _flushWriteBytes;
+    private long _flushes;
     private long _compactions;
     private long _trivialMoves;
     private long _stallMicros;
@@ -31,12 +32,15 @@ internal sealed class EngineCounters
     /// <summary>Bytes of level-0 tables written by flushes.</summary>
     public long FlushWriteBytes => Volatile.Read(ref _flushWriteBytes);
 
+    /// <summary>Memtable flushes completed (recovery's excluded).</summary>
+    public long Flushes => Volatile.Read(ref _flushes);
+
     /// <summary>Compactions completed, trivial moves included.</summary>
     public long Compactions => Volatile.Read(ref _compactions);
 
     public long TrivialMoves => Volatile.Read(ref _trivialMoves);
 
-    /// <summary>Microseconds writers spent delayed or stopped by level-0 triggers.</summary>
+    /// <summary>Microseconds writers spent delayed or stopped by level-0 triggers or by full memtables (MaxWriteBufferNumber).</summary>
     public long StallMicros => Volatile.Read(ref _stallMicros);
 
     public void AddCompaction(long readBytes, long writeBytes, bool trivialMove)
@@ -71,6 +75,7 @@ internal sealed class EngineCounters
     public void AddFlush(long writeBytes)
     {
         Interlocked.Add(ref _flushWriteBytes, writeBytes);
+        Interlocked.Increment(ref _flushes);
         _stats?.Record(Ticker.FlushWriteBytes, writeBytes);
     }
 

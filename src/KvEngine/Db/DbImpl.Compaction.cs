@@ -154,7 +154,7 @@ internal sealed partial class DbImpl
         {
             lock (_mutex)
             {
-                SetBackgroundError(e);
+                SetBackgroundError(e, Diagnostics.BackgroundJobKind.Flush);
             }
         }
         finally
@@ -178,6 +178,8 @@ internal sealed partial class DbImpl
         var sw = Stopwatch.StartNew();
         var outputs = new List<ulong>();
         var stats = new LevelCompactionStats { Count = 1 };
+        long jobId = _telemetry.NextJobId();
+        _telemetry.CompactionStarted(jobId, c);
         try
         {
             if (c.IsDeletion)
@@ -223,7 +225,7 @@ internal sealed partial class DbImpl
                 }
                 if (e is not OperationCanceledException && !_closing)
                 {
-                    SetBackgroundError(e);
+                    SetBackgroundError(e, Diagnostics.BackgroundJobKind.Compaction);
                 }
                 Monitor.PulseAll(_mutex);
             }
@@ -246,6 +248,7 @@ internal sealed partial class DbImpl
         stats.Micros = sw.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
         _compactionStats.AddCompaction(c.OutputLevel, stats);
         _counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
+        _telemetry.CompactionFinished(jobId, c, stats, outputs.Count, sw.Elapsed);
         DeleteObsoleteFiles(atOpen: false);
     }
 

@@ -141,6 +141,7 @@ internal sealed partial class DbImpl
             {
                 // Through the write queue, so no group is writing the WAL or inserting meanwhile.
                 WriteSync(batch: null, sync: false, disableWal: false, force: true);
+                int flushed = 0;
                 while (true)
                 {
                     ImmutableMemTable next;
@@ -151,6 +152,7 @@ internal sealed partial class DbImpl
                             _backgroundError = null;
                             _resuming = false;
                             Monitor.PulseAll(_mutex);
+                            _telemetry.Resumed(flushed);
                             break;
                         }
                         next = _immutable[0];
@@ -160,6 +162,7 @@ internal sealed partial class DbImpl
                     try
                     {
                         FlushImmutable([next]);
+                        flushed++;
                     }
                     finally
                     {
@@ -183,6 +186,7 @@ internal sealed partial class DbImpl
                     }
                     Monitor.PulseAll(_mutex);
                 }
+                _telemetry.ResumeFailed(e);
                 failure = e;
                 return false;
             }

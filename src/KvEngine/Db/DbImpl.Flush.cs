@@ -65,10 +65,14 @@ internal sealed partial class DbImpl
         var edit = new VersionEdit();
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
         var mems = new MemTable[jobs.Length];
+        long memBytes = 0;
         for (int i = 0; i < jobs.Length; i++)
         {
             mems[i] = jobs[i].Mem;
+            memBytes += mems[i].ApproximateMemoryUsage;
         }
+        long jobId = _telemetry.NextJobId();
+        _telemetry.FlushStarted(jobId, jobs.Length, memBytes);
         FileMetaData? meta = BuildTable(mems);
         try
         {
@@ -119,8 +123,10 @@ internal sealed partial class DbImpl
         }
         // Counted before the flush is reported done, so a caller of Flush sees its bytes.
         long bytes = meta == null ? 0 : (long)meta.FileSize;
-        _compactionStats.AddFlush(bytes, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMicroseconds);
+        TimeSpan elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(started);
+        _compactionStats.AddFlush(bytes, (long)elapsed.TotalMicroseconds);
         _counters.AddFlush(bytes);
+        _telemetry.FlushFinished(jobId, jobs.Length, meta?.Number ?? 0, bytes, elapsed);
         foreach (ImmutableMemTable job in jobs)
         {
             job.Flushed.TrySetResult();

@@ -78,7 +78,7 @@ internal sealed partial class DbImpl
             lock (_mutex)
             {
                 _memtableInsertFailed = true;
-                SetBackgroundError(error);
+                SetBackgroundError(error, Diagnostics.BackgroundJobKind.MemTableInsert);
             }
         }
     }

@@ -33,14 +33,7 @@ internal sealed partial class DbImpl
                     return state.Mem.ApproximateMemoryUsage.ToString(c);
                 case "rocksdb.cur-size-all-mem-tables":
                 case "rocksdb.size-all-mem-tables":
-                    {
-                        long sum = state.Mem.ApproximateMemoryUsage;
-                        foreach (Memtable.MemTable m in state.Immutable)
-                        {
-                            sum += m.ApproximateMemoryUsage;
-                        }
-                        return sum.ToString(c);
-                    }
+                    return AllMemTableBytes(state).ToString(c);
                 case "rocksdb.num-entries-active-mem-table":
                     return state.Mem.NumEntries.ToString(c);
                 case "rocksdb.num-deletes-active-mem-table":

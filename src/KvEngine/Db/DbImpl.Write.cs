@@ -322,7 +322,7 @@ internal sealed partial class DbImpl
             group.Error = e;
             lock (_mutex)
             {
-                SetBackgroundError(e);
+                SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
             }
         }
     }
@@ -332,9 +332,38 @@ internal sealed partial class DbImpl
     /// Level0SlowdownWritesTrigger files the group waits 1 ms once (a fixed delay standing in for
     /// RocksDB's delayed_write_rate), at Level0StopWritesTrigger it waits until a compaction brings
     /// the count down. Then switches the memtable when full (or forced), waiting while too many are
-    /// unflushed. Writers wait, never fail, unless a background error stops the database.
+    /// unflushed. Writers wait, never fail, unless a background error stops the database. A group
+    /// that waited reports one write stall (log and histogram) when it goes on.
     /// </summary>
     private void MakeRoomForWrite(bool force)
+    {
+        long stallStarted = 0;
+        Diagnostics.WriteStallCause stallCause = default;
+        try
+        {
+            MakeRoomForWrite(force, ref stallStarted, ref stallCause);
+        }
+        finally
+        {
+            if (stallStarted != 0)
+            {
+                _telemetry.WriteStallEnded(stallCause, System.Diagnostics.Stopwatch.GetElapsedTime(stallStarted));
+            }
+        }
+    }
+
+    /// <summary>Holds _mutex. Notes the start of a write stall (its first wait) in <paramref name="started"/> and logs it.</summary>
+    private void BeginWriteStall(Diagnostics.WriteStallCause cause, ref long started, ref Diagnostics.WriteStallCause startedCause)
+    {
+        if (started == 0)
+        {
+            started = System.Diagnostics.Stopwatch.GetTimestamp();
+            startedCause = cause;
+            _telemetry.WriteStallStarted(cause, _versions.Current.NumFiles(0), _immutable.Count);
+        }
+    }
+
+    private void MakeRoomForWrite(bool force, ref long stallStarted, ref Diagnostics.WriteStallCause stallCause)
     {
         bool delayed = false;
         while (true)
@@ -352,6 +381,7 @@ internal sealed partial class DbImpl
                 int level0 = _versions.Current.NumFiles(0);
                 if (level0 >= _compactionOptions.Level0StopWritesTrigger)
                 {
+                    BeginWriteStall(Diagnostics.WriteStallCause.Level0Stop, ref stallStarted, ref stallCause);
                     long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
                     Monitor.Wait(_mutex, 100);
                     _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
@@ -360,6 +390,7 @@ internal sealed partial class DbImpl
                 if (level0 >= _compactionOptions.Level0SlowdownWritesTrigger && !delayed)
                 {
                     delayed = true;
+                    BeginWriteStall(Diagnostics.WriteStallCause.Level0Slowdown, ref stallStarted, ref stallCause);
                     long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
                     Monitor.Wait(_mutex, 1);
                     _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
@@ -395,7 +426,10 @@ internal sealed partial class DbImpl
             {
                 // (A resume switches past the limit: it flushes every memtable itself before any write.)
                 // Too many memtables wait for flushing: writers stall (never fail) until one is done.
+                BeginWriteStall(Diagnostics.WriteStallCause.MemTableLimit, ref stallStarted, ref stallCause);
+                long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
                 Monitor.Wait(_mutex);
+                _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
                 continue;
             }
             // Later writes, Sync ones included, go to the new WAL only: the old one must be durable
@@ -411,7 +445,7 @@ internal sealed partial class DbImpl
                 }
                 catch (IOException e)
                 {
-                    SetBackgroundError(e);
+                    SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
                     throw;
                 }
             }

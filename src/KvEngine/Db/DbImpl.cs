@@ -1,4 +1,5 @@
 using KvEngine.Compaction;
+using KvEngine.Diagnostics;
 using KvEngine.Filters;
 using KvEngine.Memtable;
 using KvEngine.Storage;
@@ -57,6 +58,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly CompactionPicker _picker;
     private readonly CompactionStatistics _compactionStats = new(Version.NumLevels);
     private readonly EngineCounters _counters;
+    private readonly DbTelemetry _telemetry;
     private MemTable _mem;
     private ReadState _readState;
     private IWritableFile? _logFile;
@@ -115,6 +117,7 @@ internal sealed partial class DbImpl : IDisposable
         _tables = new TableCache(dir, _fs, _tableOptions, options.Statistics, options.MaxOpenFiles);
         _mem = NewMemTable();
         _readState = new ReadState(_mem, Array.Empty<MemTable>(), _versions.Current);
+        _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics); // last: nothing after it may throw
     }
 
     internal string Directory => _dir;
@@ -146,6 +149,7 @@ internal sealed partial class DbImpl : IDisposable
         {
             return;
         }
+        _telemetry.Dispose(); // first: no metrics callback reads what Close releases
         Exception? firstError = null;
         try
         {
@@ -252,15 +256,16 @@ internal sealed partial class DbImpl : IDisposable
     /// Holds _mutex. Records the first background error (the database then refuses writes, as
     /// RocksDB does), fails every flush still pending — background work stops picking up jobs
     /// once an error is set, so a Flush() waiting on one would otherwise wait forever — and wakes
-    /// every waiter so stalled writers see it.
+    /// every waiter so stalled writers see it. <paramref name="operation"/> is what failed (logged).
     /// </summary>
-    private void SetBackgroundError(Exception e)
+    private void SetBackgroundError(Exception e, BackgroundJobKind operation)
     {
         if (_backgroundError == null)
         {
             _backgroundError = e;
             _backgroundErrorCount++;
             ScheduleAutomaticResume();
+            _telemetry.BackgroundError(e, operation, _autoResumeScheduled);
         }
         foreach (ImmutableMemTable imm in _immutable)
         {

@@ -1,0 +1,53 @@
+namespace KvEngine.Db;
+
+/// <summary>
+/// What the metrics' observable gauges read (<see cref="Diagnostics.DbTelemetry"/>), when a
+/// listener collects: lock-free snapshots through a pinned read state. Never called after Close
+/// has begun (the telemetry unregisters first).
+/// </summary>
+internal sealed partial class DbImpl
+{
+    /// <summary>Approximate memory of the mutable and immutable memtables (rocksdb.cur-size-all-mem-tables).</summary>
+    internal long MemTableBytes()
+    {
+        ReadState state = AcquireReadState();
+        try
+        {
+            return AllMemTableBytes(state);
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+
+    private static long AllMemTableBytes(ReadState state)
+    {
+        long sum = state.Mem.ApproximateMemoryUsage;
+        foreach (Memtable.MemTable m in state.Immutable)
+        {
+            sum += m.ApproximateMemoryUsage;
+        }
+        return sum;
+    }
+
+    /// <summary>Bytes charged to the block cache (rocksdb.block-cache-usage).</summary>
+    internal long BlockCacheUsageBytes() => _blockCache.Usage;
+
+    /// <summary>Fills <paramref name="values"/> (one per level) with each level's table bytes, or its file count.</summary>
+    internal void LevelSizes(Span<long> values, bool files)
+    {
+        ReadState state = AcquireReadState();
+        try
+        {
+            for (int level = 0; level < values.Length && level < Version.NumLevels; level++)
+            {
+                values[level] = files ? state.Version.NumFiles(level) : state.Version.LevelBytes(level);
+            }
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+}

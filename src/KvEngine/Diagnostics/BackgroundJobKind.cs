@@ -1,0 +1,17 @@
+namespace KvEngine.Diagnostics;
+
+/// <summary>The operation whose failure stopped the database (a log field); not persisted.</summary>
+internal enum BackgroundJobKind
+{
+    /// <summary>Appending to or syncing the write-ahead log.</summary>
+    WalWrite,
+
+    /// <summary>Inserting a committed batch into the memtable.</summary>
+    MemTableInsert,
+
+    /// <summary>Writing a memtable into a level-0 table.</summary>
+    Flush,
+
+    /// <summary>A compaction (background or manual).</summary>
+    Compaction,
+}

@@ -1,0 +1,19 @@
+namespace KvEngine;
+
+/// <summary>
+/// Names under which a database publishes its telemetry: the <see cref="System.Diagnostics.Metrics.Meter"/>
+/// (<see cref="MeterName"/>; OpenTelemetry's <c>AddMeter("KvEngine")</c>) and the
+/// <see cref="Microsoft.Extensions.Logging.ILogger"/> category (<see cref="LoggerCategory"/>).
+/// See <see cref="KvOptions.MeterFactory"/> and <see cref="KvOptions.LoggerFactory"/>.
+/// </summary>
+public static class KvEngineDiagnostics
+{
+    /// <summary>The name of the meter every database's instruments are on: "KvEngine".</summary>
+    public const string MeterName = "KvEngine";
+
+    /// <summary>The category of the engine's log events (flushes, compactions, write stalls, background errors): "KvEngine".</summary>
+    public const string LoggerCategory = "KvEngine";
+
+    /// <summary>The tag naming the database (its full directory path) on every measurement: "db.name".</summary>
+    public const string DbNameTag = "db.name";
+}
