@@ -458,7 +458,7 @@ internal sealed partial class DbImpl
             {
                 // No new WAL, or the MANIFEST could not record it (RocksDB's SwitchMemtable sets a
                 // background error too): writes stop until a resume or reopen.
-                SetBackgroundError(e);
+                SetBackgroundError(e, Diagnostics.BackgroundJobKind.MemTableSwitch);
                 throw;
             }
             _logNumber = newLog;

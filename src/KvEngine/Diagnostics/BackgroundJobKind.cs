@@ -14,4 +14,7 @@ internal enum BackgroundJobKind
 
     /// <summary>A compaction (background or manual).</summary>
     Compaction,
+
+    /// <summary>Starting a new WAL at a memtable switch: creating it, or recording it in the MANIFEST.</summary>
+    MemTableSwitch,
 }
