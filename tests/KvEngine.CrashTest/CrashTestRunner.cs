@@ -73,6 +73,11 @@ internal sealed partial class CrashTestRunner
             bool killed = RunUntilKilled(child, killAfter, out long ops);
             _operations += ops;
             _cycles++;
+            if (_cycles % 50 == 0)
+            {
+                _out.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"kvcrashtest: {_cycles} kill cycles, {_operations} operations, {_keysVerified} keys verified, {_pendingResolved} pending resolved, {_clock.Elapsed.TotalSeconds:F0} s"));
+            }
             if (!killed && child.ExitCode != 0)
             {
                 _losses++;

@@ -92,13 +92,11 @@ internal sealed class StressRunner
             }
             Print("kvstress: running");
             int segments = _flags.Reopen + 1;
-            var workers = NewWorkers(state, null, new RunControl(long.MaxValue, null), 0);
             for (int s = 0; s < segments; s++)
             {
                 long ops = _flags.OpsPerThread / segments + (s == segments - 1 ? _flags.OpsPerThread % segments : 0);
                 var control = new RunControl(long.MaxValue, null);
-                workers = NewWorkers(state, null, control, s);
-                RunWorkers(workers, db, ops);
+                RunWorkers(NewWorkers(state, null, control, s), db, ops);
                 if (control.Reason == StopReason.Failure)
                 {
                     return;
@@ -155,12 +153,11 @@ internal sealed class StressRunner
         long cutAt = 1 + _rng.NextInt64(Math.Max(1, total));
         long done = 0;
         bool cut = false;
-        var workers = Array.Empty<StressWorker>();
         _plan!.Enabled = _flags.FaultInjection;
-        while (true)
+        for (int round = 0; ; round++)
         {
             var control = new RunControl(cutAt - done, CutPower);
-            workers = NewWorkers(state, tracker, control, (cycle * 1000) + workers.Length);
+            StressWorker[] workers = NewWorkers(state, tracker, control, (cycle * 1000) + round);
             RunWorkers(workers, db, _flags.OpsPerThread - (done / _flags.Threads));
             done += workers.Sum(w => w.Done);
             if (control.Reason == StopReason.Failure)
@@ -252,7 +249,7 @@ internal sealed class StressRunner
         var workers = new StressWorker[_flags.Threads];
         for (int t = 0; t < workers.Length; t++)
         {
-            int seed = HashCode.Combine(_flags.Seed, round, t);
+            int seed = unchecked((int)((_flags.Seed * 1_000_003) + (round * 7_919L) + t)); // deterministic per (seed, round, thread)
             workers[t] = new StressWorker(t, _flags, state, tracker, _stats, control, seed);
         }
         return workers;
