@@ -191,8 +191,7 @@ internal sealed partial class CrashTestRunner
             _keysVerified += long.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture);
             _pendingResolved += long.Parse(m.Groups[2].Value, CultureInfo.InvariantCulture);
         }
-        else if (line.StartsWith("VERIFICATION FAILURE", StringComparison.Ordinal) || line.StartsWith("kvstress: FAILED", StringComparison.Ordinal)
-            || line.StartsWith("kvstress: ", StringComparison.Ordinal) && line.Contains("error", StringComparison.OrdinalIgnoreCase))
+        else if (IsFailureLine(line))
         {
             _out.WriteLine(line);
         }
@@ -227,8 +226,7 @@ internal sealed partial class CrashTestRunner
                 {
                     summary[m.Groups[1].Value] = long.Parse(m.Groups[2].Value, CultureInfo.InvariantCulture);
                 }
-                else if (line.StartsWith("VERIFICATION FAILURE", StringComparison.Ordinal) || line.StartsWith("kvstress: FAILED", StringComparison.Ordinal)
-                    || line.StartsWith("kvstress: ", StringComparison.Ordinal) && line.Contains("error", StringComparison.OrdinalIgnoreCase))
+                else if (IsFailureLine(line))
                 {
                     _out.WriteLine(line);
                 }
@@ -248,6 +246,11 @@ internal sealed partial class CrashTestRunner
             _out.WriteLine(string.Create(CultureInfo.InvariantCulture, $"kvcrashtest: {_cycles} {_flags.Mode} cycles, {_operations} operations, {_clock.Elapsed.TotalSeconds:F0} s"));
         }
     }
+
+    // kvstress's lines that explain a failure; echoed so the crash test's output says what was lost.
+    private static bool IsFailureLine(string line) =>
+        line.StartsWith("VERIFICATION FAILURE", StringComparison.Ordinal) || line.StartsWith("kvstress: FAILED", StringComparison.Ordinal)
+        || (line.StartsWith("kvstress: ", StringComparison.Ordinal) && line.Contains("error", StringComparison.OrdinalIgnoreCase));
 
     [GeneratedRegex(@"^progress ops=(\d+)$")]
     private static partial Regex ProgressLine();
