@@ -237,7 +237,7 @@ internal sealed partial class CrashTestRunner
             _cycles += cycles;
             _operations += summary.GetValueOrDefault("Operations");
             _keysVerified += summary.GetValueOrDefault("KeysVerified");
-            _unsyncedLost += summary.GetValueOrDefault("UnackedWritesLost");
+            _unsyncedLost += summary.GetValueOrDefault("UnsyncedWritesLost");
             if (child.ExitCode != 0)
             {
                 _losses += Math.Max(1, summary.GetValueOrDefault("VerificationFailures"));

@@ -117,7 +117,7 @@ internal sealed class DbVerifier
         _matched[key] = (min, max);
         for (int pos = durable + 1; powerLost && pos < h.Count; pos++)
         {
-            _stats.Add(pos <= max ? StressCounter.UnackedWritesSurvived : StressCounter.UnackedWritesLost);
+            _stats.Add(pos <= max ? StressCounter.UnsyncedWritesSurvived : StressCounter.UnsyncedWritesLost);
         }
     }
 
@@ -138,12 +138,14 @@ internal sealed class DbVerifier
         return d;
     }
 
-    // A WriteBatch or DeleteRange that survived on one key survived on all of its keys.
+    // A WriteBatch or DeleteRange that survived on one key survived on all of its keys. It
+    // survived on a key when the key's state is the one it wrote and no other allowed position's
+    // (a later write of the key may have produced the same state, e.g. a second delete).
     private void CheckOperationsWhole(string when)
     {
         foreach (KeyValuePair<long, (int Min, int Max)> m in _matched)
         {
-            if (m.Value.Min == 0)
+            if (m.Value.Min == 0 || m.Value.Min != m.Value.Max)
             {
                 continue;
             }
@@ -159,7 +161,8 @@ internal sealed class DbVerifier
                 if (_matched[key].Max < pos)
                 {
                     throw new VerificationException($"{when}: TORN WRITE: operation {e.OpId} is visible on key {m.Key} but not on key {key} " +
-                        $"(it is at history position {_matched[key].Max}, the operation wrote position {pos}). History of {key}: {_tracker.History(owner, key)!.Describe(0)}");
+                        $"(it is at history position {_matched[key].Max}, the operation wrote position {pos}). " +
+                        $"History of {m.Key}: {_tracker.History(owner, m.Key)!.Describe(0)}. History of {key}: {_tracker.History(owner, key)!.Describe(0)}");
                 }
             }
         }

@@ -51,7 +51,7 @@ public sealed class KvStressTests : IDisposable
         Assert.True(runner.Run() == 0, output.ToString());
         Assert.Equal(30, runner.Stats[StressCounter.PowerLoss]);
         Assert.Equal(30 * 1000, runner.Stats[StressCounter.KeysVerified]);
-        Assert.True(runner.Stats[StressCounter.UnackedWritesLost] + runner.Stats[StressCounter.UnackedWritesSurvived] > 0, "no power cut fell after an unsynced write");
+        Assert.True(runner.Stats[StressCounter.UnsyncedWritesLost] + runner.Stats[StressCounter.UnsyncedWritesSurvived] > 0, "no power cut fell after an unsynced write");
     }
 
     [Fact]

@@ -54,7 +54,7 @@ public sealed class StressVerifierTests : IDisposable
         Assert.Contains("LOST WRITE: key 1", Fails(powerLost: false), StringComparison.Ordinal);
 
         Verifier().VerifyAll(_db, powerLost: true, "test");
-        Assert.Equal(1, _stats[StressCounter.UnackedWritesLost]);
+        Assert.Equal(1, _stats[StressCounter.UnsyncedWritesLost]);
         Assert.False(_state.Committed(1).Exists);
         Assert.Equal(2u, _state.Next(1, exists: true).Base); // base 1 stays used: a later write is distinguishable
     }
