@@ -1,0 +1,16 @@
+using KvEngine.CrashTest;
+
+// kvcrashtest: RocksDB's db_crashtest.py for KvEngine. Exit codes: 0 no loss found, 1 a loss or
+// verification failure, 2 bad arguments.
+try
+{
+    CrashTestFlags flags = CrashTestFlags.Parse(args);
+    return new CrashTestRunner(flags, Console.Out).Run();
+}
+catch (ArgumentException e)
+{
+    Console.Error.WriteLine("kvcrashtest: " + e.Message);
+    Console.Error.WriteLine("usage: kvcrashtest [--kill | --power-loss | --faults] [--cycles N | --duration S] [--seed N] [--db DIR]");
+    Console.Error.WriteLine("                   [--threads N] [--max-key N] [--ops N] [--min-kill-ms N] [--max-kill-ms N] [--kvstress PATH] [-- kvstress flags]");
+    return 2;
+}

@@ -1,0 +1,31 @@
+namespace KvEngine.Stress;
+
+/// <summary>What <see cref="StressStats"/> counts; the summary prints them in this order.</summary>
+internal enum StressCounter
+{
+    Put,
+    Delete,
+    WriteBatch,
+    DeleteRange,
+    Get,
+    GetSkippedConcurrent,
+    PrefixScan,
+    Iterate,
+    IteratorSteps,
+    SnapshotTaken,
+    SnapshotVerified,
+    Flush,
+    CompactRange,
+    StripeVerify,
+    Reopen,
+    PowerLoss,
+    KeysVerified,
+    PendingResolved,
+    UnsyncedWritesLost,
+    UnsyncedWritesSurvived,
+    InjectedErrorsSeen,
+    WriteFailures,
+    Resume,
+    ResumeFailed,
+    OpenFailed,
+}

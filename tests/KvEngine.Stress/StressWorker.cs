@@ -1,0 +1,350 @@
+namespace KvEngine.Stress;
+
+/// <summary>
+/// One kvstress thread: picks operations by the -*percent flags and checks every read against the
+/// expected state. Writes only its own key stripe [<see cref="_lo"/>, <see cref="_hi"/>), reads
+/// anywhere (keys of other stripes are checked when no write to them overlapped the read). A write
+/// marks its keys pending in <see cref="ExpectedState"/> before the database call and commits
+/// them after, and in the in-process modes records itself in the <see cref="DurabilityTracker"/>.
+/// Not thread-safe: owned by one thread for one run.
+/// </summary>
+internal sealed class StressWorker
+{
+    private const int MaxSnapshots = 4;
+    private const int SnapshotWidth = 64;
+
+    private readonly int _thread;
+    private readonly StressFlags _flags;
+    private readonly ExpectedState _state;
+    private readonly DurabilityTracker? _tracker;
+    private readonly StressStats _stats;
+    private readonly RunControl _control;
+    private readonly Random _rng;
+    private readonly long _lo;
+    private readonly long _hi;
+    private readonly List<SnapshotRecord> _snapshots = new();
+    private readonly List<long> _keys = new();
+    private readonly List<ExpectedValue> _values = new();
+
+    public StressWorker(int thread, StressFlags flags, ExpectedState state, DurabilityTracker? tracker, StressStats stats, RunControl control, int seed)
+    {
+        _thread = thread;
+        _flags = flags;
+        _state = state;
+        _tracker = tracker;
+        _stats = stats;
+        _control = control;
+        _rng = new Random(seed);
+        _lo = KeyStripes.Lower(thread, flags.Threads, flags.MaxKey);
+        _hi = KeyStripes.Upper(thread, flags.Threads, flags.MaxKey);
+    }
+
+    /// <summary>Operations this worker completed (kept across runs by the runner).</summary>
+    public long Done { get; private set; }
+
+    /// <summary>Runs until <paramref name="ops"/> operations are done or the run is stopped.</summary>
+    public void Run(KvDb db, long ops)
+    {
+        try
+        {
+            for (long i = 0; i < ops && !_control.Stopped; i++)
+            {
+                if (!Step(db))
+                {
+                    return;
+                }
+                Done++;
+                _control.OperationDone();
+            }
+            ReleaseSnapshots(db, verify: !_control.Stopped);
+        }
+        catch (VerificationException e)
+        {
+            if (!_control.PowerLost)
+            {
+                _stats.Failures.Enqueue($"thread {_thread}: {e.Message}");
+                _control.Stop(StopReason.Failure);
+            }
+        }
+        catch (Exception e) when (IsTolerated(e))
+        {
+            // A read failed on an injected error or after the power was cut: nothing changed.
+            _stats.Add(StressCounter.InjectedErrorsSeen);
+            _control.Stop(_control.PowerLost ? StopReason.PowerLoss : StopReason.NeedRecovery);
+        }
+        catch (Exception e)
+        {
+            _stats.Failures.Enqueue($"thread {_thread}: unexpected {e.GetType().Name} (not a typed KvException/IOException): {e}");
+            _control.Stop(StopReason.Failure);
+        }
+        finally
+        {
+            ReleaseSnapshots(db, verify: false);
+        }
+    }
+
+    // One operation; false when it failed in a way that ends this run (its keys stay pending).
+    private bool Step(KvDb db)
+    {
+        if (_flags.FlushOneIn > 0 && _rng.Next(_flags.FlushOneIn) == 0)
+        {
+            long start = _tracker?.Tick() ?? 0;
+            db.Flush();
+            _tracker?.MarkDurableBefore(start);
+            _stats.Add(StressCounter.Flush);
+        }
+        if (_flags.CompactRangeOneIn > 0 && _rng.Next(_flags.CompactRangeOneIn) == 0)
+        {
+            CompactRange(db);
+        }
+        if (_flags.AcquireSnapshotOneIn > 0 && _rng.Next(_flags.AcquireSnapshotOneIn) == 0)
+        {
+            SnapshotOp(db);
+        }
+        if (_flags.VerifyDbOneIn > 0 && _rng.Next(_flags.VerifyDbOneIn) == 0)
+        {
+            RangeChecks.Scan(db, null, _lo, _hi, RangeChecks.Capture(_state, _lo, _hi), _flags.ValueSizeMult, $"thread {_thread} stripe check");
+            _stats.Add(StressCounter.StripeVerify);
+        }
+        int r = _rng.Next(100);
+        if ((r -= _flags.ReadPercent) < 0)
+        {
+            GetOp(db);
+            return true;
+        }
+        if ((r -= _flags.PrefixPercent) < 0)
+        {
+            PrefixOp(db);
+            return true;
+        }
+        if ((r -= _flags.WritePercent) < 0)
+        {
+            return _flags.WriteBatchOneIn > 0 && _rng.Next(_flags.WriteBatchOneIn) == 0 ? BatchOp(db) : SingleWrite(db, put: true);
+        }
+        if ((r -= _flags.DelPercent) < 0)
+        {
+            return SingleWrite(db, put: false);
+        }
+        if ((r -= _flags.DelRangePercent) < 0)
+        {
+            return DeleteRangeOp(db);
+        }
+        int steps = RangeChecks.RandomWalk(db, RangeChecks.Capture(_state, _lo, _hi), _lo, _hi, _rng, _flags.ValueSizeMult);
+        _stats.Add(StressCounter.Iterate);
+        _stats.Add(StressCounter.IteratorSteps, steps);
+        return true;
+    }
+
+    private void GetOp(KvDb db)
+    {
+        long key = _rng.NextInt64(_flags.MaxKey);
+        ExpectedValue c0 = _state.Committed(key), p0 = _state.PendingSlot(key);
+        byte[]? v = db.Get(StressKeys.Key(key));
+        ExpectedValue c1 = _state.Committed(key), p1 = _state.PendingSlot(key);
+        if (c0 != c1 || p0 != p1)
+        {
+            _stats.Add(StressCounter.GetSkippedConcurrent); // a write to it overlapped the read
+            return;
+        }
+        if (!c0.Matches(v, key, _flags.ValueSizeMult) && !(p0.Pending && p0.Settled.Matches(v, key, _flags.ValueSizeMult)))
+        {
+            throw new VerificationException($"Get(key {key}) returned {StressKeys.Describe(key, v, _flags.ValueSizeMult)}, expected {c0}" + (p0.Pending ? $" or {p0}" : ""));
+        }
+        _stats.Add(StressCounter.Get);
+    }
+
+    // -prefixpercent: the keys sharing the first 7 bytes (256 keys) within this stripe, scanned with bounds.
+    private void PrefixOp(KvDb db)
+    {
+        long key = _lo + _rng.NextInt64(_hi - _lo);
+        long lo = Math.Max(_lo, key & ~0xFFL), hi = Math.Min(_hi, (key | 0xFF) + 1);
+        RangeChecks.Scan(db, null, lo, hi, RangeChecks.Capture(_state, lo, hi), _flags.ValueSizeMult, $"thread {_thread} prefix scan");
+        _stats.Add(StressCounter.PrefixScan);
+    }
+
+    private bool SingleWrite(KvDb db, bool put)
+    {
+        long key = _lo + _rng.NextInt64(_hi - _lo);
+        Prepare(key, put);
+        return Execute(db, put ? StressCounter.Put : StressCounter.Delete, 0, 0);
+    }
+
+    private bool BatchOp(KvDb db)
+    {
+        int n = (int)Math.Min(_hi - _lo, 2 + _rng.Next(7));
+        _keys.Clear();
+        _values.Clear();
+        while (_keys.Count < n)
+        {
+            long key = _lo + _rng.NextInt64(_hi - _lo);
+            if (!_keys.Contains(key))
+            {
+                _keys.Add(key);
+                _values.Add(_state.Next(key, exists: _rng.Next(4) != 0));
+            }
+        }
+        return Execute(db, StressCounter.WriteBatch, 0, 0);
+    }
+
+    private bool DeleteRangeOp(KvDb db)
+    {
+        long begin = _lo + _rng.NextInt64(_hi - _lo);
+        long end = Math.Min(_hi, begin + 1 + _rng.Next(_flags.RangeDeletionWidth));
+        _keys.Clear();
+        _values.Clear();
+        for (long k = begin; k < end; k++)
+        {
+            _keys.Add(k);
+            _values.Add(_state.Next(k, exists: false));
+        }
+        return Execute(db, StressCounter.DeleteRange, begin, end);
+    }
+
+    private void Prepare(long key, bool put)
+    {
+        _keys.Clear();
+        _values.Clear();
+        _keys.Add(key);
+        _values.Add(_state.Next(key, put));
+    }
+
+    // Pending markers, the database call, then commit (and history). False when the write failed.
+    private bool Execute(KvDb db, StressCounter kind, long rangeBegin, long rangeEnd)
+    {
+        var initial = new ExpectedValue[_keys.Count];
+        for (int i = 0; i < _keys.Count; i++)
+        {
+            initial[i] = _state.Committed(_keys[i]);
+            _state.BeginWrite(_keys[i], _values[i]);
+        }
+        bool sync = _flags.Sync || (_flags.SyncOneIn > 0 && _rng.Next(_flags.SyncOneIn) == 0);
+        long start = _tracker?.Tick() ?? 0;
+        bool ok = false;
+        try
+        {
+            WriteToDb(db, kind, sync, rangeBegin, rangeEnd);
+            ok = true;
+        }
+        catch (Exception e) when (IsTolerated(e))
+        {
+            _stats.Add(StressCounter.WriteFailures);
+            _control.Stop(_control.PowerLost ? StopReason.PowerLoss : StopReason.NeedRecovery);
+        }
+        long ack = ok ? _tracker?.Tick() ?? 0 : long.MaxValue;
+        long opId = _tracker?.NextOpId() ?? 0;
+        for (int i = 0; i < _keys.Count; i++)
+        {
+            if (ok)
+            {
+                _state.CommitWrite(_keys[i], _values[i]);
+            }
+            _tracker?.Record(_thread, _keys[i], initial[i], new HistoryEntry(_values[i], start, ack, opId, ok && sync), _keys.Count > 1);
+        }
+        if (ok)
+        {
+            if (sync)
+            {
+                _tracker?.MarkDurableBefore(start);
+            }
+            _stats.Add(kind);
+        }
+        return ok;
+    }
+
+    private void WriteToDb(KvDb db, StressCounter kind, bool sync, long rangeBegin, long rangeEnd)
+    {
+        var wo = new WriteOptions { Sync = sync };
+        switch (kind)
+        {
+            case StressCounter.Put:
+                db.Put(StressKeys.Key(_keys[0]), StressKeys.Value(_keys[0], _values[0].Base, _flags.ValueSizeMult), wo);
+                break;
+            case StressCounter.Delete:
+                db.Delete(StressKeys.Key(_keys[0]), wo);
+                break;
+            case StressCounter.DeleteRange:
+                db.DeleteRange(StressKeys.Key(rangeBegin), StressKeys.Key(rangeEnd), wo);
+                break;
+            default:
+                using (var batch = new WriteBatch())
+                {
+                    for (int i = 0; i < _keys.Count; i++)
+                    {
+                        if (_values[i].Exists)
+                        {
+                            batch.Put(StressKeys.Key(_keys[i]), StressKeys.Value(_keys[i], _values[i].Base, _flags.ValueSizeMult));
+                        }
+                        else
+                        {
+                            batch.Delete(StressKeys.Key(_keys[i]));
+                        }
+                    }
+                    db.Write(batch, wo);
+                }
+                break;
+        }
+    }
+
+    private void CompactRange(KvDb db)
+    {
+        if (_rng.Next(4) == 0)
+        {
+            db.CompactRange(null, null);
+        }
+        else
+        {
+            long a = _rng.NextInt64(_flags.MaxKey), b = Math.Min(_flags.MaxKey, a + 1 + _rng.NextInt64(_flags.MaxKey / 4 + 1));
+            db.CompactRange(StressKeys.Key(a), StressKeys.Key(b));
+        }
+        _stats.Add(StressCounter.CompactRange);
+    }
+
+    // Take a snapshot of a window of this stripe, or verify and release the oldest one.
+    private void SnapshotOp(KvDb db)
+    {
+        if (_snapshots.Count >= MaxSnapshots || (_snapshots.Count > 0 && _rng.Next(3) == 0))
+        {
+            SnapshotRecord s = _snapshots[0];
+            _snapshots.RemoveAt(0);
+            VerifySnapshot(db, s);
+            s.Snapshot.Dispose();
+            return;
+        }
+        long lo = _lo + _rng.NextInt64(_hi - _lo), hi = Math.Min(_hi, lo + SnapshotWidth);
+        _snapshots.Add(new SnapshotRecord(db.GetSnapshot(), lo, hi, RangeChecks.Capture(_state, lo, hi)));
+        _stats.Add(StressCounter.SnapshotTaken);
+    }
+
+    private void VerifySnapshot(KvDb db, SnapshotRecord s)
+    {
+        string what = $"thread {_thread} snapshot at sequence {s.Snapshot.Sequence}";
+        var ro = new ReadOptions { Snapshot = s.Snapshot };
+        for (long k = s.Lower; k < s.Upper; k += 1 + _rng.Next(8))
+        {
+            byte[]? v = db.Get(StressKeys.Key(k), ro);
+            if (!s.Values[k - s.Lower].Matches(v, k, _flags.ValueSizeMult))
+            {
+                throw new VerificationException($"{what}: Get(key {k}) returned {StressKeys.Describe(k, v, _flags.ValueSizeMult)}, expected {s.Values[k - s.Lower]}");
+            }
+        }
+        RangeChecks.Scan(db, s.Snapshot, s.Lower, s.Upper, s.Values, _flags.ValueSizeMult, what);
+        _stats.Add(StressCounter.SnapshotVerified);
+    }
+
+    private void ReleaseSnapshots(KvDb db, bool verify)
+    {
+        foreach (SnapshotRecord s in _snapshots)
+        {
+            if (verify)
+            {
+                VerifySnapshot(db, s);
+            }
+            s.Snapshot.Dispose();
+        }
+        _snapshots.Clear();
+    }
+
+    // Typed errors are expected when faults are injected or after the power was cut.
+    private bool IsTolerated(Exception e) =>
+        (_flags.FaultInjection || _control.PowerLost) && e is KvException or IOException;
+}
