@@ -379,7 +379,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             output.Dispose();
             throw;
         }
-        return new Block(output, role, FileName, kind, handle.Offset);
+        return Block.RentNative(output, role, FileName, kind, handle.Offset);
     }
 
     /// <summary>Checks a block's stored checksum (payload and trailer in <paramref name="raw"/>).</summary>
