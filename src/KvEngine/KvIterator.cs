@@ -135,12 +135,19 @@ public sealed class KvIterator : IDisposable
 
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(_pinned == null, this);
 
+    // Inlined on every Key/Value/Next (a scan calls them per entry); the throwing part is cold.
     private void ThrowIfNotValid()
     {
-        ThrowIfDisposed();
-        if (!_inner.Valid)
+        if (_pinned == null || !_inner.Valid)
         {
-            throw new InvalidOperationException("The iterator is not positioned on an entry.");
+            ThrowNotValid();
         }
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private void ThrowNotValid()
+    {
+        ThrowIfDisposed();
+        throw new InvalidOperationException("The iterator is not positioned on an entry.");
     }
 }

@@ -522,12 +522,19 @@ internal sealed partial class DbIterator : IDisposable
         return _seekKey.WrittenSpan;
     }
 
+    // Inlined on every Key/Value/Next (a scan calls them per entry); the throwing part is cold.
     private void ThrowIfNotValid()
     {
-        ObjectDisposedException.ThrowIf(_disposed, this);
-        if (!_valid)
+        if (_disposed || !_valid)
         {
-            throw new InvalidOperationException("The iterator is not positioned on an entry.");
+            ThrowNotValid();
         }
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private void ThrowNotValid()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        throw new InvalidOperationException("The iterator is not positioned on an entry.");
     }
 }
