@@ -117,18 +117,7 @@ public class ReadPathAllocationBenchmarks
     [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
     public int Next()
     {
-        KvIterator it = _nextIterator!;
-        int sum = 0;
-        for (int i = 0; i < OpsPerInvoke; i++)
-        {
-            if (!it.Valid)
-            {
-                it.SeekToFirst();
-            }
-            sum += it.Key.Length;
-            it.Next();
-        }
-        return sum;
+        return ReadLoops.Nexts(_nextIterator!, OpsPerInvoke);
     }
 
     /// <summary>NewIterator, one Seek, Dispose: the public iterator object is the one allocation left.</summary>
@@ -178,27 +167,9 @@ public class ReadPathAllocationBenchmarks
         }
     }
 
-    private int TryGets(KvDb db, byte[] keys, int count)
-    {
-        ArrayBufferWriter<byte> output = _valueOut;
-        int start = count == OpsPerInvoke ? NextStart() : 0;
-        int found = 0;
-        for (int i = 0; i < count; i++)
-        {
-            output.ResetWrittenCount();
-            if (db.TryGet(BenchData.Key(keys, start + i), output))
-            {
-                found += output.WrittenCount;
-            }
-        }
-        return found;
-    }
+    private int TryGets(KvDb db, byte[] keys, int count) =>
+        ReadLoops.TryGets(db, keys, count == OpsPerInvoke ? NextStart() : 0, count, _valueOut);
 
     /// <summary>The first of the next <see cref="OpsPerInvoke"/> keys, wrapping around.</summary>
-    private int NextStart()
-    {
-        int start = _next;
-        _next = (start + OpsPerInvoke) % Keys;
-        return start;
-    }
+    private int NextStart() => ReadLoops.NextStart(ref _next, OpsPerInvoke, Keys);
 }
