@@ -106,41 +106,11 @@ public class KvDbReadBenchmarks
     [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
     public int IteratorNext()
     {
-        KvIterator it = _iterator!;
-        int sum = 0;
-        for (int i = 0; i < OpsPerInvoke; i++)
-        {
-            if (!it.Valid)
-            {
-                it.SeekToFirst();
-            }
-            sum += it.Key.Length;
-            it.Next();
-        }
-        return sum;
+        return ReadLoops.Nexts(_iterator!, OpsPerInvoke);
     }
 
-    private int TryGets(KvDb db, byte[] keys)
-    {
-        ArrayBufferWriter<byte> output = _valueOut;
-        int start = NextStart();
-        int found = 0;
-        for (int i = 0; i < OpsPerInvoke; i++)
-        {
-            output.ResetWrittenCount();
-            if (db.TryGet(BenchData.Key(keys, start + i), output))
-            {
-                found += output.WrittenCount;
-            }
-        }
-        return found;
-    }
+    private int TryGets(KvDb db, byte[] keys) => ReadLoops.TryGets(db, keys, NextStart(), OpsPerInvoke, _valueOut);
 
     /// <summary>The first of the next <see cref="OpsPerInvoke"/> keys, wrapping around.</summary>
-    private int NextStart()
-    {
-        int start = _next;
-        _next = (start + OpsPerInvoke) % Keys;
-        return start;
-    }
+    private int NextStart() => ReadLoops.NextStart(ref _next, OpsPerInvoke, Keys);
 }

@@ -197,8 +197,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// <summary>A new iterator over the database; dispose it when done.</summary>
     public KvIterator NewIterator(ReadOptions? options = null)
     {
-        DbIterator inner = _impl.NewIterator(options ?? ReadOptions.Default, out ReadState pinned);
-        return new KvIterator(_impl, inner, pinned);
+        return new KvIterator(_impl, _impl.NewIterator(options ?? ReadOptions.Default));
     }
 
     /// <summary>

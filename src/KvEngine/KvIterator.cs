@@ -8,18 +8,24 @@ namespace KvEngine;
 /// Positioning: <see cref="SeekToFirst"/>, <see cref="SeekToLast"/>, <see cref="Seek"/>,
 /// <see cref="SeekForPrev"/>; moving: <see cref="Next"/>, <see cref="Prev"/>. <see cref="Key"/>
 /// and <see cref="Value"/> are valid until the next move. Holds memtables and table files alive
-/// until disposed. Not thread-safe: one thread at a time.
+/// until disposed or refreshed (<see cref="Refresh"/>). Not thread-safe: one thread at a time.
+/// <para>
+/// Allocation: once positioned, moves allocate nothing. Creating an iterator allocates only this
+/// object when the database has a spare internal iterator tree over its current state (one left by
+/// a disposed iterator with the same checksum and fill-cache options, before any memtable switch,
+/// flush or compaction); <see cref="Refresh"/> allocates nothing while that state is current.
+/// </para>
 /// </summary>
 public sealed class KvIterator : IDisposable
 {
     private readonly DbImpl _db;
-    private readonly DbIterator _inner;
-    private ReadState? _pinned;
+    private DbIterator _inner;
+    private PinnedIterator? _pinned;
 
-    internal KvIterator(DbImpl db, DbIterator inner, ReadState pinned)
+    internal KvIterator(DbImpl db, PinnedIterator pinned)
     {
         _db = db;
-        _inner = inner;
+        _inner = pinned.Iterator;
         _pinned = pinned;
     }
 
@@ -99,26 +105,49 @@ public sealed class KvIterator : IDisposable
         _inner.Prev();
     }
 
+    /// <summary>
+    /// Renews the iterator to read the database's latest state (RocksDB's <c>Iterator::Refresh</c>):
+    /// the latest sequence number, the current memtables and table files (those held before are
+    /// released). The iterator is not <see cref="Valid"/> afterwards until positioned again. Cheaper
+    /// than a new iterator; allocates nothing while no memtable switch, flush or compaction happened
+    /// since the iterator was created or last refreshed.
+    /// </summary>
+    /// <exception cref="NotSupportedException">The iterator was created with <see cref="ReadOptions.Snapshot"/> (as in RocksDB).</exception>
+    /// <exception cref="ObjectDisposedException">The iterator or its database was disposed.</exception>
+    public void Refresh()
+    {
+        ThrowIfDisposed();
+        PinnedIterator renewed = _db.RefreshIterator(_pinned!);
+        _pinned = renewed;
+        _inner = renewed.Iterator;
+    }
+
     /// <summary>Releases the memtables and table files the iterator holds; further calls throw <see cref="ObjectDisposedException"/>.</summary>
     public void Dispose()
     {
-        ReadState? pinned = Interlocked.Exchange(ref _pinned, null);
+        PinnedIterator? pinned = Interlocked.Exchange(ref _pinned, null);
         if (pinned == null)
         {
             return;
         }
-        _inner.Dispose();
-        _db.ReleaseReadState(pinned);
+        _db.ReturnIterator(pinned);
     }
 
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(_pinned == null, this);
 
+    // Inlined on every Key/Value/Next (a scan calls them per entry); the throwing part is cold.
     private void ThrowIfNotValid()
     {
-        ThrowIfDisposed();
-        if (!_inner.Valid)
+        if (_pinned == null || !_inner.Valid)
         {
-            throw new InvalidOperationException("The iterator is not positioned on an entry.");
+            ThrowNotValid();
         }
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private void ThrowNotValid()
+    {
+        ThrowIfDisposed();
+        throw new InvalidOperationException("The iterator is not positioned on an entry.");
     }
 }

@@ -1,3 +1,5 @@
+using KvEngine.Util;
+
 namespace KvEngine.Cache;
 
 /// <summary>
@@ -175,10 +177,14 @@ internal sealed class LruCache : IDisposable
     /// </summary>
     public bool TryInsert(in CacheKey key, CacheValue value, CachePriority priority, out LruHandle? handle)
     {
-        var h = new LruHandle(key, value, ChargeOf(value), priority == CachePriority.High);
+        LruHandle h = NewHandle(key, value, priority);
         LruHandle? freed = null;
         bool ok = ShardOf(key).Insert(h, wantHandle: true, ref freed);
         FreeChain(freed);
+        if (!ok)
+        {
+            Recycle(h); // never published: no one else saw it
+        }
         handle = ok ? h : null;
         return ok;
     }
@@ -186,7 +192,7 @@ internal sealed class LruCache : IDisposable
     /// <summary>Inserts without a handle; the cache owns <paramref name="value"/> from now on (it may be freed at once when it does not fit).</summary>
     public void Insert(in CacheKey key, CacheValue value, CachePriority priority)
     {
-        var h = new LruHandle(key, value, ChargeOf(value), priority == CachePriority.High);
+        LruHandle h = NewHandle(key, value, priority);
         LruHandle? freed = null;
         ShardOf(key).Insert(h, wantHandle: false, ref freed);
         FreeChain(freed);
@@ -228,6 +234,25 @@ internal sealed class LruCache : IDisposable
 
     private LruCacheShard ShardOf(in CacheKey key) => _shards.Length == 1 ? _shards[0] : _shards[(int)(key.Hash >> _shift)];
 
+    /// <summary>A blank handle (recycled when this thread has one) made the entry for <paramref name="value"/>.</summary>
+    private LruHandle NewHandle(in CacheKey key, CacheValue value, CachePriority priority)
+    {
+        LruHandle h = ThreadLocalPool<LruHandle>.TryRent() ?? new LruHandle();
+        h.Init(key, value, ChargeOf(value), priority == CachePriority.High);
+        return h;
+    }
+
+    private static void Recycle(LruHandle h)
+    {
+        h.Clear();
+        ThreadLocalPool<LruHandle>.Return(h);
+    }
+
+    /// <summary>
+    /// Demotes (when asked) and frees the values of detached entries, then recycles their handles:
+    /// a detached entry is out of its shard's table and lists with no references, so this chain is
+    /// its only owner.
+    /// </summary>
     private void FreeChain(LruHandle? h)
     {
         while (h != null)
@@ -245,6 +270,7 @@ internal sealed class LruCache : IDisposable
             {
                 h.Value.Free();
             }
+            Recycle(h);
             h = next;
         }
     }

@@ -18,8 +18,8 @@ internal sealed class LruCacheShard
 {
     private readonly Lock _lock = new();
     private readonly Dictionary<CacheKey, LruHandle> _table = new();
-    private readonly LruHandle _low = new(); // sentinel: Next = oldest, Prev = newest
-    private readonly LruHandle _high = new();
+    private readonly LruHandle _low = LruHandle.NewSentinel(); // sentinel: Next = oldest, Prev = newest
+    private readonly LruHandle _high = LruHandle.NewSentinel();
     private readonly bool _strict;
     private readonly double _highRatio;
     private long _capacity;

@@ -57,6 +57,23 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
+    /// Opens a new level-0 table in the table cache before any reader meets it (as RocksDB's
+    /// BuildTable opens its output through the table cache), so that the reads after a flush do not
+    /// pay for (and allocate) the open. Best effort: a failure is left to the first reader, which
+    /// reports it as it would have anyway.
+    /// </summary>
+    private void PreOpenTable(FileMetaData meta)
+    {
+        try
+        {
+            _tables.Get(meta, 0);
+        }
+        catch (Exception e) when (e is IOException or KvException)
+        {
+        }
+    }
+
+    /// <summary>
     /// Writes the oldest waiting memtables (<paramref name="jobs"/>, oldest first, the front of the
     /// list) into one level-0 table and records it with the log number of the newest of them.
     /// </summary>
@@ -95,6 +112,10 @@ internal sealed partial class DbImpl
             }
             edit.LogNumber = jobs[^1].NextLogNumber;
             _versions.LogAndApply(edit);
+            if (meta != null)
+            {
+                PreOpenTable(meta);
+            }
         }
         finally
         {

@@ -46,36 +46,45 @@ internal sealed partial class DbImpl
         }
     }
 
-    public DbIterator NewIterator(ReadOptions options, out ReadState pinned)
+    /// <summary>Spare iterator trees over the current read state, kept when their iterators are disposed (see <see cref="NewIterator"/>).</summary>
+    private readonly PinnedIterator?[] _spareIterators = new PinnedIterator?[SpareIteratorSlots];
+
+    private const int SpareIteratorSlots = 4;
+
+    /// <summary>
+    /// An iterator over the current read state at <paramref name="options"/>' sequence. A spare
+    /// tree parked by a disposed iterator over the same read state (no memtable switch, flush or
+    /// compaction since) with the same table options is reset and reused, so creating an iterator
+    /// allocates nothing in steady state; otherwise a new tree is built.
+    /// </summary>
+    public PinnedIterator NewIterator(ReadOptions options)
     {
         ThrowIfDisposed();
         ReadState state = AcquireReadState();
         try
         {
             ulong sequence = ReadSequence(options);
-            // After the sequence: a memtable's tombstone list is current for every sequence we can see.
-            RangeDel.RangeDelAggregator? rangeDel = RangeDel.RangeDelAggregator.Create(state, _tables, sequence);
-            Version v = state.Version;
-            var children = new List<InternalIterator>(2 + state.Immutable.Length + v.NumFiles(0) + Version.NumLevels);
-            children.Add(state.Mem.NewIterator());
-            foreach (MemTable imm in state.Immutable)
+            for (int i = 0; i < _spareIterators.Length; i++)
             {
-                children.Add(imm.NewIterator());
-            }
-            foreach (Manifest.FileMetaData f in v.Files(0))
-            {
-                children.Add(_tables.Get(f, 0).NewIterator(options.VerifyChecksums, options.FillCache));
-            }
-            for (int level = 1; level < Version.NumLevels; level++)
-            {
-                if (v.NumFiles(level) > 0)
+                if (Volatile.Read(ref _spareIterators[i]) is null)
                 {
-                    children.Add(new LevelFiles(_tables, v.Files(level), options.VerifyChecksums, options.FillCache).CreateIterator());
+                    continue;
                 }
+                PinnedIterator? spare = Interlocked.Exchange(ref _spareIterators[i], null);
+                if (spare is null)
+                {
+                    continue;
+                }
+                if (spare.CanServe(state, options.VerifyChecksums, options.FillCache))
+                {
+                    state.Unref(); // the spare holds its own reference on the same state
+                    spare.Reset(sequence, options.IterateLowerBound, options.IterateUpperBound, options.Snapshot != null);
+                    return spare;
+                }
+                spare.Dispose(); // stale: its read state is gone or its options differ
             }
-            var merged = new MergingIterator(children.ToArray());
-            pinned = state;
-            return new DbIterator(merged, sequence, options.IterateLowerBound, options.IterateUpperBound, rangeDel);
+            return BuildIterator(state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
+                options.Snapshot != null);
         }
         catch
         {
@@ -84,7 +93,127 @@ internal sealed partial class DbImpl
         }
     }
 
-    public void ReleaseReadState(ReadState state) => state.Unref();
+    /// <summary>
+    /// RocksDB's Iterator::Refresh: the iterator now reads the database's latest state (sequence,
+    /// memtables, files), not Valid until positioned. The tree is reset in place when the read state
+    /// is unchanged, rebuilt otherwise.
+    /// </summary>
+    public PinnedIterator RefreshIterator(PinnedIterator it)
+    {
+        ThrowIfDisposed();
+        if (it.HasSnapshot)
+        {
+            throw new NotSupportedException("Refresh is not supported on an iterator created with ReadOptions.Snapshot (as in RocksDB).");
+        }
+        ReadState state = AcquireReadState();
+        PinnedIterator result;
+        try
+        {
+            ulong sequence = _versions.LastSequence;
+            if (it.CanServe(state, it.VerifyChecksums, it.FillCache))
+            {
+                state.Unref();
+                it.Reset(sequence, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
+                return it;
+            }
+            result = BuildIterator(state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
+        }
+        catch
+        {
+            state.Unref();
+            throw;
+        }
+        it.Dispose();
+        return result;
+    }
+
+    /// <summary>
+    /// Takes back a disposed <see cref="KvIterator"/>'s tree: parked as a spare (its blocks unpinned)
+    /// while its read state is current and a slot is free, disposed otherwise. A state installed meanwhile drops the
+    /// spares (<see cref="DropSpareIterators"/>); the re-check after parking closes the race with it,
+    /// so no spare pins a superseded state.
+    /// </summary>
+    public void ReturnIterator(PinnedIterator it)
+    {
+        if (Volatile.Read(ref _disposed) == 0 && ReferenceEquals(Volatile.Read(ref _readState), it.State))
+        {
+            it.Iterator.Unpin(); // a spare pins no block: the cache's pinned usage is the live iterators'
+            for (int i = 0; i < _spareIterators.Length; i++)
+            {
+                if (Interlocked.CompareExchange(ref _spareIterators[i], it, null) is null)
+                {
+                    if (!ReferenceEquals(Volatile.Read(ref _readState), it.State) || Volatile.Read(ref _disposed) != 0)
+                    {
+                        Interlocked.CompareExchange(ref _spareIterators[i], null, it)?.Dispose();
+                    }
+                    return;
+                }
+            }
+        }
+        it.Dispose();
+    }
+
+    /// <summary>Disposes every spare iterator tree (a new read state was installed, or the database is closing).</summary>
+    private void DropSpareIterators()
+    {
+        for (int i = 0; i < _spareIterators.Length; i++)
+        {
+            Interlocked.Exchange(ref _spareIterators[i], null)?.Dispose();
+        }
+    }
+
+    private PinnedIterator BuildIterator(ReadState state, ulong sequence, bool verifyChecksums, bool fillCache, byte[]? lower, byte[]? upper, bool hasSnapshot)
+    {
+        // After the sequence: a memtable's tombstone list is current for every sequence we can see.
+        RangeDel.FragmentedRangeTombstoneList? memTombstones = state.Mem.GetRangeTombstones();
+        RangeDel.RangeDelAggregator? rangeDel = RangeDel.RangeDelAggregator.Create(state, _tables, sequence);
+        Version v = state.Version;
+        var children = new InternalIterator[1 + state.Immutable.Length + v.NumFiles(0) + CountNonEmptyLevels(v)];
+        int n = 0;
+        try
+        {
+            children[n++] = state.Mem.NewIterator();
+            foreach (MemTable imm in state.Immutable)
+            {
+                children[n++] = imm.NewIterator();
+            }
+            foreach (Manifest.FileMetaData f in v.Files(0))
+            {
+                children[n++] = _tables.Get(f, 0).NewIterator(verifyChecksums, fillCache);
+            }
+            for (int level = 1; level < Version.NumLevels; level++)
+            {
+                if (v.NumFiles(level) > 0)
+                {
+                    children[n++] = new LevelFiles(_tables, v.Files(level), verifyChecksums, fillCache).CreateIterator();
+                }
+            }
+        }
+        catch
+        {
+            for (int i = 0; i < n; i++)
+            {
+                children[i].Dispose();
+            }
+            throw;
+        }
+        var merged = new MergingIterator(children);
+        var db = new DbIterator(merged, sequence, lower, upper, rangeDel);
+        return new PinnedIterator(db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot);
+    }
+
+    private static int CountNonEmptyLevels(Version v)
+    {
+        int n = 0;
+        for (int level = 1; level < Version.NumLevels; level++)
+        {
+            if (v.NumFiles(level) > 0)
+            {
+                n++;
+            }
+        }
+        return n;
+    }
 
     public Snapshot GetSnapshot()
     {

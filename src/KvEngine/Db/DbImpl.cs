@@ -189,6 +189,7 @@ internal sealed partial class DbImpl : IDisposable
         {
             firstError ??= e;
         }
+        DropSpareIterators();
         _readState.Unref();
         _mem.Unref();
         foreach (ImmutableMemTable imm in _immutable)
@@ -284,6 +285,7 @@ internal sealed partial class DbImpl : IDisposable
         }
         var next = new ReadState(_mem, imm, _versions.Current);
         ReadState old = Interlocked.Exchange(ref _readState, next);
+        DropSpareIterators(); // they read the old state
         old.Unref();
     }
 

@@ -44,9 +44,9 @@ internal sealed partial class DbIterator : IDisposable
     public const int DefaultMaxSequentialSkip = 8;
 
     private readonly InternalIterator _iter;
-    private readonly ulong _sequence;
-    private readonly byte[]? _lower;
-    private readonly byte[]? _upper;
+    private ulong _sequence;
+    private byte[]? _lower;
+    private byte[]? _upper;
     private readonly IRangeDelAggregator? _rangeDel;
     private readonly MergingIterator? _merging; // for skipping children past a range tombstone
     private readonly int _maxSkip;
@@ -85,6 +85,42 @@ internal sealed partial class DbIterator : IDisposable
     }
 
     public bool Valid => _valid;
+
+    /// <summary>The inclusive lower bound (this iterator's copy), or null.</summary>
+    public byte[]? LowerBound => _lower;
+
+    /// <summary>The exclusive upper bound (this iterator's copy), or null.</summary>
+    public byte[]? UpperBound => _upper;
+
+    /// <summary>
+    /// Reads at <paramref name="sequence"/> within new bounds from now on (the internal iterator and
+    /// aggregator stay: the caller checked they still describe the data); not Valid until positioned.
+    /// Bounds equal to the current ones keep their copies, so a reset with unchanged options allocates nothing.
+    /// </summary>
+    public void Reset(ulong sequence, byte[]? lowerBound, byte[]? upperBound)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
+        _sequence = sequence;
+        _lower = SameOrCopy(_lower, lowerBound);
+        _upper = SameOrCopy(_upper, upperBound);
+        _valid = false;
+        _reverse = false;
+        _coveredByRange = false;
+        _savedKey.Clear();
+        _savedValue.Clear();
+    }
+
+    /// <summary>Releases the blocks the internal iterator pins (see <see cref="InternalIterator.Unpin"/>); not Valid until positioned.</summary>
+    public void Unpin()
+    {
+        _valid = false;
+        _reverse = false;
+        _iter.Unpin();
+    }
+
+    private static byte[]? SameOrCopy(byte[]? current, byte[]? wanted) =>
+        wanted is null ? null : current is not null && current.AsSpan().SequenceEqual(wanted) ? current : (byte[])wanted.Clone();
 
     /// <summary>The current user key; good until the next move.</summary>
     public ReadOnlySpan<byte> Key
@@ -486,12 +522,19 @@ internal sealed partial class DbIterator : IDisposable
         return _seekKey.WrittenSpan;
     }
 
+    // Inlined on every Key/Value/Next (a scan calls them per entry); the throwing part is cold.
     private void ThrowIfNotValid()
     {
-        ObjectDisposedException.ThrowIf(_disposed, this);
-        if (!_valid)
+        if (_disposed || !_valid)
         {
-            throw new InvalidOperationException("The iterator is not positioned on an entry.");
+            ThrowNotValid();
         }
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private void ThrowNotValid()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        throw new InvalidOperationException("The iterator is not positioned on an entry.");
     }
 }

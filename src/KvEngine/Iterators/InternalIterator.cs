@@ -34,6 +34,14 @@ internal abstract class InternalIterator : IDisposable
 
     public abstract ReadOnlySpan<byte> Value { get; }
 
+    /// <summary>
+    /// Releases the blocks (cache entries, index leases) the iterator pins, leaving it not Valid;
+    /// what it needs is pinned again at the next positioning. Memtable iterators pin nothing.
+    /// </summary>
+    public virtual void Unpin()
+    {
+    }
+
     public void Dispose()
     {
         Dispose(true);

@@ -124,6 +124,9 @@ internal sealed class LevelIterator : InternalIterator
         }
     }
 
+    /// <summary>Closes the open file iterator (reopened at the next positioning); not Valid afterwards.</summary>
+    public override void Unpin() => CloseFile();
+
     protected override void Dispose(bool disposing)
     {
         if (_disposed)

@@ -81,6 +81,16 @@ internal sealed class MergingIterator : InternalIterator
         }
     }
 
+    /// <summary>Unpins every child; not Valid afterwards.</summary>
+    public override void Unpin()
+    {
+        _heapSize = 0;
+        foreach (InternalIterator child in _children)
+        {
+            child.Unpin();
+        }
+    }
+
     public override void SeekToFirst()
     {
         ThrowIfDisposed();

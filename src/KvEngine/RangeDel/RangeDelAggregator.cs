@@ -26,7 +26,7 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
 {
     private readonly Source[] _sources;
     private readonly TableCache? _tables;
-    private readonly ulong _readSequence;
+    private ulong _readSequence;
     private FragmentedRangeTombstoneList? _lastList;
     private int _lastFragment = -1;
     private int _lastChild = -1;
@@ -65,6 +65,15 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
             }
         }
         return sources.Count == 0 ? null : new RangeDelAggregator(sources.ToArray(), tables, readSequence);
+    }
+
+    /// <summary>Reads at <paramref name="readSequence"/> from now on (the sources are unchanged: the caller checked they are still current).</summary>
+    public void Reset(ulong readSequence)
+    {
+        _readSequence = readSequence;
+        _lastList = null;
+        _lastFragment = -1;
+        _lastChild = -1;
     }
 
     public bool ShouldDelete(ReadOnlySpan<byte> internalKey)

@@ -19,18 +19,26 @@ namespace KvEngine.Table;
 /// (data blocks, which the block cache holds and charges at the buffer's usable size; Dispose or
 /// <see cref="Free"/> frees it). After Dispose no cursor may use the block. Immutable otherwise;
 /// concurrent readers are fine until Dispose.
+/// <para>
+/// Native blocks come from <see cref="RentNative"/> and have exactly one owner at a time (the
+/// block cache entry, or the <see cref="BlockLease"/> that read it); the owner's Dispose (or the
+/// cache's <see cref="Free"/>) frees the buffer and recycles the object through
+/// <see cref="ThreadLocalPool{T}"/>, so a block read on a cache miss creates no managed object in
+/// steady state. A second Dispose by the same owner does nothing; any use after Dispose is a bug.
+/// </para>
 /// </summary>
 internal sealed unsafe class Block : CacheValue, IDisposable
 {
     private const int MaxBlockSizeWithHashIndex = 1 << 16;
-    private readonly string _fileName;
-    private readonly string _kind;
-    private readonly ulong _offset;
-    private readonly CacheEntryRole _role;
+    private string _fileName;
+    private string _kind;
+    private ulong _offset;
+    private CacheEntryRole _role;
     private byte[] _array;
     private NativeBuffer _native;
     private byte* _pointer;
     private bool _pooled;
+    private bool _recyclable; // a native block from RentNative: the object goes back to the pool on Dispose
 
     /// <summary>Wraps <paramref name="data"/>[0..<paramref name="length"/>); throws <see cref="KvCorruptionException"/> when malformed.</summary>
     public Block(byte[] data, int length, bool pooled, bool isDataBlock, string fileName, string kind = "", ulong offset = 0)
@@ -45,31 +53,39 @@ internal sealed unsafe class Block : CacheValue, IDisposable
         (RestartsOffset, NumRestarts) = Parse(data.AsSpan(0, length), isDataBlock);
     }
 
+    private Block()
+    {
+        _array = [];
+        _fileName = string.Empty;
+        _kind = string.Empty;
+    }
+
     /// <summary>
+    /// A block over <paramref name="contents"/>, recycled from this thread's pool when it has one.
     /// Takes ownership of <paramref name="contents"/> (freed by Dispose, and at once when the
     /// contents are malformed: then <see cref="KvCorruptionException"/> is thrown).
     /// </summary>
-    public Block(NativeBuffer contents, CacheEntryRole role, string fileName, string kind, ulong offset)
+    public static Block RentNative(NativeBuffer contents, CacheEntryRole role, string fileName, string kind, ulong offset)
     {
-        _array = [];
-        _native = contents;
-        _pointer = contents.Pointer;
-        Length = contents.Length;
-        _fileName = fileName;
-        _kind = kind;
-        _offset = offset;
-        _role = role;
+        Block block = ThreadLocalPool<Block>.TryRent() ?? new Block();
+        block._native = contents;
+        block._pointer = contents.Pointer;
+        block.Length = contents.Length;
+        block._fileName = fileName;
+        block._kind = kind;
+        block._offset = offset;
+        block._role = role;
+        block._recyclable = true;
         try
         {
-            (RestartsOffset, NumRestarts) = Parse(new ReadOnlySpan<byte>(_pointer, Length), role == CacheEntryRole.Data);
+            (block.RestartsOffset, block.NumRestarts) = block.Parse(new ReadOnlySpan<byte>(block._pointer, block.Length), role == CacheEntryRole.Data);
         }
         catch
         {
-            _native.Dispose();
-            _native = default;
-            _pointer = null;
+            block.Dispose();
             throw;
         }
+        return block;
     }
 
     private (int RestartsOffset, int NumRestarts) Parse(ReadOnlySpan<byte> data, bool isDataBlock)
@@ -116,12 +132,12 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     public override bool CanDemote => true;
 
     /// <summary>Bytes of block content in the block.</summary>
-    public int Length { get; }
+    public int Length { get; private set; }
 
     /// <summary>Offset of the restart array, which is also where the entries end.</summary>
-    public int RestartsOffset { get; }
+    public int RestartsOffset { get; private set; }
 
-    public int NumRestarts { get; }
+    public int NumRestarts { get; private set; }
 
     /// <summary>Names the file and block in corruption messages (formatted on demand).</summary>
     public string Source => _kind.Length == 0 ? _fileName : $"{_fileName}: {_kind} block at offset {_offset}";
@@ -154,6 +170,14 @@ internal sealed unsafe class Block : CacheValue, IDisposable
             _native = default;
             _pointer = null;
             native.Dispose();
+        }
+        if (_recyclable)
+        {
+            _recyclable = false;
+            Length = 0;
+            RestartsOffset = 0;
+            NumRestarts = 0;
+            ThreadLocalPool<Block>.Return(this);
         }
     }
 

@@ -1,34 +1,83 @@
 using KvEngine.Iterators;
+using KvEngine.Util;
 
 namespace KvEngine.Table;
 
 /// <summary>
-/// Two-level iterator over a table: an <see cref="IndexCursor"/> over the index (leased for the
-/// iterator's lifetime from <see cref="TableReader.AcquireIndex"/>; with a partitioned index it
-/// walks the index partitions too) picks data blocks, taken
+/// Two-level iterator over a table: an <see cref="IndexCursor"/> over the index (leased from
+/// <see cref="TableReader.AcquireIndex"/> at creation and after <see cref="Unpin"/> at the next
+/// positioning; with a partitioned index it walks the index partitions too) picks data blocks, taken
 /// through <see cref="TableReader.ReadDataBlock"/> (the block cache); a cursor walks the current
 /// block. Empty blocks are skipped in both directions. Holds a lease on the current data block
-/// (released on each block change and on Dispose). Not thread-safe.
+/// (released on each block change, on Unpin and on Dispose). Not thread-safe.
+/// <para>
+/// Instances come from <see cref="Rent"/> and go back to a per-thread pool on Dispose (one owner:
+/// the level or merging iterator that opened it), so a level iterator moving between files creates
+/// no objects in steady state. A second Dispose does nothing; no use after Dispose.
+/// </para>
 /// </summary>
 internal sealed class TableIterator : InternalIterator
 {
-    private readonly TableReader _table;
-    private readonly bool _verifyChecksums;
-    private readonly bool _fillCache;
-    private readonly BlockLease _indexLease;
+    private TableReader? _table;
+    private bool _verifyChecksums;
+    private bool _fillCache;
+    private bool _hasIndex;
+    private BlockLease _indexLease;
     private IndexCursor _index;
     private BlockCursor _data;
     private BlockLease _lease;
     private Block? _dataBlock;
     private BlockHandle _dataHandle;
 
-    public TableIterator(TableReader table, bool verifyChecksums, bool fillCache = true)
+    private TableIterator()
     {
-        _table = table;
-        _verifyChecksums = verifyChecksums;
-        _fillCache = fillCache;
-        _indexLease = table.AcquireIndex(fillCache);
-        _index = new IndexCursor(table, _indexLease.Block, fillCache);
+    }
+
+    /// <summary>An iterator over <paramref name="table"/> (recycled from this thread's pool when it has one); the index is leased at once.</summary>
+    public static TableIterator Rent(TableReader table, bool verifyChecksums, bool fillCache = true)
+    {
+        TableIterator it = ThreadLocalPool<TableIterator>.TryRent() ?? new TableIterator();
+        it._table = table;
+        it._verifyChecksums = verifyChecksums;
+        it._fillCache = fillCache;
+        try
+        {
+            it.AcquireIndex();
+        }
+        catch
+        {
+            it.Dispose();
+            throw;
+        }
+        return it;
+    }
+
+    private TableReader Table => _table ?? throw new ObjectDisposedException(nameof(TableIterator));
+
+    private void AcquireIndex()
+    {
+        if (!_hasIndex)
+        {
+            TableReader table = Table;
+            _indexLease = table.AcquireIndex(_fillCache);
+            _index = new IndexCursor(table, _indexLease.Block, _fillCache);
+            _hasIndex = true;
+        }
+    }
+
+    /// <summary>Releases the data block and the index (re-leased at the next positioning); not Valid afterwards.</summary>
+    public override void Unpin()
+    {
+        ReleaseDataBlock();
+        if (_hasIndex)
+        {
+            _hasIndex = false;
+            _index.Dispose();
+            _index = default;
+            BlockLease index = _indexLease;
+            _indexLease = default;
+            index.Release();
+        }
     }
 
     public override bool Valid => _dataBlock != null && _data.Valid;
@@ -39,6 +88,7 @@ internal sealed class TableIterator : InternalIterator
 
     public override void SeekToFirst()
     {
+        AcquireIndex();
         _index.SeekToFirst();
         if (LoadDataBlock())
         {
@@ -49,6 +99,7 @@ internal sealed class TableIterator : InternalIterator
 
     public override void SeekToLast()
     {
+        AcquireIndex();
         _index.SeekToLast();
         if (LoadDataBlock())
         {
@@ -60,6 +111,7 @@ internal sealed class TableIterator : InternalIterator
     public override void Seek(ReadOnlySpan<byte> target)
     {
         CheckTarget(target);
+        AcquireIndex();
         _index.Seek(target);
         if (LoadDataBlock())
         {
@@ -71,6 +123,7 @@ internal sealed class TableIterator : InternalIterator
     public override void SeekForPrev(ReadOnlySpan<byte> target)
     {
         CheckTarget(target);
+        AcquireIndex();
         // The first block whose separator is >= target holds the answer or it is further back.
         _index.Seek(target);
         if (!_index.Valid)
@@ -98,12 +151,14 @@ internal sealed class TableIterator : InternalIterator
 
     protected override void Dispose(bool disposing)
     {
-        if (disposing)
+        if (disposing && _table != null)
         {
-            ReleaseDataBlock();
+            Unpin();
             _data.Dispose();
-            _index.Dispose();
-            _indexLease.Release();
+            _data = default;
+            _dataHandle = default;
+            _table = null;
+            ThreadLocalPool<TableIterator>.Return(this);
         }
         base.Dispose(disposing);
     }
@@ -164,7 +219,7 @@ internal sealed class TableIterator : InternalIterator
             return true;
         }
         ReleaseDataBlock();
-        _lease = _table.ReadDataBlock(handle, _verifyChecksums, _fillCache);
+        _lease = Table.ReadDataBlock(handle, _verifyChecksums, _fillCache);
         Block block = _lease.Block;
         _dataBlock = block;
         _dataHandle = handle;

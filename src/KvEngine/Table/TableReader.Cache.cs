@@ -95,7 +95,7 @@ internal sealed partial class TableReader
         if (role != CacheEntryRole.Filter)
         {
             string kind = role switch { CacheEntryRole.Data => "data", CacheEntryRole.FilterMeta => "top-level filter index", _ => "index" };
-            return new Block(contents, role, FileName, kind, key.Offset);
+            return Block.RentNative(contents, role, FileName, kind, key.Offset);
         }
         try
         {

@@ -232,7 +232,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>A two-level iterator over every point entry.</summary>
-    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true) => new TableIterator(this, verifyChecksums, fillCache);
+    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true) => TableIterator.Rent(this, verifyChecksums, fillCache);
 
     /// <summary>A cursor over an index block (or top-level index, or index partition); the caller disposes it.</summary>
     internal BlockCursor NewIndexCursor(Block index) => new(index, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);
@@ -379,7 +379,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             output.Dispose();
             throw;
         }
-        return new Block(output, role, FileName, kind, handle.Offset);
+        return Block.RentNative(output, role, FileName, kind, handle.Offset);
     }
 
     /// <summary>Checks a block's stored checksum (payload and trailer in <paramref name="raw"/>).</summary>

@@ -1,0 +1,37 @@
+namespace KvEngine.Tests.Util;
+
+/// <summary>
+/// Steady-state allocation checks: runs a round once to warm up (lazy statics, grown buffers,
+/// tiered JIT), then measures <see cref="GC.GetAllocatedBytesForCurrentThread"/> around several
+/// more rounds and keeps the least, so a one-off runtime allocation in one round (a thread-pool
+/// work item, an ArrayPool bucket refill under a parallel test run) does not fail the check
+/// while an allocation in every round still does. Only the calling thread's allocations count.
+/// The round delegate is created once by the caller, so invoking it allocates nothing.
+/// </summary>
+internal static class AllocationAssert
+{
+    /// <summary>The least bytes the calling thread allocated in one of <paramref name="rounds"/> runs of <paramref name="round"/>, after <paramref name="warmups"/> unmeasured runs.</summary>
+    public static long MinAllocatedBytes(Action round, int rounds = 3, int warmups = 1)
+    {
+        ArgumentNullException.ThrowIfNull(round);
+        for (int i = 0; i < warmups; i++)
+        {
+            round();
+        }
+        long min = long.MaxValue;
+        for (int i = 0; i < rounds; i++)
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            round();
+            min = Math.Min(min, GC.GetAllocatedBytesForCurrentThread() - before);
+        }
+        return min;
+    }
+
+    /// <summary>Asserts that <paramref name="round"/> allocates nothing in steady state (see <see cref="MinAllocatedBytes"/>).</summary>
+    public static void Zero(Action round, string what, int rounds = 3, int warmups = 1)
+    {
+        long bytes = MinAllocatedBytes(round, rounds, warmups);
+        Assert.True(bytes == 0, $"{what}: {bytes} bytes allocated per round in steady state (least of {rounds} rounds).");
+    }
+}
