@@ -1,4 +1,5 @@
 using KvEngine.DbBench;
+using KvEngine.DbBench.Engines;
 
 try
 {
@@ -8,7 +9,20 @@ try
         BenchFlagsHelp.Print(Console.Out);
         return 0;
     }
-    return new BenchRunner(flags).Run();
+    if (flags.Engine == BenchEngineKind.RocksDb)
+    {
+        // Refuses what RocksDB cannot honour (filterbench and cachebench among it) before anything runs.
+        return new BenchRunner<RocksDbBench, RocksDbBenchIterator, RocksDbBenchBatch>(flags, new RocksDbBench(flags)).Run();
+    }
+    if (flags.Benchmarks == "filterbench")
+    {
+        return new FilterBench(flags).Run();
+    }
+    if (flags.Benchmarks == "cachebench")
+    {
+        return new CacheBench(flags).Run();
+    }
+    return new BenchRunner<KvEngineBench, KvEngineBenchIterator, KvEngineBenchBatch>(flags, new KvEngineBench(flags)).Run();
 }
 catch (ArgumentException e)
 {
