@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.Globalization;
-using System.Runtime.InteropServices;
+using KvEngine.Benchmarks.Shared;
 using RocksDbSharp;
 using RocksReadOptions = RocksDbSharp.ReadOptions;
 using RocksWriteOptions = RocksDbSharp.WriteOptions;
@@ -91,26 +91,7 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
     }
 
     /// <summary><c>rocksdb_get_pinned</c>: the value is read in place from the memtable or cached block, then copied out.</summary>
-    public readonly bool TryGet(ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value)
-    {
-        IntPtr slice;
-        IntPtr err;
-        fixed (byte* k = key)
-        {
-            slice = Native.Instance.rocksdb_get_pinned(_handle, _read.Handle, k, (UIntPtr)key.Length, out err);
-        }
-        ThrowIfError(err);
-        if (slice == IntPtr.Zero)
-        {
-            return false;
-        }
-        IntPtr p = Native.Instance.rocksdb_pinnableslice_value(slice, out UIntPtr length);
-        int n = checked((int)(nuint)length);
-        new ReadOnlySpan<byte>((void*)p, n).CopyTo(value.GetSpan(n));
-        value.Advance(n);
-        Native.Instance.rocksdb_pinnableslice_destroy(slice);
-        return true;
-    }
+    public readonly bool TryGet(ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => RocksDbCalls.TryGet(_handle, _read.Handle, key, value);
 
     public readonly RocksDbBenchIterator NewIterator() => new(Native.Instance.rocksdb_create_iterator(_handle, _read.Handle));
 
@@ -169,13 +150,5 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
         return null;
     }
 
-    private static void ThrowIfError(IntPtr err)
-    {
-        if (err != IntPtr.Zero)
-        {
-            string message = Marshal.PtrToStringUTF8(err) ?? "unknown error";
-            Native.Instance.rocksdb_free(err);
-            throw new IOException("RocksDB: " + message);
-        }
-    }
+    private static void ThrowIfError(IntPtr err) => RocksDbCalls.ThrowIfError(err);
 }
