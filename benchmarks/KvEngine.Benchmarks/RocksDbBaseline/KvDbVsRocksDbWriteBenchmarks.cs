@@ -72,65 +72,66 @@ public class KvDbVsRocksDbWriteBenchmarks
 
     [Benchmark(Baseline = true, OperationsPerInvoke = PutsPerInvoke)]
     [BenchmarkCategory("Put")]
-    public ulong RocksDbPut()
-    {
-        RocksDbBaselineDb db = _rocks!;
-        ReadOnlySpan<byte> value = _value;
-        for (int i = 0; i < PutsPerInvoke; i++)
-        {
-            db.Put(BenchData.Key(_keys, i), value);
-        }
-        return db.Db.GetLatestSequenceNumber();
-    }
+    public ulong RocksDbPut() => Puts(null, _rocks!);
 
     [Benchmark(OperationsPerInvoke = PutsPerInvoke)]
     [BenchmarkCategory("Put")]
-    public ulong KvEnginePut()
-    {
-        KvDb db = _kv!;
-        ReadOnlySpan<byte> value = _value;
-        for (int i = 0; i < PutsPerInvoke; i++)
-        {
-            db.Put(BenchData.Key(_keys, i), value);
-        }
-        return db.LatestSequenceNumber;
-    }
+    public ulong KvEnginePut() => Puts(_kv!, null);
 
     [Benchmark(Baseline = true, OperationsPerInvoke = PutsPerInvoke / BatchSize)]
     [BenchmarkCategory("WriteBatch10")]
-    public ulong RocksDbWriteBatch10()
-    {
-        RocksDbBaselineDb db = _rocks!;
-        RocksDbSharp.WriteBatch batch = _rocksBatch!;
-        ReadOnlySpan<byte> value = _value;
-        for (int i = 0; i < PutsPerInvoke; i += BatchSize)
-        {
-            batch.Clear();
-            for (int j = 0; j < BatchSize; j++)
-            {
-                batch.Put(BenchData.Key(_keys, i + j), value);
-            }
-            db.Db.Write(batch, db.WriteOptions);
-        }
-        return db.Db.GetLatestSequenceNumber();
-    }
+    public ulong RocksDbWriteBatch10() => WriteBatches(null, _rocks!);
 
     [Benchmark(OperationsPerInvoke = PutsPerInvoke / BatchSize)]
     [BenchmarkCategory("WriteBatch10")]
-    public ulong KvEngineWriteBatch10()
+    public ulong KvEngineWriteBatch10() => WriteBatches(_kv!, null);
+
+    /// <summary>Every key once, one Put each, on whichever engine is given; returns its last sequence number.</summary>
+    private ulong Puts(KvDb? kv, RocksDbBaselineDb? rocks)
     {
-        KvDb db = _kv!;
-        KvEngine.WriteBatch batch = _kvBatch!;
+        ReadOnlySpan<byte> value = _value;
+        for (int i = 0; i < PutsPerInvoke; i++)
+        {
+            ReadOnlySpan<byte> key = BenchData.Key(_keys, i);
+            if (kv != null)
+            {
+                kv.Put(key, value);
+            }
+            else
+            {
+                rocks!.Put(key, value);
+            }
+        }
+        return kv?.LatestSequenceNumber ?? rocks!.Db.GetLatestSequenceNumber();
+    }
+
+    /// <summary>Every key once, in reused batches of <see cref="BatchSize"/> (Clear, Puts, Write), on whichever engine is given.</summary>
+    private ulong WriteBatches(KvDb? kv, RocksDbBaselineDb? rocks)
+    {
+        KvEngine.WriteBatch kvBatch = _kvBatch!;
+        RocksDbSharp.WriteBatch rocksBatch = _rocksBatch!;
         ReadOnlySpan<byte> value = _value;
         for (int i = 0; i < PutsPerInvoke; i += BatchSize)
         {
-            batch.Clear();
-            for (int j = 0; j < BatchSize; j++)
+            if (kv != null)
             {
-                batch.Put(BenchData.Key(_keys, i + j), value);
+                kvBatch.Clear();
+                for (int j = 0; j < BatchSize; j++)
+                {
+                    kvBatch.Put(BenchData.Key(_keys, i + j), value);
+                }
+                kv.Write(kvBatch);
             }
-            db.Write(batch);
+            else
+            {
+                rocksBatch.Clear();
+                for (int j = 0; j < BatchSize; j++)
+                {
+                    rocksBatch.Put(BenchData.Key(_keys, i + j), value);
+                }
+                rocks!.Db.Write(rocksBatch, rocks.WriteOptions);
+            }
         }
-        return db.LatestSequenceNumber;
+        return kv?.LatestSequenceNumber ?? rocks!.Db.GetLatestSequenceNumber();
     }
 }
