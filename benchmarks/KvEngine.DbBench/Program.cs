@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using KvEngine.DbBench;
 using KvEngine.DbBench.Engines;
 
@@ -11,8 +12,7 @@ try
     }
     if (flags.Engine == BenchEngineKind.RocksDb)
     {
-        // Refuses what RocksDB cannot honour (filterbench and cachebench among it) before anything runs.
-        return new BenchRunner<RocksDbBench, RocksDbBenchIterator, RocksDbBenchBatch>(flags, new RocksDbBench(flags)).Run();
+        return RunOnRocksDb(flags);
     }
     if (flags.Benchmarks == "filterbench")
     {
@@ -22,10 +22,21 @@ try
     {
         return new CacheBench(flags).Run();
     }
-    return new BenchRunner<KvEngineBench, KvEngineBenchIterator, KvEngineBenchBatch>(flags, new KvEngineBench(flags)).Run();
+    return RunOnKvEngine(flags);
 }
 catch (ArgumentException e)
 {
     Console.Error.WriteLine(e.Message);
     return 1;
 }
+
+// Each engine's runner in its own method, so a KvEngine run never loads RocksDbSharp (the types of
+// a method's body load when it is compiled, and tiered compilation is off).
+[MethodImpl(MethodImplOptions.NoInlining)]
+static int RunOnKvEngine(BenchFlags flags) =>
+    new BenchRunner<KvEngineBench, KvEngineBenchIterator, KvEngineBenchBatch>(flags, new KvEngineBench(flags)).Run();
+
+// Refuses what RocksDB cannot honour (filterbench and cachebench among it) before anything runs.
+[MethodImpl(MethodImplOptions.NoInlining)]
+static int RunOnRocksDb(BenchFlags flags) =>
+    new BenchRunner<RocksDbBench, RocksDbBenchIterator, RocksDbBenchBatch>(flags, new RocksDbBench(flags)).Run();
