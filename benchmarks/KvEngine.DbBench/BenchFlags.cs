@@ -9,6 +9,8 @@ namespace KvEngine.DbBench;
 /// </summary>
 internal sealed class BenchFlags
 {
+    /// <summary>-engine: kvengine (the default) or rocksdb (release RocksDB through RocksDbSharp).</summary>
+    public BenchEngineKind Engine { get; private set; } = BenchEngineKind.KvEngine;
     public string Db { get; private set; } = Path.Combine(Path.GetTempPath(), "kvbench");
     public string Benchmarks { get; private set; } = "fillseq,fillrandom,overwrite,readrandom,readseq";
     public long Num { get; private set; } = 1_000_000;
@@ -128,6 +130,14 @@ internal sealed class BenchFlags
         switch (name)
         {
             case "help" or "helpfull" or "h": Help = true; break;
+            case "engine":
+                Engine = v.ToLowerInvariant() switch
+                {
+                    "kvengine" => BenchEngineKind.KvEngine,
+                    "rocksdb" => BenchEngineKind.RocksDb,
+                    _ => throw Bad(raw, "expected kvengine or rocksdb"),
+                };
+                break;
             case "db": Db = v; break;
             case "benchmarks": Benchmarks = v; break;
             case "num": Num = Long(v, raw, 1); break;

@@ -15,7 +15,9 @@ internal static class BenchFlagsHelp
     [
         ("benchmarks", "fillseq,fillrandom,overwrite,readrandom,readseq",
             "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
-            "deleterandom, readwhilewriting, stats, sstables, waitforcompaction, flush, block_cache_entry_stats; or filterbench, cachebench alone"),
+            "deleterandom, readwhilewriting, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats; or filterbench, cachebench alone"),
+        ("engine", "kvengine", "Engine the workloads run on: kvengine, or rocksdb (release RocksDB via the RocksDbSharp package; " +
+            "flags it cannot honour are refused)"),
         ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),
         ("num", "1000000", "Number of key/values to place in the database"),
         ("reads", "-1", "Number of read operations to do; -1 means -num"),

@@ -1,117 +1,64 @@
 using System.Buffers;
 using System.Diagnostics;
 using System.Globalization;
+using KvEngine.DbBench.Engines;
 
 namespace KvEngine.DbBench;
 
 /// <summary>
-/// Runs db_bench's benchmarks by name against KvEngine and prints db_bench's report lines.
-/// Each thread runs the full operation count (as db_bench does); ops/sec is the total over the
-/// wall time of the slowest thread.
+/// Runs db_bench's benchmarks by name against a storage engine (<typeparamref name="TEngine"/>:
+/// KvEngine or release RocksDB, kvbench's <c>-engine</c>) and prints db_bench's report lines, plus
+/// the managed bytes allocated per operation. Each thread runs the full operation count (as db_bench
+/// does); ops/sec is the total over the wall time of the slowest thread. The workloads are written
+/// once; the JIT compiles this class once per engine struct, so every call into the engine is direct.
+/// The engine is opened, closed and reopened on the calling thread only; benchmark threads use it
+/// while it is open.
 /// </summary>
-internal sealed class BenchRunner
+internal sealed class BenchRunner<TEngine, TIterator, TBatch>
+    where TEngine : struct, IBenchEngine<TIterator, TBatch>
+    where TIterator : struct, IBenchIterator
+    where TBatch : struct, IBenchBatch
 {
     private static readonly CultureInfo s_c = CultureInfo.InvariantCulture;
     private readonly BenchFlags _f;
-    private readonly KvStatistics? _stats;
-    private KvDb? _db;
-    private KvBlockCache? _blockCache;
 
-    public BenchRunner(BenchFlags flags)
+    // A mutable struct: used in place through this field, never copied.
+    private TEngine _engine;
+
+    public BenchRunner(BenchFlags flags, TEngine engine)
     {
         _f = flags;
-        _stats = flags.Statistics ? new KvStatistics() : null;
+        _engine = engine;
     }
 
     public int Run()
     {
-        if (_f.Benchmarks == "filterbench")
-        {
-            return new FilterBench(_f).Run();
-        }
-        if (_f.Benchmarks == "cachebench")
-        {
-            return new CacheBench(_f).Run();
-        }
-        PrintHeader();
-        if (!_f.UseExistingDb && Directory.Exists(_f.Db))
-        {
-            Directory.Delete(_f.Db, recursive: true);
-        }
-        _db = Open();
         try
         {
-            foreach (string name in _f.Benchmarks.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            if (!_f.UseExistingDb && Directory.Exists(_f.Db))
             {
-                RunOne(name);
+                Directory.Delete(_f.Db, recursive: true);
+            }
+            _engine.Open();
+            PrintHeader();
+            try
+            {
+                foreach (string name in _f.Benchmarks.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+                {
+                    RunOne(name);
+                }
+            }
+            finally
+            {
+                _engine.PrintReport(Console.Out);
             }
         }
         finally
         {
-            MemoryReport.Print();
-            _db.Dispose();
-            if (_blockCache != null)
-            {
-                CacheReport.Print(_blockCache);
-                _blockCache.Dispose();
-            }
-        }
-
-        if (_stats != null)
-        {
-            Console.WriteLine("STATISTICS:");
-            Console.Write(_stats.ToString());
+            _engine.Dispose();
         }
         return 0;
     }
-
-    private KvDb Open() => KvDb.Open(_f.Db, new KvOptions
-    {
-        BlockCache = _blockCache ??= new KvBlockCache(_f.CacheSize, _f.CacheNumShardBits,
-            compressedSecondaryCacheSize: _f.UseCompressedSecondaryCache ? _f.CompressedSecondaryCacheSize : 0,
-            compressedSecondaryCacheCompression: _f.CompressedSecondaryCacheCompressionType, compressedSecondaryCacheSplit: _f.CompressedSecondaryCacheSplit),
-        CacheIndexAndFilterBlocks = _f.CacheIndexAndFilterBlocks,
-        PinL0FilterAndIndexBlocksInCache = _f.PinL0FilterAndIndexBlocksInCache,
-        IndexType = _f.IndexType,
-        PartitionFilters = _f.PartitionFilters,
-        MetadataBlockSize = _f.MetadataBlockSize,
-        DecouplePartitionedFilters = _f.DecouplePartitionedFilters,
-        PinTopLevelIndexAndFilter = _f.PinTopLevelIndexAndFilter,
-        MetadataCacheOptions = new KvMetadataCacheOptions
-        {
-            TopLevelIndexPinning = _f.TopLevelIndexPinning,
-            PartitionPinning = _f.PartitionPinning,
-            UnpartitionedPinning = _f.UnpartitionedPinning,
-        },
-        MaxOpenFiles = _f.OpenFiles == 0 ? -1 : _f.OpenFiles,
-        CreateIfMissing = true,
-        WriteBufferSize = _f.WriteBufferSize,
-        MaxWriteBufferNumber = _f.MaxWriteBufferNumber,
-        MinWriteBufferNumberToMerge = _f.MinWriteBufferNumberToMerge,
-        Compression = _f.CompressionType,
-        CompressionLevel = _f.CompressionLevel,
-        Checksum = _f.ChecksumType,
-        BloomBitsPerKey = _f.BloomBits < 0 ? 0 : _f.BloomBits,
-        OptimizeFiltersForMemory = _f.OptimizeFiltersForMemory,
-        BlockSize = _f.BlockSize,
-        Statistics = _stats,
-        TargetFileSizeBase = _f.TargetFileSizeBase,
-        MaxBytesForLevelBase = _f.MaxBytesForLevelBase,
-        MaxBytesForLevelMultiplier = _f.MaxBytesForLevelMultiplier,
-        Level0FileNumCompactionTrigger = _f.Level0FileNumCompactionTrigger,
-        Level0SlowdownWritesTrigger = _f.Level0SlowdownWritesTrigger,
-        Level0StopWritesTrigger = _f.Level0StopWritesTrigger,
-        MaxBackgroundJobs = _f.MaxBackgroundJobs,
-        DisableAutoCompactions = _f.DisableAutoCompactions,
-        AllowConcurrentMemtableWrite = _f.AllowConcurrentMemtableWrite,
-        LevelCompactionDynamicFileSize = _f.LevelCompactionDynamicFileSize,
-        LevelCompactionDynamicLevelBytes = _f.LevelCompactionDynamicLevelBytes,
-        CompactionStyle = _f.CompactionStyle,
-        CompactionPri = _f.CompactionPri,
-        // db_bench's default 0 MB leaves RocksDB's 1 GiB.
-        FifoMaxTableFilesSize = _f.FifoMaxTableFilesSizeMb > 0 ? _f.FifoMaxTableFilesSizeMb << 20 : 1L << 30,
-        FifoAllowCompaction = _f.FifoAllowCompaction,
-    });
 
     private void RunOne(string name)
     {
@@ -126,7 +73,7 @@ internal sealed class BenchRunner
             "seekrandom" => SeekRandom,
             "deleterandom" => DeleteRandom,
             "readwhilewriting" => ReadRandom,
-            "stats" or "sstables" or "waitforcompaction" or "flush" or "block_cache_entry_stats" => null,
+            "stats" or "sstables" or "waitforcompaction" or "flush" or "compact" or "block_cache_entry_stats" => null,
             _ => throw new ArgumentException($"unknown benchmark '{name}'"),
         };
         if (method == null)
@@ -138,15 +85,22 @@ internal sealed class BenchRunner
             else if (name == "flush")
             {
                 Console.WriteLine("flush memtable"); // db_bench's line; the memtables go to level 0 before the next benchmark
-                _db!.Flush();
+                _engine.Flush();
+            }
+            else if (name == "compact")
+            {
+                // db_bench's compact: CompactRange over everything, timed.
+                long t0 = Stopwatch.GetTimestamp();
+                _engine.CompactAll();
+                Console.WriteLine(string.Create(s_c, $"compact      : {Stopwatch.GetElapsedTime(t0).TotalSeconds:F3} seconds"));
             }
             else if (name == "block_cache_entry_stats")
             {
-                Console.WriteLine(_db!.GetProperty("rocksdb.block-cache-entry-stats"));
+                Console.WriteLine(_engine.GetProperty("rocksdb.block-cache-entry-stats"));
             }
             else
             {
-                Console.WriteLine(name == "stats" ? _db!.GetProperty("rocksdb.stats") : SsTables());
+                Console.WriteLine(name == "stats" ? _engine.GetProperty("rocksdb.stats") : _engine.SsTables());
             }
             return;
         }
@@ -158,9 +112,9 @@ internal sealed class BenchRunner
                 Console.WriteLine($"{name,-12} : skipped (--use_existing_db is true)");
                 return;
             }
-            _db!.Dispose();
+            _engine.Close();
             Directory.Delete(_f.Db, recursive: true);
-            _db = Open();
+            _engine.Open();
         }
         _syncWrites = name == "fillsync" || _f.Sync;
         _opsPerThread = name switch
@@ -170,8 +124,8 @@ internal sealed class BenchRunner
             "fillseq" or "fillrandom" or "overwrite" => _f.WriteCount,
             _ => _f.Num,
         };
-        ThreadState[] states = RunThreads(method, name == "readwhilewriting");
-        Report(name, states);
+        ThreadState[] states = RunThreads(method, name == "readwhilewriting", out long processAllocated);
+        Report(name, states, processAllocated);
     }
 
     private long _opsPerThread;
@@ -180,7 +134,8 @@ internal sealed class BenchRunner
     private bool _syncWrites;
     private volatile bool _readersDone;
 
-    private ThreadState[] RunThreads(Action<ThreadState> method, bool withWriter)
+    /// <param name="processAllocated">Managed bytes the whole process allocated while the benchmark ran.</param>
+    private ThreadState[] RunThreads(Action<ThreadState> method, bool withWriter, out long processAllocated)
     {
         var states = new ThreadState[_f.Threads];
         for (int i = 0; i < states.Length; i++)
@@ -188,10 +143,13 @@ internal sealed class BenchRunner
             states[i] = new ThreadState(i, _totalThreadCount++, _f);
         }
         _readersDone = false;
+        ThreadState? ws = withWriter ? new ThreadState(_f.Threads, _totalThreadCount++, _f) : null;
+        // Process-wide managed allocation from here to the last join: the benchmark threads, the
+        // readwhilewriting writer, and the engine's own background work (flush, compaction).
+        long allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
         Thread? writer = null;
-        if (withWriter)
+        if (ws != null)
         {
-            var ws = new ThreadState(_f.Threads, _totalThreadCount++, _f);
             writer = new Thread(() => BackgroundWriter(ws)) { IsBackground = true };
             writer.Start();
         }
@@ -210,9 +168,11 @@ internal sealed class BenchRunner
             threads[i] = new Thread(() =>
             {
                 start.SignalAndWait();
+                long allocated = GC.GetAllocatedBytesForCurrentThread();
                 long t0 = Stopwatch.GetTimestamp();
                 method(s);
                 s.Seconds = Stopwatch.GetElapsedTime(t0).TotalSeconds;
+                s.AllocatedBytes = GC.GetAllocatedBytesForCurrentThread() - allocated;
             });
             threads[i].Start();
         }
@@ -224,6 +184,7 @@ internal sealed class BenchRunner
         writer?.Join();
         stopReporter.Cancel();
         reporter?.Join();
+        processAllocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
         return states;
     }
 
@@ -264,20 +225,19 @@ internal sealed class BenchRunner
     // from a random key) when one is due.
     private void BackgroundWriter(ThreadState s)
     {
-        var wo = new WriteOptions { Sync = _f.Sync, DisableWal = _f.DisableWal };
         long written = 0;
         long rangeDeletions = 0;
         while (!_readersDone)
         {
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
-            _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+            _engine.Put(s.Key, s.Values.Next(_f.ValueSize), _f.Sync);
             written++;
             if (_f.RangeTombstoneDue(written))
             {
                 rangeDeletions++;
-                using var batch = new WriteBatch();
+                using TBatch batch = _engine.NewBatch();
                 AddRangeTombstone(batch, s.Random.NextInt64(_f.Num));
-                _db.Write(batch, wo);
+                _engine.Write(batch, _f.Sync);
             }
             if (_f.FinishAfterWrites && written == _f.WriteCount)
             {
@@ -293,7 +253,7 @@ internal sealed class BenchRunner
 
     // db_bench: DeleteRange(key begin, key begin + width), or with -expand_range_tombstones the
     // width point Deletes it stands for.
-    private void AddRangeTombstone(WriteBatch batch, long begin)
+    private void AddRangeTombstone(TBatch batch, long begin)
     {
         byte[] from = new byte[_f.KeySize];
         byte[] to = new byte[_f.KeySize];
@@ -317,35 +277,40 @@ internal sealed class BenchRunner
 
     private void Write(ThreadState s, bool sequential)
     {
-        var wo = new WriteOptions { Sync = _syncWrites, DisableWal = _f.DisableWal };
+        bool sync = _syncWrites;
         Histogram? h = s.Histogram;
         // As db_bench: with range tombstones the key space grows by their number, and a due
         // tombstone goes into the same batch as the put, starting at the generator's next key.
         long keySpace = _f.Num + _f.MaxNumRangeTombstones;
-        using WriteBatch? batch = _f.WritesPerRangeTombstone > 0 ? new WriteBatch() : null;
+        bool withTombstones = _f.WritesPerRangeTombstone > 0;
+        TBatch batch = withTombstones ? _engine.NewBatch() : default;
         long rangeDeletions = 0;
         long i = 0;
         for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
             KeyGenerator.Fill(s.Key, sequential ? i : s.Random.NextInt64(keySpace));
-            if (batch != null && _f.RangeTombstoneDue(i + 1))
+            if (withTombstones && _f.RangeTombstoneDue(i + 1))
             {
                 rangeDeletions++;
                 batch.Clear();
                 batch.Put(s.Key, s.Values.Next(_f.ValueSize));
                 AddRangeTombstone(batch, sequential ? i + 1 : s.Random.NextInt64(keySpace));
-                _db!.Write(batch, wo);
+                _engine.Write(batch, sync);
             }
             else
             {
-                _db!.Put(s.Key, s.Values.Next(_f.ValueSize), wo);
+                _engine.Put(s.Key, s.Values.Next(_f.ValueSize), sync);
             }
             s.Bytes += _f.KeySize + _f.ValueSize;
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
             Progress(s, i);
         }
         s.Done = i;
+        if (withTombstones)
+        {
+            batch.Dispose();
+        }
         if (rangeDeletions > 0)
         {
             Console.WriteLine(string.Create(s_c, $"Number of range deletions: {rangeDeletions}"));
@@ -354,12 +319,11 @@ internal sealed class BenchRunner
 
     private void DeleteRandom(ThreadState s)
     {
-        var wo = new WriteOptions { Sync = _f.Sync, DisableWal = _f.DisableWal };
         long i = 0;
         for (; KeepGoing(i); i++)
         {
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
-            _db!.Delete(s.Key, wo);
+            _engine.Delete(s.Key, _f.Sync);
             Progress(s, i);
         }
         s.Done = i;
@@ -368,7 +332,6 @@ internal sealed class BenchRunner
     private void ReadRandom(ThreadState s)
     {
         var value = new ArrayBufferWriter<byte>(Math.Max(16, _f.ValueSize));
-        var ro = new ReadOptions { VerifyChecksums = _f.VerifyChecksum };
         Histogram? h = s.Histogram;
         long i = 0;
         for (; KeepGoing(i); i++)
@@ -376,7 +339,7 @@ internal sealed class BenchRunner
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
             value.ResetWrittenCount();
-            if (_db!.TryGet(s.Key, value, ro))
+            if (_engine.TryGet(s.Key, value))
             {
                 s.Found++;
                 s.Bytes += _f.KeySize + value.WrittenCount;
@@ -390,8 +353,7 @@ internal sealed class BenchRunner
 
     private void SeekRandom(ThreadState s)
     {
-        var ro = new ReadOptions { VerifyChecksums = _f.VerifyChecksum };
-        using KvIterator it = _db!.NewIterator(ro);
+        using TIterator it = _engine.NewIterator();
         long i = 0;
         for (; KeepGoing(i); i++)
         {
@@ -413,8 +375,7 @@ internal sealed class BenchRunner
 
     private void Scan(ThreadState s, bool forward)
     {
-        var ro = new ReadOptions { VerifyChecksums = _f.VerifyChecksum };
-        using KvIterator it = _db!.NewIterator(ro);
+        using TIterator it = _engine.NewIterator();
         long n = 0;
         if (forward)
         {
@@ -450,10 +411,11 @@ internal sealed class BenchRunner
         }
     }
 
-    private void Report(string name, ThreadState[] states)
+    private void Report(string name, ThreadState[] states, long processAllocated)
     {
         long done = 0;
         long bytes = 0;
+        long allocated = 0;
         double threadSeconds = 0;
         double wall = 0;
         Histogram? merged = _f.Histogram ? new Histogram() : null;
@@ -461,6 +423,7 @@ internal sealed class BenchRunner
         {
             done += s.Done;
             bytes += s.Bytes;
+            allocated += s.AllocatedBytes;
             threadSeconds += s.Seconds;
             wall = Math.Max(wall, s.Seconds);
             if (s.Histogram != null)
@@ -476,6 +439,11 @@ internal sealed class BenchRunner
         }
         Console.WriteLine(string.Create(s_c,
             $"{name,-12} : {threadSeconds * 1e6 / done,11:F3} micros/op {(long)(done / wall)} ops/sec {wall:F3} seconds {done} operations;{(extra.Length == 0 ? "" : " ")}{extra}"));
+        // Managed allocation per operation: on the benchmark threads (their own counters, so the
+        // calls' own allocations), and in the whole process (adds background flush and compaction,
+        // readwhilewriting's writer, the thread start-up).
+        Console.WriteLine(string.Create(s_c,
+            $"{name,-12} : allocated {(double)allocated / done:F2} B/op on benchmark threads, {(double)processAllocated / done:F2} B/op process-wide"));
         if (merged != null)
         {
             Console.WriteLine(string.Create(s_c, $"Microseconds per {(name.StartsWith("read", StringComparison.Ordinal) || name.StartsWith("seek", StringComparison.Ordinal) ? "read" : "write")}:"));
@@ -486,6 +454,7 @@ internal sealed class BenchRunner
     private void PrintHeader()
     {
         Console.WriteLine("KvEngine kvbench (db_bench-compatible)");
+        Console.WriteLine(string.Create(s_c, $"Engine:     {_engine.Description}"));
         Console.WriteLine(string.Create(s_c, $"Keys:       {_f.KeySize} bytes each"));
         Console.WriteLine(string.Create(s_c, $"Values:     {_f.ValueSize} bytes each ({(int)(_f.ValueSize * _f.CompressionRatio)} bytes after compression)"));
         Console.WriteLine(string.Create(s_c, $"Entries:    {_f.Num}"));
@@ -498,26 +467,10 @@ internal sealed class BenchRunner
     /// <summary>db_bench's waitforcompaction: until no flush or compaction runs or is pending.</summary>
     private void WaitForCompaction()
     {
-        while (_db!.GetProperty("rocksdb.compaction-pending") != "0" || _db.GetProperty("rocksdb.num-running-compactions") != "0" ||
-            _db.GetProperty("rocksdb.num-running-flushes") != "0")
+        while (_engine.GetProperty("rocksdb.compaction-pending") != "0" || _engine.GetProperty("rocksdb.num-running-compactions") != "0" ||
+            _engine.GetProperty("rocksdb.num-running-flushes") != "0")
         {
             Thread.Sleep(100);
         }
-    }
-
-    /// <summary>db_bench's sstables: the live table files per level, one " number:size" line each.</summary>
-    private string SsTables()
-    {
-        var sb = new System.Text.StringBuilder();
-        Db.Version v = _db!.Impl.Versions.Current;
-        for (int level = 0; level < Db.Version.NumLevels; level++)
-        {
-            sb.Append("--- level ").Append(level).Append(" ---\n");
-            foreach (Manifest.FileMetaData f in v.Files(level))
-            {
-                sb.Append(' ').Append(f.Number).Append(':').Append(f.FileSize).Append('\n');
-            }
-        }
-        return sb.ToString();
     }
 }

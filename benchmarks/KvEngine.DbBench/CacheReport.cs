@@ -5,15 +5,15 @@ namespace KvEngine.DbBench;
 /// <summary>Prints a block cache's state after a run: each tier's charge and its values' requested vs allocated bytes.</summary>
 internal static class CacheReport
 {
-    public static void Print(KvBlockCache cache)
+    public static void Print(TextWriter output, KvBlockCache cache)
     {
         (long pr, long pa) = cache.Primary.ValueBytes;
-        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"Block cache: capacity {cache.Capacity}, usage {cache.Usage}, entries {cache.Primary.Count}, values requested {pr} B, allocated {pa} B ({Frag(pr, pa)})"));
         if (cache.Secondary is { } s)
         {
             (long sr, long sa) = s.Inner.ValueBytes;
-            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"Compressed secondary cache: capacity {s.Inner.Capacity}, usage {s.Inner.Usage}, entries {s.Inner.Count}, split {s.Options.Split}, chunks requested {sr} B, allocated {sa} B ({Frag(sr, sa)})"));
         }
     }

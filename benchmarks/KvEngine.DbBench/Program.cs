@@ -1,4 +1,6 @@
+using System.Runtime.CompilerServices;
 using KvEngine.DbBench;
+using KvEngine.DbBench.Engines;
 
 try
 {
@@ -8,10 +10,33 @@ try
         BenchFlagsHelp.Print(Console.Out);
         return 0;
     }
-    return new BenchRunner(flags).Run();
+    if (flags.Engine == BenchEngineKind.RocksDb)
+    {
+        return RunOnRocksDb(flags);
+    }
+    if (flags.Benchmarks == "filterbench")
+    {
+        return new FilterBench(flags).Run();
+    }
+    if (flags.Benchmarks == "cachebench")
+    {
+        return new CacheBench(flags).Run();
+    }
+    return RunOnKvEngine(flags);
 }
 catch (ArgumentException e)
 {
     Console.Error.WriteLine(e.Message);
     return 1;
 }
+
+// Each engine's runner in its own method, so a KvEngine run never loads RocksDbSharp (the types of
+// a method's body load when it is compiled, and tiered compilation is off).
+[MethodImpl(MethodImplOptions.NoInlining)]
+static int RunOnKvEngine(BenchFlags flags) =>
+    new BenchRunner<KvEngineBench, KvEngineBenchIterator, KvEngineBenchBatch>(flags, new KvEngineBench(flags)).Run();
+
+// Refuses what RocksDB cannot honour (filterbench and cachebench among it) before anything runs.
+[MethodImpl(MethodImplOptions.NoInlining)]
+static int RunOnRocksDb(BenchFlags flags) =>
+    new BenchRunner<RocksDbBench, RocksDbBenchIterator, RocksDbBenchBatch>(flags, new RocksDbBench(flags)).Run();

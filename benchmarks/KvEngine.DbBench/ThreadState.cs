@@ -42,5 +42,8 @@ internal sealed class ThreadState
 
     public double Seconds { get; set; }
 
+    /// <summary>Managed bytes this thread allocated while running the benchmark.</summary>
+    public long AllocatedBytes { get; set; }
+
     public string? Message { get; set; }
 }

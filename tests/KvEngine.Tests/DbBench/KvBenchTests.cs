@@ -18,16 +18,19 @@ public sealed partial class KvBenchTests : IDisposable
     [GeneratedRegex(@"^(\w+)\s*:\s*([\d.]+)\s+micros/op\s+(\d+)\s+ops/sec")]
     private static partial Regex ReportLine();
 
-    [Fact]
-    public void EveryBenchmarkPrintsADbBenchReportLine()
+    [Theory]
+    [InlineData("kvengine")]
+    [InlineData("rocksdb")]
+    public void EveryBenchmarkPrintsADbBenchReportLine(string engine)
     {
         string[] benchmarks = ["fillseq", "fillrandom", "overwrite", "readrandom", "readseq", "readreverse", "seekrandom",
             "readwhilewriting", "deleterandom", "fillsync"];
         (int code, string stdout, string stderr) = Run(
-            $"-db={Path.Combine(_dir.FullName, "db")}", "-benchmarks=" + string.Join(',', benchmarks) + ",stats",
+            $"-engine={engine}", $"-db={Path.Combine(_dir.FullName, "db")}", "-benchmarks=" + string.Join(',', benchmarks) + ",stats,flush,compact,sstables",
             "-num=3000", "-key_size=16", "-value_size=100", "-compression_type=lz4", "-bloom_bits=10", "-histogram=1",
-            "-statistics=1");
+            "-statistics=1", "-writes_per_range_tombstone=500", "-max_num_range_tombstones=3");
         Assert.True(code == 0, stderr);
+        Assert.Contains($"Engine:     {engine} (", stdout, StringComparison.Ordinal);
         var seen = new HashSet<string>();
         foreach (string line in stdout.Split('\n'))
         {
@@ -44,6 +47,51 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Contains("Cumulative compaction:", stdout, StringComparison.Ordinal);
         Assert.Contains("rocksdb.number.keys.written COUNT : ", stdout, StringComparison.Ordinal);
         Assert.Contains($"DB path: [{Path.Combine(_dir.FullName, "db")}]", stdout, StringComparison.Ordinal);
+        Assert.Contains("Number of range deletions: 3", stdout, StringComparison.Ordinal);
+        Assert.Matches(@"compact\s*: [\d.]+ seconds", stdout);
+        Assert.Matches(@"--- level 1 ---", stdout); // sstables after compact: the data on level 1
+        // Each benchmark's managed allocation per operation follows its report line.
+        foreach (string b in benchmarks)
+        {
+            Assert.Matches(b + @"\s*: allocated \d+\.\d\d B/op on benchmark threads, \d+\.\d\d B/op process-wide", stdout);
+        }
+        Assert.Matches(@"Memory: peak RSS [\d.]+ MB", stdout);
+    }
+
+    [Fact]
+    public void RocksDbEngineRunsReleaseRocksDb()
+    {
+        // The rocksdb engine writes a RocksDB database with the release library (its OPTIONS file
+        // names the version) and reads back what it wrote.
+        string db = Path.Combine(_dir.FullName, "rocks");
+        (int code, string stdout, string stderr) = Run("-engine=rocksdb", $"-db={db}", "-benchmarks=fillseq,readrandom",
+            "-num=2000", "-compression_type=zstd", "-partition_index_and_filters=1", "-cache_index_and_filter_blocks=1",
+            "-bloom_bits=10", "-optimize_filters_for_memory=1", "-checksum_type=kCRC32c", "-cache_numshardbits=2");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"Engine:     rocksdb \(release RocksDB \d+\.\d+\.\d+ via RocksDbSharp", stdout);
+        Assert.Matches(@"readrandom\s*:.*\(\d+ of 2000 found\)", stdout);
+        Assert.Matches(@"RocksDB memtables [\d.]+ MB, table readers [\d.]+ MB, block cache [\d.]+ MB", stdout);
+        string options = File.ReadAllText(Directory.GetFiles(db, "OPTIONS-*").Order(StringComparer.Ordinal).Last());
+        Assert.Contains("compression=kZSTD", options, StringComparison.Ordinal);
+        Assert.Contains("index_type=kTwoLevelIndexSearch", options, StringComparison.Ordinal);
+        Assert.Contains("partition_filters=true", options, StringComparison.Ordinal);
+        Assert.Contains("checksum=kCRC32c", options, StringComparison.Ordinal);
+        Assert.Contains("level_compaction_dynamic_level_bytes=false", options, StringComparison.Ordinal);
+        Assert.Contains("enable_pipelined_write=true", options, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("-use_compressed_secondary_cache=1", "compressed secondary cache")]
+    [InlineData("-level_compaction_dynamic_file_size=false", "level_compaction_dynamic_file_size")]
+    [InlineData("-benchmarks=cachebench", "cachebench")]
+    public void RocksDbEngineRefusesFlagsItCannotMap(string flag, string expected)
+    {
+        string db = Path.Combine(_dir.FullName, "db");
+        (int code, _, string stderr) = Run("-engine=rocksdb", $"-db={db}", "-num=10", flag);
+        Assert.NotEqual(0, code);
+        Assert.Contains("-engine=rocksdb cannot map", stderr, StringComparison.Ordinal);
+        Assert.Contains(expected, stderr, StringComparison.Ordinal);
+        Assert.False(Directory.Exists(db));
     }
 
     [Theory]
@@ -101,6 +149,7 @@ public sealed partial class KvBenchTests : IDisposable
     [InlineData("-num=abc", "-num=abc")]
     [InlineData("-compression_type=bzip2", "compression")]
     [InlineData("-benchmarks=nosuchbench", "nosuchbench")]
+    [InlineData("-engine=leveldb", "expected kvengine or rocksdb")]
     public void BadFlagsAreErrorsWithAMessage(string flag, string expected)
     {
         (int code, _, string stderr) = Run($"-db={Path.Combine(_dir.FullName, "db")}", "-num=10", flag);

@@ -1,0 +1,11 @@
+namespace KvEngine.DbBench;
+
+/// <summary>kvbench's <c>-engine</c>: which storage engine the workloads run on.</summary>
+internal enum BenchEngineKind
+{
+    /// <summary>KvEngine (the default).</summary>
+    KvEngine,
+
+    /// <summary>Release RocksDB through RocksDbSharp (the <c>RocksDB</c> NuGet package).</summary>
+    RocksDb,
+}

@@ -1,0 +1,141 @@
+using System.Buffers;
+using System.Text;
+
+namespace KvEngine.DbBench.Engines;
+
+/// <summary>
+/// kvbench's KvEngine engine (<c>-engine=kvengine</c>, the default): every flag maps to the
+/// <see cref="KvOptions"/> member of the same meaning; the block cache and statistics live across
+/// the reopen before each fill benchmark. A mutable struct held in one field of the runner (see
+/// <see cref="IBenchEngine{TIterator, TBatch}"/>); open/close on the main thread only.
+/// </summary>
+internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenchBatch>
+{
+    private readonly BenchFlags _f;
+    private readonly KvStatistics? _stats;
+    private readonly WriteOptions _write;
+    private readonly WriteOptions _syncWrite;
+    private readonly ReadOptions _read;
+    private KvBlockCache? _blockCache;
+    private KvDb? _db;
+
+    public KvEngineBench(BenchFlags flags)
+    {
+        _f = flags;
+        _stats = flags.Statistics ? new KvStatistics() : null;
+        _write = new WriteOptions { Sync = flags.Sync, DisableWal = flags.DisableWal };
+        _syncWrite = new WriteOptions { Sync = true, DisableWal = flags.DisableWal };
+        _read = new ReadOptions { VerifyChecksums = flags.VerifyChecksum };
+    }
+
+    public readonly string Description => "kvengine (KvEngine " + typeof(KvDb).Assembly.GetName().Version + ")";
+
+    public void Open() => _db = KvDb.Open(_f.Db, new KvOptions
+    {
+        BlockCache = _blockCache ??= new KvBlockCache(_f.CacheSize, _f.CacheNumShardBits,
+            compressedSecondaryCacheSize: _f.UseCompressedSecondaryCache ? _f.CompressedSecondaryCacheSize : 0,
+            compressedSecondaryCacheCompression: _f.CompressedSecondaryCacheCompressionType, compressedSecondaryCacheSplit: _f.CompressedSecondaryCacheSplit),
+        CacheIndexAndFilterBlocks = _f.CacheIndexAndFilterBlocks,
+        PinL0FilterAndIndexBlocksInCache = _f.PinL0FilterAndIndexBlocksInCache,
+        IndexType = _f.IndexType,
+        PartitionFilters = _f.PartitionFilters,
+        MetadataBlockSize = _f.MetadataBlockSize,
+        DecouplePartitionedFilters = _f.DecouplePartitionedFilters,
+        PinTopLevelIndexAndFilter = _f.PinTopLevelIndexAndFilter,
+        MetadataCacheOptions = new KvMetadataCacheOptions
+        {
+            TopLevelIndexPinning = _f.TopLevelIndexPinning,
+            PartitionPinning = _f.PartitionPinning,
+            UnpartitionedPinning = _f.UnpartitionedPinning,
+        },
+        MaxOpenFiles = _f.OpenFiles == 0 ? -1 : _f.OpenFiles,
+        CreateIfMissing = true,
+        WriteBufferSize = _f.WriteBufferSize,
+        MaxWriteBufferNumber = _f.MaxWriteBufferNumber,
+        MinWriteBufferNumberToMerge = _f.MinWriteBufferNumberToMerge,
+        Compression = _f.CompressionType,
+        CompressionLevel = _f.CompressionLevel,
+        Checksum = _f.ChecksumType,
+        BloomBitsPerKey = _f.BloomBits < 0 ? 0 : _f.BloomBits,
+        OptimizeFiltersForMemory = _f.OptimizeFiltersForMemory,
+        BlockSize = _f.BlockSize,
+        Statistics = _stats,
+        TargetFileSizeBase = _f.TargetFileSizeBase,
+        MaxBytesForLevelBase = _f.MaxBytesForLevelBase,
+        MaxBytesForLevelMultiplier = _f.MaxBytesForLevelMultiplier,
+        Level0FileNumCompactionTrigger = _f.Level0FileNumCompactionTrigger,
+        Level0SlowdownWritesTrigger = _f.Level0SlowdownWritesTrigger,
+        Level0StopWritesTrigger = _f.Level0StopWritesTrigger,
+        MaxBackgroundJobs = _f.MaxBackgroundJobs,
+        DisableAutoCompactions = _f.DisableAutoCompactions,
+        AllowConcurrentMemtableWrite = _f.AllowConcurrentMemtableWrite,
+        LevelCompactionDynamicFileSize = _f.LevelCompactionDynamicFileSize,
+        LevelCompactionDynamicLevelBytes = _f.LevelCompactionDynamicLevelBytes,
+        CompactionStyle = _f.CompactionStyle,
+        CompactionPri = _f.CompactionPri,
+        // db_bench's default 0 MB leaves RocksDB's 1 GiB.
+        FifoMaxTableFilesSize = _f.FifoMaxTableFilesSizeMb > 0 ? _f.FifoMaxTableFilesSizeMb << 20 : 1L << 30,
+        FifoAllowCompaction = _f.FifoAllowCompaction,
+    });
+
+    public void Close()
+    {
+        _db?.Dispose();
+        _db = null;
+    }
+
+    public readonly void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, bool sync) => _db!.Put(key, value, sync ? _syncWrite : _write);
+
+    public readonly void Delete(ReadOnlySpan<byte> key, bool sync) => _db!.Delete(key, sync ? _syncWrite : _write);
+
+    public readonly KvEngineBenchBatch NewBatch() => new(new WriteBatch());
+
+    public readonly void Write(KvEngineBenchBatch batch, bool sync) => _db!.Write(batch.Batch, sync ? _syncWrite : _write);
+
+    public readonly bool TryGet(ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => _db!.TryGet(key, value, _read);
+
+    public readonly KvEngineBenchIterator NewIterator() => new(_db!.NewIterator(_read));
+
+    public readonly void Flush() => _db!.Flush();
+
+    public readonly void CompactAll() => _db!.CompactRange(null, null);
+
+    public readonly string? GetProperty(string name) => _db!.GetProperty(name);
+
+    /// <summary>Each level's live files, one " number:size" line each.</summary>
+    public readonly string SsTables()
+    {
+        var sb = new StringBuilder();
+        Db.Version v = _db!.Impl.Versions.Current;
+        for (int level = 0; level < Db.Version.NumLevels; level++)
+        {
+            sb.Append("--- level ").Append(level).Append(" ---\n");
+            foreach (Manifest.FileMetaData f in v.Files(level))
+            {
+                sb.Append(' ').Append(f.Number).Append(':').Append(f.FileSize).Append('\n');
+            }
+        }
+        return sb.ToString();
+    }
+
+    public readonly void PrintReport(TextWriter output)
+    {
+        MemoryReport.Print(output, MemoryReport.NativeAllocatorUsage());
+        if (_blockCache != null)
+        {
+            CacheReport.Print(output, _blockCache);
+        }
+        if (_stats != null)
+        {
+            output.WriteLine("STATISTICS:");
+            output.Write(_stats.ToString());
+        }
+    }
+
+    public void Dispose()
+    {
+        Close();
+        _blockCache?.Dispose();
+        _blockCache = null;
+    }
+}
