@@ -20,12 +20,15 @@ work=${KVFUZZ_WORK:-/tmp/kvengine-fuzz}
 build=$work/build
 mkdir -p "$work"
 # One instrumented build shared by every target; rebuilt when the sources are newer.
-if [ ! -f "$build/.instrumented" ] || [ -n "$(find "$here/../../src/KvEngine" "$here" -name '*.cs' -newer "$build/.instrumented" -print -quit)" ]; then
-  rm -rf "$build"
-  dotnet build "$here/KvEngine.Fuzz.csproj" -c Release -o "$build" -nologo -v q
-  sharpfuzz "$build/KvEngine.dll"
-  touch "$build/.instrumented"
-fi
+(
+  flock 9
+  if [ ! -f "$build/.instrumented" ] || [ -n "$(find "$here/../../src/KvEngine" "$here" -name '*.cs' -newer "$build/.instrumented" -print -quit)" ]; then
+    rm -rf "$build"
+    dotnet build "$here/KvEngine.Fuzz.csproj" -c Release -o "$build" -nologo -v q
+    sharpfuzz "$build/KvEngine.dll"
+    touch "$build/.instrumented"
+  fi
+) 9>"$work/build.lock"
 
 # Seeds: the committed corpus plus every committed crash input (minimised ones make good seeds).
 seeds=$work/seeds/$target

@@ -1,16 +1,15 @@
 using KvEngine.Db;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
-using KvEngine.Util;
 using KvEngine.Wal;
 
 namespace KvEngine.Fuzz.Targets;
 
 /// <summary>
 /// WriteBatch target: the input is one batch representation (a WAL record's payload), validated by
-/// <see cref="WriteBatchDecoder"/> with column family 2 dropped and, when valid, applied to a
-/// memtable as WAL recovery applies it (<see cref="DbImpl.MemTableInserter"/>), then the memtable
-/// is read back. Thread-safe.
+/// <see cref="WriteBatchDecoder"/> with column family 2 dropped, its sequence range checked, and
+/// when valid applied to a memtable as WAL recovery (DbImpl.ReplayLog) applies it
+/// (<see cref="DbImpl.MemTableInserter"/>), then the memtable is read back. Thread-safe.
 /// </summary>
 internal static class WriteBatchTarget
 {
@@ -18,12 +17,8 @@ internal static class WriteBatchTarget
 
     public static void Run(ReadOnlySpan<byte> input)
     {
-        int count = WriteBatchDecoder.Validate(input, s_droppedFamilies);
-        ulong first = Coding.DecodeFixed64(input);
-        if (first == 0 && count > 0)
-        {
-            return; // recovery rejects a batch at sequence 0 (DbImpl.ReplayLog)
-        }
+        WriteBatchDecoder.Validate(input, s_droppedFamilies);
+        ulong first = DbImpl.CheckReplayedSequences(input, "/fuzz/000004.log", out _);
         using var mem = new MemTable(4096);
         var inserter = new DbImpl.MemTableInserter(mem, first, concurrent: false);
         WriteBatchDecoder.Iterate(input, ref inserter, s_droppedFamilies);
