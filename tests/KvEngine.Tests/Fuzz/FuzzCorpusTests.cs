@@ -63,10 +63,10 @@ public sealed class FuzzCorpusTests
     /// target keeps the four runs near 30 s together on a loaded 2-core machine.
     /// </summary>
     [Theory]
-    [InlineData("table", 6_000)]
-    [InlineData("wal", 6_000)]
-    [InlineData("manifest", 20_000)]
-    [InlineData("writebatch", 40_000)]
+    [InlineData("table", 25_000)]
+    [InlineData("wal", 25_000)]
+    [InlineData("manifest", 40_000)]
+    [InlineData("writebatch", 100_000)]
     public void Mutated_seeds_raise_no_untyped_exception(string target, int iterations)
     {
         byte[][] seeds = Directory.GetFiles(Path.Combine(s_root, "corpus", target)).Order(StringComparer.Ordinal).Select(File.ReadAllBytes).ToArray();
