@@ -60,7 +60,7 @@ public sealed class FuzzCorpusTests
 
     /// <summary>
     /// Mutations of the seeds (fixed seed, fixed count, so the same inputs every run). The count per
-    /// target keeps the four runs near 30 s together on a loaded 2-core machine.
+    /// target keeps the four runs near 30 s together on a heavily loaded 2-core machine (load average 40).
     /// </summary>
     [Theory]
     [InlineData("table", 25_000)]
