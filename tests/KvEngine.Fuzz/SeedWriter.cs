@@ -96,7 +96,7 @@ internal static class SeedWriter
         Directory.CreateDirectory(dir);
         for (int i = 0; i < 4; i++)
         {
-            File.WriteAllBytes(Path.Combine(dir, $"kv-batch{i}{(i % 2 == 1 ? "-merge" : "")}.bin"), Batch(500 + (ulong)i, i));
+            File.WriteAllBytes(Path.Combine(dir, $"kv-batch{i}{(i % 2 == 1 ? "-merge-unsupported" : "")}.bin"), Batch(500 + (ulong)i, i));
         }
         // Column family records (4: live, 2: dropped in the target), LogData and Noop.
         var rep = new List<byte>(Batch(600, 0)[..12]);

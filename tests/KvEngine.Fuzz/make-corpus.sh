@@ -41,6 +41,10 @@ done
 db=$tmp/wal
 db_bench -benchmarks=fillrandom -db="$db" -num=100 -key_size=12 -value_size=20 -batch_size=4 -threads=1 -seed=7 >/dev/null
 cp "$(ls -S "$db"/*.log | head -1)" "$corpus/wal/rocksdb-plain.log"
+# A zstd-compressed WAL (wal_compression): well-formed, refused with KvException ("-unsupported").
+db=$tmp/walz
+db_bench -benchmarks=fillrandom -db="$db" -num=50 -key_size=12 -value_size=20 -batch_size=4 -threads=1 -seed=9 -wal_compression=zstd >/dev/null
+cp "$(ls -S "$db"/*.log | head -1)" "$corpus/wal/rocksdb-zstd-unsupported.log"
 
 # WriteBatch payloads: the first full records of the plain WAL (header: crc32c 4, length 2, type 1).
 python3 - "$corpus/wal/rocksdb-plain.log" "$corpus/writebatch" <<'PY'
