@@ -211,12 +211,7 @@ internal sealed partial class DbImpl
             // Validate the whole batch before applying any of it: a batch is atomic.
             IReadOnlySet<uint> dropped = _versions.DroppedColumnFamilies;
             WriteBatchDecoder.Validate(record, dropped);
-            ulong first = Coding.DecodeFixed64(record);
-            uint count = Coding.DecodeFixed32(record[8..]);
-            if (first == 0 && count > 0)
-            {
-                throw new KvCorruptionException($"{path}: a write batch carries sequence number 0.");
-            }
+            ulong first = CheckReplayedSequences(record, path, out uint count);
             var inserter = new MemTableInserter(mem, first, concurrent: false);
             WriteBatchDecoder.Iterate(record, ref inserter, dropped);
             ulong last = first + count - 1;
@@ -231,6 +226,28 @@ internal sealed partial class DbImpl
             }
         }
         return reader.StoppedOnCorruption;
+    }
+
+    /// <summary>
+    /// The first sequence number of a validated WAL batch holding <paramref name="count"/> writes.
+    /// A batch with writes may neither start at sequence 0 nor run past
+    /// <see cref="InternalKeys.MaxSequenceNumber"/> (the memtable cannot hold such a sequence):
+    /// <see cref="KvCorruptionException"/>.
+    /// </summary>
+    internal static ulong CheckReplayedSequences(ReadOnlySpan<byte> record, string path, out uint count)
+    {
+        ulong first = Coding.DecodeFixed64(record);
+        count = Coding.DecodeFixed32(record[8..]);
+        if (first == 0 && count > 0)
+        {
+            throw new KvCorruptionException($"{path}: a write batch carries sequence number 0.");
+        }
+        if (count > 0 && first > InternalKeys.MaxSequenceNumber - (count - 1))
+        {
+            throw new KvCorruptionException(
+                $"{path}: a write batch of {count} writes at sequence {first} runs past the largest sequence number (2^56 - 1).");
+        }
+        return first;
     }
 
     /// <summary>

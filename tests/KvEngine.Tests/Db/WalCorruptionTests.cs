@@ -1,4 +1,7 @@
+using KvEngine.Format;
 using KvEngine.Storage;
+using KvEngine.Tests.Table;
+using KvEngine.Wal;
 
 namespace KvEngine.Tests.Db;
 
@@ -120,6 +123,31 @@ public sealed class WalCorruptionTests
         fs.WriteAllBytes(log, fs.ReadAllBytes(log).AsSpan(0, (int)ends[99]));
         using KvDb db = Open(fs, WalRecoveryMode.AbsoluteConsistency);
         AssertExactlyPrefix(db, 100, "cut after write 99");
+    }
+
+    /// <summary>Found by fuzzing (tests/KvEngine.Fuzz/regressions/writebatch/sequence-past-max.bin).</summary>
+    [Theory]
+    [MemberData(nameof(AllModes))]
+    public void ABatchWhoseSequencesRunPastTheLargestIsCorruption(WalRecoveryMode mode)
+    {
+        FaultInjectionFileSystem fs = DbTestUtil.NewFs();
+        string log;
+        using (KvDb db = Open(fs, mode))
+        {
+            log = Path.Combine(DbTestUtil.DbPath, Assert.Single(DbTestUtil.ListFiles(fs, DbTestUtil.DbPath).Logs));
+            db.Put(Key(0), Value(0));
+        }
+        using var file = new MemoryWritableFile();
+        using (var batch = new WriteBatch())
+        {
+            batch.Put(Key(1), Value(1));
+            batch.Put(Key(2), Value(2));
+            batch.Sequence = InternalKeys.MaxSequenceNumber; // the second put would take 2^56
+            new LogWriter(file).AddRecord(batch.Data);
+        }
+        fs.WriteAllBytes(log, file.ToArray());
+        KvCorruptionException e = Assert.Throws<KvCorruptionException>(() => Open(fs, mode).Dispose());
+        Assert.Contains("runs past the largest sequence number", e.Message, StringComparison.Ordinal);
     }
 
     private static byte[] Key(int i) => DbTestUtil.B($"wal{i:D5}");
