@@ -40,10 +40,6 @@ internal static class BestEffortsRepair
             }
         }
         int adopted = 0;
-        if (!damage.EditsLost)
-        {
-            return 0; // Only tables went missing: the tables it does not name are leftovers.
-        }
         foreach (ulong number in damage.UnnamedTables)
         {
             string path = FileNames.TableFile(dir, number);
@@ -61,6 +57,7 @@ internal static class BestEffortsRepair
                 MoveToLost(fs, dir, path);
                 continue;
             }
+            meta.MarkedForCompaction = true; // persisted (NeedCompaction): still to be merged if the post-open compaction is cut short
             edit.AddFile(0, meta);
             maxSequence = Math.Max(maxSequence, meta.LargestSeqno);
             adopted++;

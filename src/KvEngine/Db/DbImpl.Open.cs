@@ -11,6 +11,7 @@ namespace KvEngine.Db;
 internal sealed partial class DbImpl
 {
     private bool _compactAfterOpen; // best-efforts recovery adopted tables: compact everything once open
+    private bool _recovered;        // Recover completed: only then may Close sweep unnamed files
 
     public static DbImpl Open(string path, KvOptions options)
     {
@@ -120,7 +121,12 @@ internal sealed partial class DbImpl
                 throw new KvCorruptionException(damage.Describe(_dir));
             }
             // Level order no longer tells which version of a key is newer once tables are adopted.
-            _compactAfterOpen = BestEffortsRepair.Apply(damage, _fs, _dir, _tableOptions, edit, ref maxSequence) > 0;
+            // The repair is committed at once, before a new WAL's record starts a clean MANIFEST:
+            // from then on the adopted tables are named, so no sweep can delete them.
+            var repair = new VersionEdit();
+            _compactAfterOpen = BestEffortsRepair.Apply(damage, _fs, _dir, _tableOptions, repair, ref maxSequence) > 0;
+            repair.LastSequence = maxSequence;
+            _versions.LogAndApply(repair);
         }
 
         // Replay every WAL the MANIFEST does not yet cover, oldest first.
@@ -195,6 +201,7 @@ internal sealed partial class DbImpl
         {
             InstallReadState();
         }
+        _recovered = true;
         DeleteObsoleteFiles(atOpen: true);
     }
 

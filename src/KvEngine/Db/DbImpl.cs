@@ -197,10 +197,12 @@ internal sealed partial class DbImpl : IDisposable
             imm.Mem.Unref();
         }
         _immutable.Clear();
-        if (_backgroundError == null)
+        if (_backgroundError == null && _recovered)
         {
             // As RocksDB does at close: files that only now lost their last reader (old versions
             // pinned until the read state above was released) go now rather than at the next open.
+            // Never after a failed or refused open: the files the version does not name may be
+            // what a repair (BestEffortsRecovery) needs.
             try
             {
                 DeleteObsoleteFiles(atOpen: false);

@@ -46,10 +46,15 @@ internal sealed class RecoveryDamage
     /// <summary>Table files on disk that the version does not name, ascending.</summary>
     public IReadOnlyList<ulong> UnnamedTables { get; private init; } = [];
 
-    /// <summary>True when edits are proven lost (the MANIFEST is damaged or truncated, or a live WAL was deleted).</summary>
-    public bool EditsLost => ManifestDamage != null || MissingWals.Count > 0;
+    /// <summary>
+    /// True when edits are proven lost: the MANIFEST is damaged or truncated, or a file it names
+    /// as live (a WAL at or above the log number, a table) is gone. KvEngine deletes either only
+    /// after a synced edit stopped naming it, so a missing one means that edit was lost (or the
+    /// file was deleted by hand).
+    /// </summary>
+    public bool EditsLost => ManifestDamage != null || MissingWals.Count > 0 || BadTables.Count > 0;
 
-    public bool Any => EditsLost || BadTables.Count > 0;
+    public bool Any => EditsLost;
 
     /// <summary>Looks for the evidence; <paramref name="checkTables"/> checks every table's existence and size.</summary>
     public static RecoveryDamage Find(IFileSystem fs, string dir, VersionSet versions, bool checkTables)
@@ -145,12 +150,13 @@ internal sealed class RecoveryDamage
             {
                 sb.Append(c, $" Table file(s) {Join(UnnamedTables, ".sst")} on disk are not in it (its next file number is {RecordedNextFileNumber}: any numbered from there on were made after its last edit).");
             }
-            sb.Append(" Opening would bring back deleted values and lose keys.");
+            sb.Append(" Opening would bring back deleted values and lose keys (a lost compaction's outputs are among the tables it does not name).");
         }
         foreach ((int _, FileMetaData _, string problem) in BadTables)
         {
             sb.Append(' ').Append(problem);
         }
+
         sb.Append(" Open with KvOptions.BestEffortsRecovery = true to rebuild the database from the files present.");
         return sb.ToString();
     }

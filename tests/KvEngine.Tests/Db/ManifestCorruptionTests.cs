@@ -101,6 +101,60 @@ public sealed class ManifestCorruptionTests
         Assert.True(refused > 0, "damage to the snapshot record never failed the open");
     }
 
+    /// <summary>
+    /// A compaction's edit is lost from the MANIFEST's end after its inputs were deleted: no WAL
+    /// moved, but the missing inputs prove the loss. The refused open deletes nothing, and
+    /// best-efforts recovery gets every key back from the compaction's output, which the
+    /// MANIFEST does not name.
+    /// </summary>
+    [Fact]
+    public void LostCompactionEditIsRefusedWithoutDeletingItsOutput()
+    {
+        FaultInjectionFileSystem fs = DbTestUtil.NewFs();
+        var o = new KvOptions { FileSystem = fs, WriteBufferSize = 1 << 20, DisableAutoCompactions = true };
+        var model = new SortedDictionary<string, string>(StringComparer.Ordinal);
+        string manifest;
+        long beforeCompaction;
+        using (KvDb db = KvDb.Open(DbTestUtil.DbPath, o))
+        {
+            for (int round = 0; round < 3; round++)
+            {
+                for (int i = 0; i < 200; i++)
+                {
+                    string k = $"k{(i * 7 + round) % 300:D3}";
+                    string v = $"r{round}-{i}";
+                    db.Put(DbTestUtil.B(k), DbTestUtil.B(v));
+                    model[k] = v;
+                }
+                db.Delete(DbTestUtil.B($"k{round:D3}"));
+                model.Remove($"k{round:D3}");
+                db.Flush();
+            }
+            manifest = DbTestUtil.CurrentManifest(fs, DbTestUtil.DbPath);
+            beforeCompaction = fs.GetFileSize(manifest);
+            db.CompactRange(null, null);
+        }
+        byte[] bytes = fs.ReadAllBytes(manifest);
+        Assert.True(bytes.Length > beforeCompaction, "the compaction wrote no edit");
+        fs.WriteAllBytes(manifest, bytes.AsSpan(0, (int)beforeCompaction));
+        List<string> tablesBefore = DbTestUtil.ListFiles(fs, DbTestUtil.DbPath).Tables;
+
+        KvCorruptionException e = Assert.Throws<KvCorruptionException>(() => KvDb.Open(DbTestUtil.DbPath, o).Dispose());
+        Assert.Contains("lost edits", e.Message, StringComparison.Ordinal);
+        Assert.Equal(tablesBefore, DbTestUtil.ListFiles(fs, DbTestUtil.DbPath).Tables);
+
+        o.BestEffortsRecovery = true;
+        using (KvDb db = KvDb.Open(DbTestUtil.DbPath, o))
+        {
+            Assert.Equal(model, DbTestUtil.ReadAll(db));
+        }
+        o.BestEffortsRecovery = false;
+        using (KvDb db = KvDb.Open(DbTestUtil.DbPath, o))
+        {
+            Assert.Equal(model, DbTestUtil.ReadAll(db));
+        }
+    }
+
     /// <summary>A live WAL deleted by hand is the same evidence as a lost edit: refused, naming it.</summary>
     [Fact]
     public void MissingLiveWalIsRefusedAndBestEffortsKeepsTheRest()
