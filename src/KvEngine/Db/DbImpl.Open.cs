@@ -114,7 +114,7 @@ internal sealed partial class DbImpl
         var edit = new VersionEdit();
         ulong maxSequence = _versions.LastSequence;
         RecoveryDamage damage = RecoveryDamage.Find(_fs, _dir, _versions, checkTables: _options.ParanoidChecks || bestEfforts);
-        if (damage.Any)
+        if (damage.EditsLost)
         {
             if (!bestEfforts)
             {

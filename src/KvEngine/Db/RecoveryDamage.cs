@@ -54,8 +54,6 @@ internal sealed class RecoveryDamage
     /// </summary>
     public bool EditsLost => ManifestDamage != null || MissingWals.Count > 0 || BadTables.Count > 0;
 
-    public bool Any => EditsLost;
-
     /// <summary>Looks for the evidence; <paramref name="checkTables"/> checks every table's existence and size.</summary>
     public static RecoveryDamage Find(IFileSystem fs, string dir, VersionSet versions, bool checkTables)
     {

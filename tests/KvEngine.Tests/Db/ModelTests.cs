@@ -205,67 +205,8 @@ public sealed class ModelTests : IDisposable
         Assert.False(it.Valid, $"{where}: iterator has extra entries");
     }
 
-    private static void CheckIterator(KvDb db, SortedDictionary<byte[], byte[]> model, Random rng, Snapshot? snap, string where)
-    {
-        var keys = new List<byte[]>(model.Keys);
-        byte[]? lower = rng.Next(3) == 0 ? RandomKey(rng) : null;
-        byte[]? upper = rng.Next(3) == 0 ? RandomKey(rng) : null;
-        var visible = keys.FindAll(k =>
-            (lower == null || ByteArrayComparer.Instance.Compare(k, lower) >= 0) &&
-            (upper == null || ByteArrayComparer.Instance.Compare(k, upper) < 0));
-        using KvIterator it = db.NewIterator(new ReadOptions { Snapshot = snap, IterateLowerBound = lower, IterateUpperBound = upper });
-        int pos;
-        switch (rng.Next(4))
-        {
-            case 0:
-                it.SeekToFirst();
-                pos = 0;
-                break;
-            case 1:
-                it.SeekToLast();
-                pos = visible.Count - 1;
-                break;
-            case 2:
-                {
-                    byte[] target = RandomKey(rng);
-                    it.Seek(target);
-                    pos = visible.FindIndex(k => ByteArrayComparer.Instance.Compare(k, target) >= 0);
-                    if (pos < 0)
-                    {
-                        pos = visible.Count;
-                    }
-                    break;
-                }
-            default:
-                {
-                    byte[] target = RandomKey(rng);
-                    it.SeekForPrev(target);
-                    pos = visible.FindLastIndex(k => ByteArrayComparer.Instance.Compare(k, target) <= 0);
-                    break;
-                }
-        }
-        for (int step = 0; step < 60; step++)
-        {
-            bool expectValid = pos >= 0 && pos < visible.Count;
-            Assert.True(expectValid == it.Valid, $"{where}: step {step} valid={it.Valid}, model expects {expectValid} at {pos}");
-            if (!expectValid)
-            {
-                break;
-            }
-            Assert.True(visible[pos].AsSpan().SequenceEqual(it.Key), $"{where}: step {step} key {Hex(it.Key.ToArray())}, model {Hex(visible[pos])}");
-            Assert.True(model[visible[pos]].AsSpan().SequenceEqual(it.Value), $"{where}: step {step} value differs for {Hex(visible[pos])}");
-            if (rng.Next(3) == 0)
-            {
-                it.Prev();
-                pos--;
-            }
-            else
-            {
-                it.Next();
-                pos++;
-            }
-        }
-    }
+    private static void CheckIterator(KvDb db, SortedDictionary<byte[], byte[]> model, Random rng, Snapshot? snap, string where) =>
+        ModelIteratorCheck.Run(db, model, rng, snap, where, RandomKey, steps: 60, Hex);
 
     private static byte[] RandomKey(Random rng)
     {

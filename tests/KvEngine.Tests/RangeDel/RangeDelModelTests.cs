@@ -271,67 +271,8 @@ public sealed class RangeDelModelTests
         Assert.False(it.Valid, $"{where}: reverse iterator has extra entries");
     }
 
-    private static void CheckIterator(KvDb db, SortedDictionary<byte[], byte[]> model, Random rng, Snapshot? snap, string where)
-    {
-        byte[]? lower = rng.Next(3) == 0 ? Key(rng.Next(KeySpace)) : null;
-        byte[]? upper = rng.Next(3) == 0 ? Key(rng.Next(KeySpace)) : null;
-        var visible = new List<byte[]>();
-        foreach (byte[] k in model.Keys)
-        {
-            if ((lower == null || ByteArrayComparer.Instance.Compare(k, lower) >= 0) &&
-                (upper == null || ByteArrayComparer.Instance.Compare(k, upper) < 0))
-            {
-                visible.Add(k);
-            }
-        }
-        using KvIterator it = db.NewIterator(new ReadOptions { Snapshot = snap, IterateLowerBound = lower, IterateUpperBound = upper });
-        int pos;
-        byte[] target = Key(rng.Next(KeySpace));
-        switch (rng.Next(4))
-        {
-            case 0:
-                it.SeekToFirst();
-                pos = 0;
-                break;
-            case 1:
-                it.SeekToLast();
-                pos = visible.Count - 1;
-                break;
-            case 2:
-                it.Seek(target);
-                pos = visible.FindIndex(k => ByteArrayComparer.Instance.Compare(k, target) >= 0);
-                if (pos < 0)
-                {
-                    pos = visible.Count;
-                }
-                break;
-            default:
-                it.SeekForPrev(target);
-                pos = visible.FindLastIndex(k => ByteArrayComparer.Instance.Compare(k, target) <= 0);
-                break;
-        }
-        for (int step = 0; step < 80; step++)
-        {
-            bool expectValid = pos >= 0 && pos < visible.Count;
-            Assert.True(expectValid == it.Valid, $"{where}: step {step} valid={it.Valid}, model expects {expectValid} at {pos} ({(expectValid ? S(visible[pos]) : "-")})");
-            if (!expectValid)
-            {
-                break;
-            }
-            Assert.True(visible[pos].AsSpan().SequenceEqual(it.Key), $"{where}: step {step} key {S(it.Key.ToArray())}, model {S(visible[pos])}");
-            Assert.True(model[visible[pos]].AsSpan().SequenceEqual(it.Value), $"{where}: step {step} value differs for {S(visible[pos])}");
-            if (rng.Next(3) == 0)
-            {
-                it.Prev();
-                pos--;
-            }
-            else
-            {
-                it.Next();
-                pos++;
-            }
-        }
-    }
+    private static void CheckIterator(KvDb db, SortedDictionary<byte[], byte[]> model, Random rng, Snapshot? snap, string where) =>
+        ModelIteratorCheck.Run(db, model, rng, snap, where, r => Key(r.Next(KeySpace)), steps: 80, S);
 
     private static bool Same(byte[]? a, byte[]? b) => a == null ? b == null : b != null && a.AsSpan().SequenceEqual(b);
 
