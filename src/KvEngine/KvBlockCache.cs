@@ -6,7 +6,7 @@ namespace KvEngine;
 /// A block cache (RocksDB's LRUCache): sharded LRU with a high-priority pool for index and filter
 /// blocks, charged by the usable size of the native allocation holding each block plus a per-entry
 /// overhead; optionally backed by a compressed secondary cache that keeps evicted blocks
-/// compressed in size-class chunks. Pass one instance in <see cref="KvOptions.BlockCache"/> of
+/// compressed in size-class chunks. Pass one instance in <see cref="ColumnFamilyOptions.BlockCache"/> of
 /// several databases to share it. Thread-safe. Dispose it after every database using it is closed.
 /// </summary>
 public sealed class KvBlockCache : IDisposable

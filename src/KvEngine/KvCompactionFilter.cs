@@ -4,7 +4,7 @@ namespace KvEngine;
 
 /// <summary>
 /// Lets the application keep, remove or rewrite values while compaction rewrites them (RocksDB's
-/// CompactionFilter with FilterV2): set one in <see cref="KvOptions.CompactionFilter"/>. Typical uses
+/// CompactionFilter with FilterV2): set one in <see cref="ColumnFamilyOptions.CompactionFilter"/>. Typical uses
 /// are expiry (drop values whose embedded deadline has passed) and garbage collection.
 /// <para>
 /// Which entries it sees: only values (never deletions or range tombstones, and never entries a range

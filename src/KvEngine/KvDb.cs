@@ -245,7 +245,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// Compacts the keys in [<paramref name="begin"/>, <paramref name="end"/>] (null = unbounded):
     /// flushes the memtable, then merges every level holding such keys into the next, down to the
     /// deepest level that holds any, dropping overwritten versions and deletions no snapshot needs.
-    /// With a <see cref="KvOptions.CompactionFilter"/> set, that deepest level is then rewritten in
+    /// With a <see cref="ColumnFamilyOptions.CompactionFilter"/> set, that deepest level is then rewritten in
     /// place too, so the filter sees every value of the range.
     /// Runs on the calling thread and returns when done.
     /// </summary>

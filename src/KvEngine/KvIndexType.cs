@@ -10,6 +10,6 @@ public enum KvIndexType
     /// <summary>One index block per table (kBinarySearch, the default).</summary>
     BinarySearch = 0,
 
-    /// <summary>Index partitions of about <see cref="KvOptions.MetadataBlockSize"/> under a top-level index (kTwoLevelIndexSearch).</summary>
+    /// <summary>Index partitions of about <see cref="ColumnFamilyOptions.MetadataBlockSize"/> under a top-level index (kTwoLevelIndexSearch).</summary>
     TwoLevelIndexSearch = 2,
 }

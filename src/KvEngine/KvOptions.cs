@@ -3,11 +3,13 @@ using KvEngine.Storage;
 namespace KvEngine;
 
 /// <summary>
-/// Options for opening a database. Names and defaults follow RocksDB's Options and
-/// BlockBasedTableOptions. An instance may be shared by several opens; the database copies what it
-/// needs at open and validates it (<see cref="ArgumentException"/> for values out of range).
+/// Options for opening a database: the database-wide settings (RocksDB's DBOptions) and, inherited
+/// from <see cref="ColumnFamilyOptions"/>, those of the default column family. Names and defaults
+/// follow RocksDB's Options and BlockBasedTableOptions. An instance may be shared by several
+/// opens; the database copies what it needs at open and validates it
+/// (<see cref="ArgumentException"/> for values out of range).
 /// </summary>
-public sealed class KvOptions
+public sealed class KvOptions : ColumnFamilyOptions
 {
     /// <summary>Create the database when the directory holds none (RocksDB: create_if_missing).</summary>
     public bool CreateIfMissing { get; set; } = true;
@@ -30,63 +32,8 @@ public sealed class KvOptions
     /// </summary>
     public bool AllowConcurrentMemtableWrite { get; set; } = true;
 
-    /// <summary>Bytes a memtable may hold before it becomes immutable and is flushed (64 MiB).</summary>
-    public long WriteBufferSize { get; set; } = 64L << 20;
-
-    /// <summary>Mutable plus immutable memtables allowed before writers wait for a flush (2).</summary>
-    public int MaxWriteBufferNumber { get; set; } = 2;
-
-    /// <summary>
-    /// Immutable memtables that must wait before a background flush starts (RocksDB's
-    /// min_write_buffer_number_to_merge, 1); capped at <see cref="MaxWriteBufferNumber"/> - 1, as
-    /// RocksDB sanitizes it. Flush() and closing flush whatever waits. Above 1, a flush merges
-    /// every waiting memtable into one level-0 table, as RocksDB does; at 1 each memtable gets its own.
-    /// </summary>
-    public int MinWriteBufferNumberToMerge { get; set; } = 1;
-
     /// <summary>How a damaged write-ahead log is treated at open (RocksDB's wal_recovery_mode).</summary>
     public WalRecoveryMode WalRecoveryMode { get; set; } = WalRecoveryMode.PointInTimeRecovery;
-
-    /// <summary>Target size of uncompressed data blocks in bytes (4096).</summary>
-    public int BlockSize { get; set; } = 4096;
-
-    /// <summary>Keys between restart points in data blocks (16).</summary>
-    public int BlockRestartInterval { get; set; } = 16;
-
-    /// <summary>Compression for data blocks: Snappy, as in RocksDB, by default.</summary>
-    public KvCompressionType Compression { get; set; } = KvCompressionType.Snappy;
-
-    /// <summary>
-    /// Codec level (RocksDB's compression_opts.level). The default,
-    /// <see cref="DefaultCompressionLevel"/>, is the codec's own default (ZSTD 3, LZ4HC 9, LZ4
-    /// acceleration 1). For ZSTD and LZ4HC the codec's scale (ZSTD -131072..22, LZ4HC 1..12); for
-    /// LZ4 a negative level is the acceleration (-level), as RocksDB passes it; Snappy has no level.
-    /// </summary>
-    public int CompressionLevel { get; set; } = DefaultCompressionLevel;
-
-    /// <summary>
-    /// Compression of compaction outputs written to the bottommost level (RocksDB's
-    /// bottommost_compression): commonly ZSTD under LZ4 or Snappy above, since most data lives there.
-    /// Null (the default, RocksDB's kDisableCompressionOption) uses <see cref="Compression"/>.
-    /// As in RocksDB, an output is bottommost when no level below it holds data; flushes always
-    /// use <see cref="Compression"/>.
-    /// </summary>
-    public KvCompressionType? BottommostCompression { get; set; }
-
-    /// <summary>
-    /// Codec level for <see cref="BottommostCompression"/> (RocksDB's bottommost_compression_opts.level);
-    /// null uses <see cref="CompressionLevel"/>.
-    /// </summary>
-    public int? BottommostCompressionLevel { get; set; }
-
-    /// <summary>RocksDB's kDefaultCompressionLevel (32767): "the codec's default level".</summary>
-    public const int DefaultCompressionLevel = 32767;
-
-    /// <summary>Checksum written in block trailers (XXH3, RocksDB 7.8's default).</summary>
-    public KvChecksumType Checksum { get; set; } = KvChecksumType.XxHash3;
-
-    /// <summary>Bloom filter bits per key for whole-key filters; 0 writes no filter (10).</summary>
-    public double BloomBitsPerKey { get; set; } = 10;
 
     /// <summary>
     /// At open, check that every table the MANIFEST lists exists with its recorded size (RocksDB:
@@ -150,113 +97,6 @@ public sealed class KvOptions
     /// <summary>Background threads running flushes and compactions (RocksDB: max_background_jobs, 2).</summary>
     public int MaxBackgroundJobs { get; set; } = 2;
 
-    /// <summary>Never compact automatically; only <see cref="KvDb.CompactRange"/> compacts (false).</summary>
-    public bool DisableAutoCompactions { get; set; }
-
-    /// <summary>
-    /// Called for values while compactions rewrite them, to keep, remove or change each (RocksDB:
-    /// compaction_filter; null, the default, keeps everything). Shared by every compaction: must be
-    /// thread-safe. See <see cref="KvCompactionFilter"/> for which entries it sees.
-    /// </summary>
-    public KvCompactionFilter? CompactionFilter { get; set; }
-
-    /// <summary>Level-0 files that trigger a compaction into the base level (4).</summary>
-    public int Level0FileNumCompactionTrigger { get; set; } = 4;
-
-    /// <summary>Level-0 files at which each write group is delayed by 1 ms (20).</summary>
-    public int Level0SlowdownWritesTrigger { get; set; } = 20;
-
-    /// <summary>Level-0 files at which writers wait until compaction catches up (36).</summary>
-    public int Level0StopWritesTrigger { get; set; } = 36;
-
-    /// <summary>Target size of level 1 (or of the base level), in bytes (256 MiB).</summary>
-    public long MaxBytesForLevelBase { get; set; } = 256L << 20;
-
-    /// <summary>Each level's target is this many times the previous level's (10).</summary>
-    public double MaxBytesForLevelMultiplier { get; set; } = 10;
-
-    /// <summary>
-    /// Derive level targets from the size of the last level and compact level 0 into the first
-    /// non-empty level (RocksDB: level_compaction_dynamic_level_bytes; 7.8's default false).
-    /// </summary>
-    public bool LevelCompactionDynamicLevelBytes { get; set; }
-
-    /// <summary>Target size of compaction output files (64 MiB).</summary>
-    public long TargetFileSizeBase { get; set; } = 64L << 20;
-
-    /// <summary>Each level's target file size is this many times the previous level's (1).</summary>
-    public int TargetFileSizeMultiplier { get; set; } = 1;
-
-    /// <summary>Upper bound of one compaction's input bytes; 0 means 25 x <see cref="TargetFileSizeBase"/>.</summary>
-    public long MaxCompactionBytes { get; set; }
-
-    /// <summary>
-    /// Align compaction output files to the next level's file boundaries, letting them range from
-    /// 50% to 200% of the target size (RocksDB: level_compaction_dynamic_file_size, true).
-    /// </summary>
-    public bool LevelCompactionDynamicFileSize { get; set; } = true;
-
-    /// <summary>
-    /// Size each Bloom filter so the memory holding it fills an allocator size class exactly, with
-    /// the mean false-positive rate kept on the bits-per-key target; costs about 1-2% more filter
-    /// bytes on disk (RocksDB: optimize_filters_for_memory; false).
-    /// </summary>
-    public bool OptimizeFiltersForMemory { get; set; }
-
-    /// <summary>
-    /// The block cache for data blocks (and, with <see cref="CacheIndexAndFilterBlocks"/>, index
-    /// and filter blocks). Null gives each database its own cache of
-    /// <see cref="KvBlockCache.DefaultCapacity"/> (8 MiB, as RocksDB does), with a compressed
-    /// secondary cache when <see cref="CompressedSecondaryCacheSize"/> is set; a cache passed here
-    /// carries its own secondary-cache settings and may be shared by several databases.
-    /// </summary>
-    public KvBlockCache? BlockCache { get; set; }
-
-    /// <summary>
-    /// Keep index and filter blocks in the block cache at high priority, charged to it
-    /// (RocksDB: cache_index_and_filter_blocks, false: the table reader holds them, uncharged).
-    /// </summary>
-    public bool CacheIndexAndFilterBlocks { get; set; }
-
-    /// <summary>
-    /// Keep the index and filter of level-0 tables no larger than 1.5 x <see cref="WriteBufferSize"/>
-    /// pinned in the cache while the table is open (false): with <see cref="CacheIndexAndFilterBlocks"/>
-    /// for unpartitioned tables, and always for the partitions of partitioned ones (RocksDB's
-    /// fallback for the unpartitioned and partition pinning tiers, <see cref="MetadataCacheOptions"/>).
-    /// </summary>
-    public bool PinL0FilterAndIndexBlocksInCache { get; set; }
-
-    /// <summary>
-    /// Index written with new tables: one index block (the default) or index partitions under a
-    /// top-level index (RocksDB: index_type, kTwoLevelIndexSearch = 2).
-    /// </summary>
-    public KvIndexType IndexType { get; set; } = KvIndexType.BinarySearch;
-
-    /// <summary>
-    /// With <see cref="KvIndexType.TwoLevelIndexSearch"/>, partition the Bloom filter too
-    /// (RocksDB: partition_filters, false; ignored with a single-level index, as RocksDB does).
-    /// </summary>
-    public bool PartitionFilters { get; set; }
-
-    /// <summary>Target size of index and filter partitions in bytes (RocksDB: metadata_block_size, 4096).</summary>
-    public int MetadataBlockSize { get; set; } = 4096;
-
-    /// <summary>
-    /// Cut filter partitions on their own key count instead of together with index partitions
-    /// (RocksDB: decouple_partitioned_filters, PR 12939; true as in current RocksDB; false writes
-    /// exactly what RocksDB 7.8 writes).
-    /// </summary>
-    public bool DecouplePartitionedFilters { get; set; } = true;
-
-    /// <summary>
-    /// With <see cref="CacheIndexAndFilterBlocks"/>, keep the top-level index and top-level filter
-    /// index of partitioned tables pinned in the cache (RocksDB: pin_top_level_index_and_filter, true).
-    /// </summary>
-    public bool PinTopLevelIndexAndFilter { get; set; } = true;
-
-    /// <summary>Pinning tiers for index and filter blocks (RocksDB: metadata_cache_options).</summary>
-    public KvMetadataCacheOptions MetadataCacheOptions { get; set; } = new();
-
     /// <summary>Bytes of compressed secondary cache under the default per-database block cache; 0 for none.</summary>
     public long CompressedSecondaryCacheSize { get; set; }
 
@@ -272,26 +112,6 @@ public sealed class KvOptions
     /// files stay open while idle; the least recently read are closed and reopened on demand.
     /// </summary>
     public int MaxOpenFiles { get; set; } = -1;
-    /// <summary>Leveled (the default) or FIFO compaction (RocksDB: compaction_style).</summary>
-    public CompactionStyle CompactionStyle { get; set; } = CompactionStyle.Level;
-
-    /// <summary>
-    /// Which file of a level a leveled compaction picks: the one overlapping the fewest next-level
-    /// bytes per byte (the default) or round robin (RocksDB: compaction_pri).
-    /// </summary>
-    public CompactionPri CompactionPri { get; set; } = CompactionPri.MinOverlappingRatio;
-
-    /// <summary>
-    /// FIFO: total table bytes above which the oldest files are deleted (RocksDB:
-    /// compaction_options_fifo.max_table_files_size, 1 GiB).
-    /// </summary>
-    public long FifoMaxTableFilesSize { get; set; } = 1L << 30;
-
-    /// <summary>
-    /// FIFO: merge runs of small new level-0 files into one (RocksDB:
-    /// compaction_options_fifo.allow_compaction, false).
-    /// </summary>
-    public bool FifoAllowCompaction { get; set; }
 
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
@@ -305,69 +125,16 @@ public sealed class KvOptions
 
     internal void Validate()
     {
-        ArgumentOutOfRangeException.ThrowIfLessThan(WriteBufferSize, 4096, nameof(WriteBufferSize));
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(WriteBufferSize, 1L << 40, nameof(WriteBufferSize));
-        ArgumentOutOfRangeException.ThrowIfLessThan(MaxWriteBufferNumber, 2, nameof(MaxWriteBufferNumber));
-        ArgumentOutOfRangeException.ThrowIfLessThan(MinWriteBufferNumberToMerge, 1, nameof(MinWriteBufferNumberToMerge));
+        ValidateFamily();
         ArgumentOutOfRangeException.ThrowIfNegative(WriteThreadSpinIterations, nameof(WriteThreadSpinIterations));
-        ArgumentOutOfRangeException.ThrowIfLessThan(BlockSize, 256, nameof(BlockSize));
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(BlockSize, 64 << 20, nameof(BlockSize));
-        ArgumentOutOfRangeException.ThrowIfLessThan(BlockRestartInterval, 1, nameof(BlockRestartInterval));
-        ArgumentOutOfRangeException.ThrowIfLessThan(MetadataBlockSize, 1, nameof(MetadataBlockSize));
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(MetadataBlockSize, 64 << 20, nameof(MetadataBlockSize));
-        if (!Enum.IsDefined(IndexType))
-        {
-            throw new ArgumentException($"Unknown index type {(int)IndexType}.", nameof(IndexType));
-        }
-        ArgumentNullException.ThrowIfNull(MetadataCacheOptions, nameof(MetadataCacheOptions));
-        foreach (KvPinningTier tier in (ReadOnlySpan<KvPinningTier>)[MetadataCacheOptions.TopLevelIndexPinning, MetadataCacheOptions.PartitionPinning, MetadataCacheOptions.UnpartitionedPinning])
-        {
-            if (!Enum.IsDefined(tier))
-            {
-                throw new ArgumentException($"Unknown pinning tier {(int)tier}.", nameof(MetadataCacheOptions));
-            }
-        }
-        if (!Enum.IsDefined(Compression))
-        {
-            throw new ArgumentException($"Unknown compression type {(int)Compression}.", nameof(Compression));
-        }
-        if (BottommostCompression is { } bottommost && !Enum.IsDefined(bottommost))
-        {
-            throw new ArgumentException($"Unknown compression type {(int)bottommost}.", nameof(BottommostCompression));
-        }
-        ValidateCompressionLevel(CompressionLevel, nameof(CompressionLevel));
         ArgumentOutOfRangeException.ThrowIfNegative(MaxBackgroundErrorResumeCount, nameof(MaxBackgroundErrorResumeCount));
         ArgumentOutOfRangeException.ThrowIfLessThan(BackgroundErrorResumeRetryInterval, TimeSpan.Zero, nameof(BackgroundErrorResumeRetryInterval));
-        if (BottommostCompressionLevel is { } bottommostLevel)
-        {
-            ValidateCompressionLevel(bottommostLevel, nameof(BottommostCompressionLevel));
-        }
-        if (!Enum.IsDefined(Checksum))
-        {
-            throw new ArgumentException($"Unknown checksum type {(int)Checksum}.", nameof(Checksum));
-        }
         if (!Enum.IsDefined(WalRecoveryMode))
         {
             throw new ArgumentException($"Unknown WAL recovery mode {(int)WalRecoveryMode}.", nameof(WalRecoveryMode));
         }
-        if (double.IsNaN(BloomBitsPerKey) || BloomBitsPerKey < 0 || BloomBitsPerKey > 100)
-        {
-            throw new ArgumentOutOfRangeException(nameof(BloomBitsPerKey), BloomBitsPerKey, "Bits per key must be in [0, 100].");
-        }
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxBackgroundJobs, 1, nameof(MaxBackgroundJobs));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxBackgroundJobs, 64, nameof(MaxBackgroundJobs));
-        ArgumentOutOfRangeException.ThrowIfLessThan(Level0FileNumCompactionTrigger, 1, nameof(Level0FileNumCompactionTrigger));
-        ArgumentOutOfRangeException.ThrowIfLessThan(Level0SlowdownWritesTrigger, Level0FileNumCompactionTrigger, nameof(Level0SlowdownWritesTrigger));
-        ArgumentOutOfRangeException.ThrowIfLessThan(Level0StopWritesTrigger, Level0SlowdownWritesTrigger, nameof(Level0StopWritesTrigger));
-        ArgumentOutOfRangeException.ThrowIfLessThan(MaxBytesForLevelBase, 1024, nameof(MaxBytesForLevelBase));
-        if (double.IsNaN(MaxBytesForLevelMultiplier) || MaxBytesForLevelMultiplier < 2 || MaxBytesForLevelMultiplier > 1000)
-        {
-            throw new ArgumentOutOfRangeException(nameof(MaxBytesForLevelMultiplier), MaxBytesForLevelMultiplier, "The level multiplier must be in [2, 1000].");
-        }
-        ArgumentOutOfRangeException.ThrowIfLessThan(TargetFileSizeBase, 1024, nameof(TargetFileSizeBase));
-        ArgumentOutOfRangeException.ThrowIfLessThan(TargetFileSizeMultiplier, 1, nameof(TargetFileSizeMultiplier));
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(TargetFileSizeMultiplier, 100, nameof(TargetFileSizeMultiplier));
-        ArgumentOutOfRangeException.ThrowIfNegative(MaxCompactionBytes, nameof(MaxCompactionBytes));
         ArgumentOutOfRangeException.ThrowIfNegative(CompressedSecondaryCacheSize, nameof(CompressedSecondaryCacheSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxOpenFiles, -1, nameof(MaxOpenFiles));
         if (MaxOpenFiles == 0)
@@ -378,25 +145,6 @@ public sealed class KvOptions
         {
             throw new ArgumentException("The compressed secondary cache supports None, Lz4 and Zstd.", nameof(CompressedSecondaryCacheCompression));
         }
-        if (!Enum.IsDefined(CompactionStyle))
-        {
-            throw new ArgumentException($"Unsupported compaction style {(int)CompactionStyle} (leveled 0 and FIFO 2 are built).", nameof(CompactionStyle));
-        }
-        if (!Enum.IsDefined(CompactionPri))
-        {
-            throw new ArgumentException($"Unsupported compaction priority {(int)CompactionPri} (3 and 4 are built).", nameof(CompactionPri));
-        }
-        ArgumentOutOfRangeException.ThrowIfLessThan(FifoMaxTableFilesSize, 1, nameof(FifoMaxTableFilesSize));
         ArgumentNullException.ThrowIfNull(FileSystem);
-    }
-
-    private static void ValidateCompressionLevel(int level, string name)
-    {
-        // ZSTD's range is the widest (ZSTD_minCLevel() = -131072 .. 22); each codec clamps to its own.
-        if (level != DefaultCompressionLevel && (level < -(1 << 17) || level > 22))
-        {
-            throw new ArgumentOutOfRangeException(name, level,
-                $"A compression level must be in [-131072, 22] or KvOptions.DefaultCompressionLevel ({DefaultCompressionLevel}).");
-        }
     }
 }

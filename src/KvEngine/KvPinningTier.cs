@@ -6,13 +6,13 @@ namespace KvEngine;
 /// </summary>
 public enum KvPinningTier
 {
-    /// <summary>Decided by the older options (<see cref="KvOptions.PinTopLevelIndexAndFilter"/>, <see cref="KvOptions.PinL0FilterAndIndexBlocksInCache"/>).</summary>
+    /// <summary>Decided by the older options (<see cref="ColumnFamilyOptions.PinTopLevelIndexAndFilter"/>, <see cref="ColumnFamilyOptions.PinL0FilterAndIndexBlocksInCache"/>).</summary>
     Fallback = 0,
 
     /// <summary>No table.</summary>
     None = 1,
 
-    /// <summary>Level-0 tables no larger than 1.5 x <see cref="KvOptions.WriteBufferSize"/> (flushed, or like it).</summary>
+    /// <summary>Level-0 tables no larger than 1.5 x <see cref="ColumnFamilyOptions.WriteBufferSize"/> (flushed, or like it).</summary>
     FlushedAndSimilar = 2,
 
     /// <summary>Every table.</summary>

@@ -41,7 +41,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly IFileSystem _fs;
     private readonly TableOptions _tableOptions;
 
-    /// <summary>Options for compaction outputs at the bottommost level (<see cref="KvOptions.BottommostCompression"/>); <see cref="_tableOptions"/> when unset.</summary>
+    /// <summary>Options for compaction outputs at the bottommost level (<see cref="ColumnFamilyOptions.BottommostCompression"/>); <see cref="_tableOptions"/> when unset.</summary>
     private readonly TableOptions _bottommostTableOptions;
     private readonly VersionSet _versions;
     private readonly TableCache _tables;
