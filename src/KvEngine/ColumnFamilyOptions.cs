@@ -64,7 +64,7 @@ public class ColumnFamilyOptions
     /// <summary>Bloom filter bits per key for whole-key filters; 0 writes no filter (10).</summary>
     public double BloomBitsPerKey { get; set; } = 10;
 
-    /// <summary>Never compact automatically; only <see cref="KvDb.CompactRange"/> compacts (false).</summary>
+    /// <summary>Never compact automatically; only <see cref="KvDb.CompactRange(byte[], byte[])"/> compacts (false).</summary>
     public bool DisableAutoCompactions { get; set; }
 
     /// <summary>

@@ -12,7 +12,7 @@ namespace KvEngine;
 /// when no live snapshot can read that version (its sequence number is above the newest snapshot's):
 /// a value a snapshot can still see is written out as is. Flushes never call the filter (as in
 /// RocksDB); a value is filtered whenever a compaction rewrites it. With a filter set, the manual
-/// compactions of <see cref="KvDb.CompactRange"/> never move a file down a level without rewriting
+/// compactions of <see cref="KvDb.CompactRange(byte[], byte[])"/> never move a file down a level without rewriting
 /// it, and rewrite the deepest level of the range in place (RocksDB's default
 /// bottommost_level_compaction, kIfHaveCompactionFilter): every value of the range passes through
 /// the filter. Automatic compactions filter what they rewrite; their trivial moves skip it.
@@ -23,7 +23,7 @@ namespace KvEngine;
 /// </para>
 /// <para>
 /// Thread-safety: one instance is shared by every compaction of the database, and compactions run
-/// concurrently on the background threads and on callers of <see cref="KvDb.CompactRange"/>: the
+/// concurrently on the background threads and on callers of <see cref="KvDb.CompactRange(byte[], byte[])"/>: the
 /// implementation must be thread-safe. It runs on the compaction's per-key path, so it should not
 /// block or allocate. An exception thrown by it fails the compaction, whose outputs are deleted, and
 /// becomes the database's background error (writes then fail until the database recovers or is

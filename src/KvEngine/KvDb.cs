@@ -9,6 +9,12 @@ namespace KvEngine;
 /// An open KvEngine database: a persistent, ordered map from byte keys to byte values, stored as an
 /// LSM tree in RocksDB's file formats.
 /// <para>
+/// Column families (RocksDB's): each is a keyspace with its own options, memtables and tables,
+/// sharing the WAL, the sequence and snapshots; a <see cref="WriteBatch"/> is atomic across them.
+/// Members without a <see cref="ColumnFamilyHandle"/> act on the default family ("default");
+/// <see cref="Flush()"/> flushes every family.
+/// </para>
+/// <para>
 /// Thread-safety: every member may be called from any number of threads at once. Writes are
 /// atomic per call (a <see cref="WriteBatch"/> applies entirely or not at all) and ordered; reads
 /// take no lock. After <see cref="Dispose"/> every call throws <see cref="ObjectDisposedException"/>.
@@ -40,6 +46,79 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// <exception cref="KvException">Another instance holds it, or it is missing or exists against the options.</exception>
     public static KvDb Open(string path, KvOptions? options = null) => new(DbImpl.Open(path, options ?? new KvOptions()));
 
+    /// <summary>
+    /// Opens the database with its column families (RocksDB's DB::Open with descriptors): every
+    /// family the database has must be named (<see cref="ListColumnFamilies"/> lists them); a named
+    /// family it lacks is created when <see cref="KvOptions.CreateMissingColumnFamilies"/> is set.
+    /// A descriptor named "default" sets the default family's options, overriding those of
+    /// <paramref name="options"/>. Handles: <see cref="GetColumnFamily"/>, <see cref="ColumnFamilies"/>.
+    /// </summary>
+    /// <exception cref="ArgumentException">A family is not named, or is missing without CreateMissingColumnFamilies, or is named twice.</exception>
+    /// <exception cref="KvCorruptionException">Its files are damaged beyond what the recovery mode tolerates.</exception>
+    /// <exception cref="KvException">Another instance holds it, or it is missing or exists against the options.</exception>
+    public static KvDb Open(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor> columnFamilies)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamilies);
+        return new(DbImpl.Open(path, options, columnFamilies));
+    }
+
+    /// <summary>
+    /// The names of the column families of the database at <paramref name="path"/>, "default"
+    /// first, in creation order (RocksDB's DB::ListColumnFamilies). Reads only CURRENT and the
+    /// MANIFEST; the database may be open elsewhere.
+    /// </summary>
+    /// <exception cref="KvCorruptionException">CURRENT or the MANIFEST is missing or damaged.</exception>
+    public static IReadOnlyList<string> ListColumnFamilies(string path, KvOptions? options = null)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(path);
+        Storage.IFileSystem fs = (options ?? new KvOptions()).FileSystem;
+        try
+        {
+            return ManifestReader.ListColumnFamilies(fs, System.IO.Path.GetFullPath(path));
+        }
+        catch (IOException e)
+        {
+            throw new KvException($"Listing the column families of '{path}' failed: {e.Message}", e);
+        }
+    }
+
+    /// <summary>The default column family ("default", id 0).</summary>
+    public ColumnFamilyHandle DefaultColumnFamily => _impl.DefaultFamily.Handle;
+
+    /// <summary>The live column families, default first, in id order.</summary>
+    public IReadOnlyList<ColumnFamilyHandle> ColumnFamilies
+    {
+        get
+        {
+            _impl.ThrowIfDisposed();
+            List<ColumnFamilyData> live = _impl.LiveFamilies();
+            return live.ConvertAll(static f => f.Handle);
+        }
+    }
+
+    /// <summary>The live column family named <paramref name="name"/>, or null.</summary>
+    public ColumnFamilyHandle? GetColumnFamily(string name) => _impl.GetColumnFamily(name);
+
+    /// <summary>
+    /// Creates a column family with <paramref name="options"/> (defaults when null), recorded
+    /// durably before this returns (RocksDB's CreateColumnFamily).
+    /// </summary>
+    /// <exception cref="ArgumentException">A family of that name exists, or an option is out of range.</exception>
+    public ColumnFamilyHandle CreateColumnFamily(string name, ColumnFamilyOptions? options = null) =>
+        _impl.CreateColumnFamily(name, options ?? new ColumnFamilyOptions());
+
+    /// <summary>
+    /// Drops a column family (RocksDB's DropColumnFamily), durably before this returns: its data is
+    /// gone for new reads and writes (which then throw <see cref="ArgumentException"/>); iterators
+    /// already open keep reading it, and its files are deleted once they are disposed.
+    /// </summary>
+    /// <exception cref="ArgumentException">The default family, a family already dropped, or a handle of another database.</exception>
+    public void DropColumnFamily(ColumnFamilyHandle columnFamily)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        _impl.DropColumnFamily(columnFamily);
+    }
+
     /// <summary>Opens the database on a thread-pool thread (recovery reads and writes files).</summary>
     public static async ValueTask<KvDb> OpenAsync(string path, KvOptions? options = null, CancellationToken cancellationToken = default)
     {
@@ -57,6 +136,39 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         WriteBatch b = ThreadBatch();
         b.Put(key, value);
         _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>Sets <paramref name="key"/> to <paramref name="value"/> in <paramref name="columnFamily"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public void Put(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, WriteOptions? options = null)
+    {
+        _impl.Resolve(columnFamily);
+        WriteBatch b = ThreadBatch();
+        b.Put(columnFamily, key, value);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>Deletes <paramref name="key"/> from <paramref name="columnFamily"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public void Delete(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, WriteOptions? options = null)
+    {
+        _impl.Resolve(columnFamily);
+        WriteBatch b = ThreadBatch();
+        b.Delete(columnFamily, key);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>Removes every key of <paramref name="columnFamily"/> in [<paramref name="begin"/>, <paramref name="end"/>).</summary>
+    /// <exception cref="ArgumentException"><paramref name="begin"/> sorts after <paramref name="end"/>, or the family was dropped.</exception>
+    public void DeleteRange(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end, WriteOptions? options = null)
+    {
+        _impl.Resolve(columnFamily);
+        WriteBatch b = ThreadBatch();
+        b.DeleteRange(columnFamily, begin, end);
+        if (b.Count > 0)
+        {
+            _impl.Write(b, options ?? WriteOptions.Default);
+        }
     }
 
     /// <summary>
@@ -111,7 +223,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
-    /// Deletes <paramref name="key"/>, as <see cref="Delete"/>; completes when the write is as
+    /// Deletes <paramref name="key"/>, as <see cref="Delete(ReadOnlySpan{byte}, WriteOptions)"/>; completes when the write is as
     /// durable as <paramref name="options"/> asks. Cancellation is observed only before the write
     /// is queued: once queued it is committed.
     /// </summary>
@@ -122,7 +234,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         return WriteOwnedAsync(b, options, cancellationToken);
     }
 
-    /// <summary><see cref="DeleteRange"/>, completing when the write is as durable as <paramref name="options"/> asks.</summary>
+    /// <summary><see cref="DeleteRange(ReadOnlySpan{byte}, ReadOnlySpan{byte}, WriteOptions)"/>, completing when the write is as durable as <paramref name="options"/> asks.</summary>
     /// <exception cref="ArgumentException"><paramref name="begin"/> sorts after <paramref name="end"/> (thrown at once).</exception>
     public ValueTask DeleteRangeAsync(ReadOnlyMemory<byte> begin, ReadOnlyMemory<byte> end, WriteOptions? options = null,
         CancellationToken cancellationToken = default)
@@ -160,7 +272,26 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return _impl.TryGet(key, value, options ?? ReadOptions.Default);
+        return _impl.TryGet(_impl.DefaultFamily, key, value, options ?? ReadOptions.Default);
+    }
+
+    /// <summary>Looks <paramref name="key"/> up in <paramref name="columnFamily"/>; see <see cref="TryGet(ReadOnlySpan{byte}, IBufferWriter{byte}, ReadOptions?)"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public bool TryGet(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        ArgumentNullException.ThrowIfNull(value);
+        return _impl.TryGet(_impl.Resolve(columnFamily), key, value, options ?? ReadOptions.Default);
+    }
+
+    /// <summary>The value of <paramref name="key"/> in <paramref name="columnFamily"/>, or null when absent.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public byte[]? Get(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, ReadOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        ArrayBufferWriter<byte> w = t_value ??= new ArrayBufferWriter<byte>(256);
+        w.ResetWrittenCount();
+        return _impl.TryGet(_impl.Resolve(columnFamily), key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
     }
 
     /// <summary>The value of <paramref name="key"/>, or null when absent.</summary>
@@ -168,7 +299,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     {
         ArrayBufferWriter<byte> w = t_value ??= new ArrayBufferWriter<byte>(256);
         w.ResetWrittenCount();
-        return _impl.TryGet(key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
+        return _impl.TryGet(_impl.DefaultFamily, key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
     }
 
     /// <summary>
@@ -197,7 +328,15 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// <summary>A new iterator over the database; dispose it when done.</summary>
     public KvIterator NewIterator(ReadOptions? options = null)
     {
-        return new KvIterator(_impl, _impl.NewIterator(options ?? ReadOptions.Default));
+        return new KvIterator(_impl, _impl.NewIterator(_impl.DefaultFamily, options ?? ReadOptions.Default));
+    }
+
+    /// <summary>A new iterator over <paramref name="columnFamily"/>; dispose it when done.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public KvIterator NewIterator(ColumnFamilyHandle columnFamily, ReadOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        return new KvIterator(_impl, _impl.NewIterator(_impl.Resolve(columnFamily), options ?? ReadOptions.Default));
     }
 
     /// <summary>
@@ -232,14 +371,25 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         }
     }
 
-    /// <summary>Writes the memtable to a table file and waits until it is recorded.</summary>
+    /// <summary>
+    /// Writes the memtables of every column family to table files and waits until they are
+    /// recorded (RocksDB's Flush over all handles).
+    /// </summary>
     public void Flush()
     {
         _impl.Flush();
     }
 
-    /// <summary>Like <see cref="Flush"/>, without blocking the calling thread while the table is written.</summary>
-    public ValueTask FlushAsync(CancellationToken cancellationToken = default) => _impl.FlushAsync(cancellationToken);
+    /// <summary>Writes the memtable of <paramref name="columnFamily"/> to a table file and waits until it is recorded.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public void Flush(ColumnFamilyHandle columnFamily)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        _impl.Flush([_impl.Resolve(columnFamily)]);
+    }
+
+    /// <summary>Like <see cref="Flush()"/>, without blocking the calling thread while the tables are written.</summary>
+    public ValueTask FlushAsync(CancellationToken cancellationToken = default) => _impl.FlushAsync(null, cancellationToken);
 
     /// <summary>
     /// Compacts the keys in [<paramref name="begin"/>, <paramref name="end"/>] (null = unbounded):
@@ -249,11 +399,19 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// place too, so the filter sees every value of the range.
     /// Runs on the calling thread and returns when done.
     /// </summary>
-    public void CompactRange(byte[]? begin, byte[]? end) => _impl.CompactRange(begin, end);
+    public void CompactRange(byte[]? begin, byte[]? end) => _impl.CompactRange(_impl.DefaultFamily, begin, end);
 
-    /// <summary><see cref="CompactRange"/> on a thread-pool thread.</summary>
+    /// <summary><see cref="CompactRange(byte[], byte[])"/> for <paramref name="columnFamily"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public void CompactRange(ColumnFamilyHandle columnFamily, byte[]? begin, byte[]? end)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        _impl.CompactRange(_impl.Resolve(columnFamily), begin, end);
+    }
+
+    /// <summary><see cref="CompactRange(byte[], byte[])"/> on a thread-pool thread.</summary>
     public ValueTask CompactRangeAsync(byte[]? begin, byte[]? end, CancellationToken cancellationToken = default) =>
-        _impl.CompactRangeAsync(begin, end, cancellationToken);
+        _impl.CompactRangeAsync(_impl.DefaultFamily, begin, end, cancellationToken);
 
     /// <summary>The engine, for tests and benchmarks that look inside.</summary>
     internal DbImpl Impl => _impl;
@@ -266,7 +424,15 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// "rocksdb.cur-size-active-mem-table", "rocksdb.levelstats"), or null for an unknown name.
     /// "kvengine.latest-sequence-number" gives the last sequence number.
     /// </summary>
-    public string? GetProperty(string name) => _impl.GetProperty(name);
+    public string? GetProperty(string name) => _impl.GetProperty(_impl.DefaultFamily, name);
+
+    /// <summary>A statistic of <paramref name="columnFamily"/> by RocksDB's property name; see <see cref="GetProperty(string)"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public string? GetProperty(ColumnFamilyHandle columnFamily, string name)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        return _impl.GetProperty(_impl.Resolve(columnFamily), name);
+    }
 
     /// <summary>
     /// Leaves the background-error state without reopening (RocksDB's DB::Resume): after a failed

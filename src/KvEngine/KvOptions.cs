@@ -113,6 +113,26 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// </summary>
     public int MaxOpenFiles { get; set; } = -1;
 
+    /// <summary>
+    /// Create the column families named at open that the database lacks (RocksDB:
+    /// create_missing_column_families, false: such an open fails).
+    /// </summary>
+    public bool CreateMissingColumnFamilies { get; set; }
+
+    /// <summary>
+    /// Flush every column family with data together whenever one is flushed, recorded as one
+    /// atomic MANIFEST group, so the families' tables always reflect the same point in time even
+    /// with the WAL disabled (RocksDB: atomic_flush, false).
+    /// </summary>
+    public bool AtomicFlush { get; set; }
+
+    /// <summary>
+    /// With several column families, once the live WALs pass this many bytes the families whose
+    /// unflushed data keeps the oldest WAL alive are flushed (RocksDB: max_total_wal_size; 0, the
+    /// default, means 4 x the sum over families of write buffer size x max write buffer number).
+    /// </summary>
+    public long MaxTotalWalSize { get; set; }
+
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
@@ -136,6 +156,7 @@ public sealed class KvOptions : ColumnFamilyOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxBackgroundJobs, 1, nameof(MaxBackgroundJobs));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxBackgroundJobs, 64, nameof(MaxBackgroundJobs));
         ArgumentOutOfRangeException.ThrowIfNegative(CompressedSecondaryCacheSize, nameof(CompressedSecondaryCacheSize));
+        ArgumentOutOfRangeException.ThrowIfNegative(MaxTotalWalSize, nameof(MaxTotalWalSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxOpenFiles, -1, nameof(MaxOpenFiles));
         if (MaxOpenFiles == 0)
         {

@@ -9,8 +9,10 @@ namespace KvEngine;
 //             | SingleDeletion: 0x7 key: varstring
 //             | RangeDeletion: 0xF begin: varstring end: varstring
 //             | Merge: 0x2 key: varstring operand: varstring
-//             | (read only) the column-family variants 0x4 0x5 0x6 0x8 0xE with cf: varint32 after
-//               the tag, LogData 0x3, Noop 0xD and the other WriteBatchTag values
+//             | the column-family variants of the above (Value 0x5, Deletion 0x4, SingleDeletion 0x8,
+//               RangeDeletion 0xE, Merge 0x6) with cf: varint32 after the tag, for a family other
+//               than the default (0)
+//             | (read only) LogData 0x3, Noop 0xD and the other WriteBatchTag values
 // varstring  := length: varint32  bytes: uint8[length]
 //
 // count is the number of Value, Deletion, SingleDeletion, RangeDeletion and Merge records; each
@@ -18,8 +20,10 @@ namespace KvEngine;
 // (db/write_batch.cc): it is the payload of a WAL record as is. See docs/formats/write_batch.md.
 
 /// <summary>
-/// A group of writes applied atomically: all of them or none survive a crash. Build one with
-/// <see cref="Put"/>, <see cref="Delete"/> and <see cref="DeleteRange"/>, then hand it to the database's write method.
+/// A group of writes applied atomically: all of them or none survive a crash, across column
+/// families too. Build one with <see cref="Put(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>,
+/// <see cref="Delete(ReadOnlySpan{byte})"/> and <see cref="DeleteRange(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>
+/// (or their overloads taking a <see cref="ColumnFamilyHandle"/>), then hand it to the database's write method.
 /// Keys and values are copied in; the batch can be reused after <see cref="Clear"/>.
 /// Holds a pooled buffer: dispose it when done. Not thread-safe.
 /// </summary>
@@ -41,6 +45,7 @@ public sealed class WriteBatch : IDisposable
 
     private readonly long _maxRepresentationSize;
     private ByteBuffer? _rep;
+    private List<uint>? _otherFamilies;
 
     /// <summary>Creates an empty batch.</summary>
     public WriteBatch()
@@ -76,6 +81,12 @@ public sealed class WriteBatch : IDisposable
     /// <summary>The representation: what goes into the WAL. Valid until the batch changes.</summary>
     internal ReadOnlySpan<byte> Data => Rep.WrittenSpan;
 
+    /// <summary>The families other than the default that the batch writes, each once; null when none.</summary>
+    internal IReadOnlyList<uint>? OtherColumnFamilies => _otherFamilies is { Count: > 0 } ? _otherFamilies : null;
+
+    /// <summary>The batch holds a write to the default family.</summary>
+    internal bool WritesDefaultColumnFamily { get; private set; }
+
     private ByteBuffer Rep
     {
         get
@@ -90,15 +101,26 @@ public sealed class WriteBatch : IDisposable
     /// Key and value together exceed <see cref="MaxEntrySize"/>, or the batch would exceed about 2 GiB.
     /// </exception>
     public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
-        AddRecord(WriteBatchTag.Value, key, value, hasSecond: true);
+        AddRecord(WriteBatchTag.Value, 0, key, value, hasSecond: true);
+
+    /// <summary>Stores <paramref name="value"/> under <paramref name="key"/> in <paramref name="columnFamily"/>.</summary>
+    /// <exception cref="ArgumentException">
+    /// Key and value together exceed <see cref="MaxEntrySize"/>, or the batch would exceed about 2 GiB.
+    /// </exception>
+    public void Put(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
+        AddRecord(WriteBatchTag.Value, FamilyId(columnFamily), key, value, hasSecond: true);
 
     /// <summary>Removes <paramref name="key"/> (a no-op if it is absent).</summary>
     public void Delete(ReadOnlySpan<byte> key) =>
-        AddRecord(WriteBatchTag.Deletion, key, default, hasSecond: false);
+        AddRecord(WriteBatchTag.Deletion, 0, key, default, hasSecond: false);
+
+    /// <summary>Removes <paramref name="key"/> from <paramref name="columnFamily"/> (a no-op if it is absent).</summary>
+    public void Delete(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key) =>
+        AddRecord(WriteBatchTag.Deletion, FamilyId(columnFamily), key, default, hasSecond: false);
 
     /// <summary>Removes the only version of <paramref name="key"/> (RocksDB's SingleDelete).</summary>
     internal void SingleDelete(ReadOnlySpan<byte> key) =>
-        AddRecord(WriteBatchTag.SingleDeletion, key, default, hasSecond: false);
+        AddRecord(WriteBatchTag.SingleDeletion, 0, key, default, hasSecond: false);
 
     /// <summary>
     /// Removes every key in [<paramref name="begin"/>, <paramref name="end"/>) (begin inclusive,
@@ -107,7 +129,18 @@ public sealed class WriteBatch : IDisposable
     /// </summary>
     /// <exception cref="ArgumentException"><paramref name="begin"/> sorts after <paramref name="end"/>,
     /// or the batch would exceed about 2 GiB.</exception>
-    public void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end)
+    public void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end) => DeleteRange(0, begin, end);
+
+    /// <summary>
+    /// Removes every key of <paramref name="columnFamily"/> in [<paramref name="begin"/>,
+    /// <paramref name="end"/>), as of this write; see <see cref="DeleteRange(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="begin"/> sorts after <paramref name="end"/>,
+    /// or the batch would exceed about 2 GiB.</exception>
+    public void DeleteRange(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end) =>
+        DeleteRange(FamilyId(columnFamily), begin, end);
+
+    private void DeleteRange(uint columnFamily, ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end)
     {
         int c = begin.SequenceCompareTo(end);
         if (c > 0)
@@ -116,13 +149,19 @@ public sealed class WriteBatch : IDisposable
         }
         if (c < 0)
         {
-            AddRecord(WriteBatchTag.RangeDeletion, begin, end, hasSecond: true);
+            AddRecord(WriteBatchTag.RangeDeletion, columnFamily, begin, end, hasSecond: true);
         }
+    }
+
+    private static uint FamilyId(ColumnFamilyHandle columnFamily)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        return columnFamily.Id;
     }
 
     /// <summary>Adds a merge operand for <paramref name="key"/>.</summary>
     internal void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand) =>
-        AddRecord(WriteBatchTag.Merge, key, operand, hasSecond: true);
+        AddRecord(WriteBatchTag.Merge, 0, key, operand, hasSecond: true);
 
     /// <summary>Removes every write; the batch is empty and reusable.</summary>
     public void Clear()
@@ -130,6 +169,8 @@ public sealed class WriteBatch : IDisposable
         ByteBuffer rep = Rep;
         rep.Truncate(HeaderSize);
         rep.WrittenSpanMutable.Clear();
+        _otherFamilies?.Clear();
+        WritesDefaultColumnFamily = false;
     }
 
     /// <summary>
@@ -139,8 +180,9 @@ public sealed class WriteBatch : IDisposable
     /// <exception cref="KvException">A well-formed batch KvEngine cannot apply.</exception>
     internal static WriteBatch FromRep(ReadOnlySpan<byte> rep)
     {
-        WriteBatchDecoder.Validate(rep);
-        var batch = new WriteBatch(rep.Length);
+        var families = new FamilyCollector(new WriteBatch(rep.Length));
+        WriteBatchDecoder.Iterate(rep, ref families);
+        WriteBatch batch = families.Batch;
         ByteBuffer buffer = batch.Rep;
         buffer.Truncate(0);
         buffer.Append(rep);
@@ -164,6 +206,26 @@ public sealed class WriteBatch : IDisposable
         ByteBuffer rep = Rep;
         rep.Append(records);
         Coding.EncodeFixed32(rep.WrittenSpanMutable.Slice(8), (uint)count);
+        WritesDefaultColumnFamily |= other.WritesDefaultColumnFamily;
+        if (other._otherFamilies != null)
+        {
+            foreach (uint id in other._otherFamilies)
+            {
+                NoteFamily(id);
+            }
+        }
+    }
+
+    private void NoteFamily(uint columnFamily)
+    {
+        if (columnFamily == 0)
+        {
+            WritesDefaultColumnFamily = true;
+        }
+        else if (!(_otherFamilies ??= new List<uint>(2)).Contains(columnFamily))
+        {
+            _otherFamilies.Add(columnFamily);
+        }
     }
 
     /// <summary>Sends every write to <paramref name="handler"/> in order, without boxing it.</summary>
@@ -178,7 +240,7 @@ public sealed class WriteBatch : IDisposable
         _rep = null;
     }
 
-    private void AddRecord(WriteBatchTag tag, ReadOnlySpan<byte> first, ReadOnlySpan<byte> second, bool hasSecond)
+    private void AddRecord(WriteBatchTag tag, uint columnFamily, ReadOnlySpan<byte> first, ReadOnlySpan<byte> second, bool hasSecond)
     {
         if ((long)first.Length + second.Length > MaxEntrySize)
         {
@@ -192,13 +254,56 @@ public sealed class WriteBatch : IDisposable
         }
         EnsureRoom(size, (long)Count + 1);
         ByteBuffer rep = Rep;
-        rep.AppendByte((byte)tag);
+        if (columnFamily == 0)
+        {
+            rep.AppendByte((byte)tag);
+        }
+        else
+        {
+            rep.AppendByte((byte)ColumnFamilyTag(tag));
+            rep.AppendVarint32(columnFamily);
+        }
+        NoteFamily(columnFamily);
         rep.AppendLengthPrefixed(first);
         if (hasSecond)
         {
             rep.AppendLengthPrefixed(second);
         }
         Coding.EncodeFixed32(rep.WrittenSpanMutable.Slice(8), (uint)(Coding.DecodeFixed32(rep.WrittenSpan.Slice(8)) + 1));
+    }
+
+    private static WriteBatchTag ColumnFamilyTag(WriteBatchTag tag) => tag switch
+    {
+        WriteBatchTag.Value => WriteBatchTag.ColumnFamilyValue,
+        WriteBatchTag.Deletion => WriteBatchTag.ColumnFamilyDeletion,
+        WriteBatchTag.SingleDeletion => WriteBatchTag.ColumnFamilySingleDeletion,
+        WriteBatchTag.RangeDeletion => WriteBatchTag.ColumnFamilyRangeDeletion,
+        WriteBatchTag.Merge => WriteBatchTag.ColumnFamilyMerge,
+        _ => throw new ArgumentOutOfRangeException(nameof(tag)),
+    };
+
+    /// <summary>Notes the families a representation read from a WAL writes.</summary>
+    private struct FamilyCollector : IWriteBatchHandler
+    {
+        public FamilyCollector(WriteBatch batch) => Batch = batch;
+
+        public WriteBatch Batch { get; }
+
+        public bool SeekColumnFamily(uint columnFamily)
+        {
+            Batch.NoteFamily(columnFamily);
+            return true;
+        }
+
+        public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) { }
+
+        public void Delete(ReadOnlySpan<byte> key) { }
+
+        public void SingleDelete(ReadOnlySpan<byte> key) { }
+
+        public void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end) { }
+
+        public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) { }
     }
 
     private void EnsureRoom(long extraBytes, long newCount)

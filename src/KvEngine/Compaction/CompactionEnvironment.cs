@@ -7,12 +7,13 @@ namespace KvEngine.Compaction;
 /// <summary>
 /// What a <see cref="CompactionJob"/> needs from its database: where files go, how tables are
 /// built and read, and how output file numbers are allocated (the database registers each number
-/// as a pending output, protected from the obsolete-file sweep, before returning it).
-/// Immutable record.
+/// as a pending output, protected from the obsolete-file sweep, before returning it), and the
+/// facts every output's properties record (its column family). Immutable record.
 /// </summary>
 internal sealed record CompactionEnvironment(
     string Directory,
     IFileSystem FileSystem,
     TableCache Tables,
     TableOptions TableOptions,
-    Func<ulong> NewOutputFileNumber);
+    Func<ulong> NewOutputFileNumber,
+    TableBuildContext? BuildContext = null);

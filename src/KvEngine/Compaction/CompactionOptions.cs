@@ -58,7 +58,7 @@ internal sealed record CompactionOptions
     /// <summary>Memtable size; bounds the files FIFO's intra-level-0 compaction merges (x 1.1).</summary>
     public long WriteBufferSize { get; init; } = 64L << 20;
 
-    public static CompactionOptions From(KvOptions o) => new()
+    public static CompactionOptions From(ColumnFamilyOptions o) => new()
     {
         Level0FileNumCompactionTrigger = o.Level0FileNumCompactionTrigger,
         BottommostCompressionDiffers = o.BottommostCompression is { } bottommost && bottommost != o.Compression,

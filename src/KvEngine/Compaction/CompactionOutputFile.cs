@@ -26,14 +26,14 @@ internal sealed class CompactionOutputFile : IDisposable
     private byte[]? _tombstoneLargest;
     private bool _closed;
 
-    public CompactionOutputFile(ulong number, string path, IFileSystem fs, TableOptions options)
+    public CompactionOutputFile(ulong number, string path, IFileSystem fs, TableOptions options, TableBuildContext? context = null)
     {
         Number = number;
         Path = path;
         _file = fs.CreateWritable(path);
         try
         {
-            _builder = new TableBuilder(options, _file);
+            _builder = new TableBuilder(options, _file, context);
         }
         catch
         {

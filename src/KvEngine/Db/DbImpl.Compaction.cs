@@ -21,17 +21,14 @@ internal sealed partial class DbImpl
 {
     private readonly CancellationTokenSource _shutdown = new();
     private Thread[] _backgroundThreads = Array.Empty<Thread>();
-    private bool _flushRunning;
-    private int _forcedFlushes; // the oldest memtables that must be flushed now (Flush, close), under _mutex
-
-    // RocksDB's min_write_buffer_number_to_merge, sanitized to at most max_write_buffer_number - 1.
-    private int MinImmutableToFlush => Math.Min(_options.MinWriteBufferNumberToMerge, _options.MaxWriteBufferNumber - 1);
     private int _autoCompactionsRunning;
+    private int _nextCompactionFamily; // round robin over families for the picker, under _mutex
     private int _manualCompactionsRunning;
 
     internal EngineCounters Counters => _counters;
 
-    internal CompactionStatistics CompactionStats => _compactionStats;
+    /// <summary>The default family's compaction statistics.</summary>
+    internal CompactionStatistics CompactionStats => _default.CompactionStats;
 
     /// <summary>Compactions that may run at once in the background (RocksDB's split of max_background_jobs).</summary>
     private int MaxAutoCompactions => _options.MaxBackgroundJobs >= 2
@@ -76,8 +73,9 @@ internal sealed partial class DbImpl
     {
         while (true)
         {
-            ImmutableMemTable[]? flush = null;
+            List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? flush = null;
             Compaction.Compaction? compaction = null;
+            ColumnFamilyData? compactionFamily = null;
             ReadState? pinned = null;
             lock (_mutex)
             {
@@ -87,25 +85,13 @@ internal sealed partial class DbImpl
                 }
                 if (_backgroundError == null)
                 {
-                    if (_immutable.Count > 0 && !_flushRunning && (_immutable.Count >= MinImmutableToFlush || _forcedFlushes > 0))
+                    flush = PickFlush();
+                    if (flush == null && _autoCompactionsRunning < MaxAutoCompactions)
                     {
-                        // One memtable per table by default; with min_write_buffer_number_to_merge
-                        // above 1, every waiting memtable goes into one table, as RocksDB merges them.
-                        flush = _immutable.GetRange(0, _options.MinWriteBufferNumberToMerge > 1 ? _immutable.Count : 1).ToArray();
-                        _flushRunning = true;
-                    }
-                    else if (!_compactionOptions.DisableAutoCompactions && _autoCompactionsRunning < MaxAutoCompactions)
-                    {
-                        pinned = AcquireReadState();
-                        compaction = _picker.Pick(pinned.Version);
+                        compaction = PickCompaction(out compactionFamily, out pinned);
                         if (compaction != null)
                         {
                             _autoCompactionsRunning++;
-                        }
-                        else
-                        {
-                            pinned.Unref();
-                            pinned = null;
                         }
                     }
                 }
@@ -118,7 +104,7 @@ internal sealed partial class DbImpl
             {
                 try
                 {
-                    RunCompaction(compaction, pinned!);
+                    RunCompaction(compactionFamily!, compaction, pinned!);
                 }
                 catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException or OperationCanceledException)
                 {
@@ -144,7 +130,86 @@ internal sealed partial class DbImpl
         }
     }
 
-    private void RunFlush(ImmutableMemTable[] jobs)
+    /// <summary>
+    /// Holds _mutex. The next flush: a family's oldest memtable (with min_write_buffer_number_to_merge
+    /// above 1, every waiting one, merged into one table as RocksDB does) when enough wait or a
+    /// flush was asked for and none of the family runs; with atomic flush, every family's waiting
+    /// memtables together. Marks the families as flushing. Null when there is none.
+    /// </summary>
+    private List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? PickFlush()
+    {
+        List<(ColumnFamilyData, ImmutableMemTable[])>? result = null;
+        List<ColumnFamilyData> families = LiveFamilies();
+        if (_options.AtomicFlush)
+        {
+            bool due = false;
+            foreach (ColumnFamilyData cfd in families)
+            {
+                if (cfd.FlushRunning)
+                {
+                    return null; // one atomic flush at a time
+                }
+                due |= cfd.Immutable.Count > 0 && (cfd.Immutable.Count >= cfd.MinImmutableToFlush || cfd.ForcedFlushes > 0);
+            }
+            if (!due)
+            {
+                return null;
+            }
+            foreach (ColumnFamilyData cfd in families)
+            {
+                if (cfd.Immutable.Count > 0)
+                {
+                    cfd.FlushRunning = true;
+                    (result ??= new()).Add((cfd, cfd.Immutable.ToArray()));
+                }
+            }
+            return result;
+        }
+        foreach (ColumnFamilyData cfd in families)
+        {
+            if (cfd.Immutable.Count > 0 && !cfd.FlushRunning &&
+                (cfd.Immutable.Count >= cfd.MinImmutableToFlush || cfd.ForcedFlushes > 0))
+            {
+                cfd.FlushRunning = true;
+                int count = cfd.Options.MinWriteBufferNumberToMerge > 1 ? cfd.Immutable.Count : 1;
+                return [(cfd, cfd.Immutable.GetRange(0, count).ToArray())];
+            }
+        }
+        return null;
+    }
+
+    /// <summary>
+    /// Holds _mutex. The next automatic compaction of a live family whose auto compactions are on,
+    /// looking at the families round robin; registered with the family's picker, with the read
+    /// state it was picked from pinned. Null when no family needs one.
+    /// </summary>
+    private Compaction.Compaction? PickCompaction(out ColumnFamilyData? family, out ReadState? pinned)
+    {
+        List<ColumnFamilyData> live = LiveFamilies();
+        for (int i = 0; i < live.Count; i++)
+        {
+            ColumnFamilyData cfd = live[(_nextCompactionFamily + i) % live.Count];
+            if (cfd.CompactionOptions.DisableAutoCompactions)
+            {
+                continue;
+            }
+            ReadState state = cfd.AcquireReadState();
+            Compaction.Compaction? c = cfd.Picker.Pick(state.Version);
+            if (c != null)
+            {
+                _nextCompactionFamily = (_nextCompactionFamily + i + 1) % live.Count;
+                family = cfd;
+                pinned = state;
+                return c;
+            }
+            state.Unref();
+        }
+        family = null;
+        pinned = null;
+        return null;
+    }
+
+    private void RunFlush(List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
     {
         try
         {
@@ -161,7 +226,10 @@ internal sealed partial class DbImpl
         {
             lock (_mutex)
             {
-                _flushRunning = false;
+                foreach ((ColumnFamilyData cfd, ImmutableMemTable[] _) in jobs)
+                {
+                    cfd.FlushRunning = false;
+                }
                 Monitor.PulseAll(_mutex); // a resume waits for a failed flush to finish
             }
         }
@@ -173,38 +241,39 @@ internal sealed partial class DbImpl
     /// the exception propagates. Releases <paramref name="pinned"/> (the read state whose version
     /// the compaction was picked from) before deleting the inputs that became obsolete.
     /// </summary>
-    private void RunCompaction(Compaction.Compaction c, ReadState pinned)
+    private void RunCompaction(ColumnFamilyData cfd, Compaction.Compaction c, ReadState pinned)
     {
         var sw = Stopwatch.StartNew();
         var outputs = new List<ulong>();
         var stats = new LevelCompactionStats { Count = 1 };
+        bool droppedMeanwhile = false;
         long jobId = _telemetry.NextJobId();
         _telemetry.CompactionStarted(jobId, c);
         try
         {
             if (c.IsDeletion)
             {
-                _versions.LogAndApply(CompactionJob.DeletionEdit(c));
+                _versions.LogAndApply(ForFamily(cfd, CompactionJob.DeletionEdit(c)));
             }
             else if (c.IsTrivialMove)
             {
-                _versions.LogAndApply(CompactionJob.TrivialMoveEdit(c));
+                _versions.LogAndApply(ForFamily(cfd, CompactionJob.TrivialMoveEdit(c)));
                 stats.BytesMoved = (long)c.StartInputs[0].FileSize;
             }
             else
             {
                 // RocksDB's GetCompressionType: an output no deeper level has data below is bottommost.
-                Table.TableOptions outputOptions = c.OutputLevel >= pinned.Version.NumNonEmptyLevels - 1 ? _bottommostTableOptions : _tableOptions;
-                var env = new CompactionEnvironment(_dir, _fs, _tables, outputOptions, () =>
+                Table.TableOptions outputOptions = c.OutputLevel >= pinned.Version.NumNonEmptyLevels - 1 ? cfd.BottommostTableOptions : cfd.TableOptions;
+                var env = new CompactionEnvironment(_dir, _fs, cfd.Tables, outputOptions, () =>
                 {
                     ulong n = NewPendingOutput();
                     outputs.Add(n);
                     return n;
-                });
+                }, cfd.BuildContext);
                 var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown.Token,
-                    _options.CompactionFilter);
+                    cfd.Options.CompactionFilter);
                 CompactionJobResult r = job.Run();
-                _versions.LogAndApply(r.Edit);
+                _versions.LogAndApply(ForFamily(cfd, r.Edit));
                 stats.BytesReadNonOutput = r.BytesReadStartLevel;
                 stats.BytesReadOutput = r.BytesReadOutputLevel;
                 stats.BytesWritten = r.BytesWritten;
@@ -214,11 +283,25 @@ internal sealed partial class DbImpl
                 _counters.AddKeysDroppedByFilter(r.KeysDroppedByFilter);
             }
         }
+        catch (ColumnFamilyDroppedException)
+        {
+            // Dropped meanwhile: nothing to record; the outputs are swept as obsolete files.
+            lock (_mutex)
+            {
+                cfd.Picker.Release(c);
+                foreach (ulong n in outputs)
+                {
+                    _pendingOutputs.Remove(n);
+                }
+                Monitor.PulseAll(_mutex);
+            }
+            droppedMeanwhile = true;
+        }
         catch (Exception e)
         {
             lock (_mutex)
             {
-                _picker.Release(c);
+                cfd.Picker.Release(c);
                 foreach (ulong n in outputs)
                 {
                     _pendingOutputs.Remove(n);
@@ -235,10 +318,15 @@ internal sealed partial class DbImpl
         {
             pinned.Unref();
         }
+        if (droppedMeanwhile)
+        {
+            DeleteObsoleteFiles(atOpen: false);
+            return;
+        }
         lock (_mutex)
         {
-            InstallReadState();
-            _picker.Release(c);
+            cfd.InstallReadState();
+            cfd.Picker.Release(c);
             foreach (ulong n in outputs)
             {
                 _pendingOutputs.Remove(n);
@@ -246,10 +334,16 @@ internal sealed partial class DbImpl
             Monitor.PulseAll(_mutex);
         }
         stats.Micros = sw.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
-        _compactionStats.AddCompaction(c.OutputLevel, stats);
+        cfd.CompactionStats.AddCompaction(c.OutputLevel, stats);
         _counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
         _telemetry.CompactionFinished(jobId, c, stats, outputs.Count, sw.Elapsed);
         DeleteObsoleteFiles(atOpen: false);
+    }
+
+    private static VersionEdit ForFamily(ColumnFamilyData cfd, VersionEdit edit)
+    {
+        edit.ColumnFamily = cfd.Id;
+        return edit;
     }
 
     /// <summary>A new file number, registered as a pending output until its owner removes it.</summary>
@@ -271,17 +365,17 @@ internal sealed partial class DbImpl
     /// compactions of the same files. Under FIFO compaction it flushes and runs what the FIFO
     /// picker asks for (RocksDB's FIFOCompactionPicker::CompactRange).
     /// </summary>
-    public void CompactRange(byte[]? begin, byte[]? end)
+    public void CompactRange(ColumnFamilyData cfd, byte[]? begin, byte[]? end)
     {
         ThrowIfDisposed();
         if (begin != null && end != null && begin.AsSpan().SequenceCompareTo(end) > 0)
         {
             throw new ArgumentException("The range's begin key is after its end key.", nameof(begin));
         }
-        FlushCore(wait: true);
-        if (_compactionOptions.Style == CompactionStyle.Fifo)
+        FlushCore([cfd], wait: true);
+        if (cfd.CompactionOptions.Style == CompactionStyle.Fifo)
         {
-            RunCompactionsInline(); // FIFO keeps every file in level 0: run what the FIFO picker asks
+            RunCompactionsInline(cfd); // FIFO keeps every file in level 0: run what the FIFO picker asks
             return;
         }
         lock (_mutex)
@@ -291,7 +385,7 @@ internal sealed partial class DbImpl
         }
         try
         {
-            Version v = _versions.Current;
+            Version v = cfd.Versions.Current;
             int maxLevel = -1;
             var scratch = new List<FileMetaData>();
             for (int level = 0; level < Version.NumLevels; level++)
@@ -306,15 +400,15 @@ internal sealed partial class DbImpl
             int current = 0;
             while (maxLevel >= 0 && (current == 0 || current < maxLevel))
             {
-                int output = current == 0 ? BaseLevel() : current + 1;
-                CompactLevelRange(current, output, begin, end);
+                int output = current == 0 ? BaseLevel(cfd) : current + 1;
+                CompactLevelRange(cfd, current, output, begin, end);
                 current = output;
             }
-            if (_options.CompactionFilter != null && maxLevel > 0 && current == maxLevel)
+            if (cfd.Options.CompactionFilter != null && maxLevel > 0 && current == maxLevel)
             {
                 // RocksDB's default bottommost_level_compaction, kIfHaveCompactionFilter: the
                 // deepest level is rewritten in place, so the filter sees the values already there.
-                CompactLevelRange(maxLevel, maxLevel, begin, end);
+                CompactLevelRange(cfd, maxLevel, maxLevel, begin, end);
             }
         }
         finally
@@ -329,9 +423,10 @@ internal sealed partial class DbImpl
 
     /// <summary>
     /// Compacts the files of <paramref name="level"/> overlapping [begin, end] into
-    /// <paramref name="outputLevel"/> and nothing else (RocksDB's TEST_CompactRange), on this thread.
+    /// <paramref name="outputLevel"/> and nothing else (RocksDB's TEST_CompactRange), on this thread,
+    /// in <paramref name="cfd"/> (the default family when null).
     /// </summary>
-    internal void CompactLevel(int level, int outputLevel, byte[]? begin, byte[]? end)
+    internal void CompactLevel(int level, int outputLevel, byte[]? begin, byte[]? end, ColumnFamilyData? cfd = null)
     {
         ThrowIfDisposed();
         if (level < 0 || outputLevel <= level || outputLevel >= Version.NumLevels || (level > 0 && outputLevel != level + 1))
@@ -344,7 +439,7 @@ internal sealed partial class DbImpl
         }
         try
         {
-            CompactLevelRange(level, outputLevel, begin, end);
+            CompactLevelRange(cfd ?? _default, level, outputLevel, begin, end);
         }
         finally
         {
@@ -359,10 +454,12 @@ internal sealed partial class DbImpl
     /// <summary>
     /// Runs the compactions the picker chooses, one after another on this thread, until no level
     /// needs one; returns how many ran. Deterministic for a given tree (with auto compactions off,
-    /// nothing else compacts), for tests and benchmarks that compare compaction behaviours.
+    /// nothing else compacts), for tests and benchmarks that compare compaction behaviours. In
+    /// <paramref name="cfd"/>, the default family when null.
     /// </summary>
-    internal int RunCompactionsInline()
+    internal int RunCompactionsInline(ColumnFamilyData? cfd = null)
     {
+        cfd ??= _default;
         ThrowIfDisposed();
         int count = 0;
         while (true)
@@ -375,8 +472,8 @@ internal sealed partial class DbImpl
                 {
                     throw new KvException("Compaction stopped after a background error: " + _backgroundError.Message, _backgroundError);
                 }
-                pinned = AcquireReadState();
-                c = _picker.Pick(pinned.Version);
+                pinned = cfd.AcquireReadState();
+                c = cfd.Picker.Pick(pinned.Version);
                 if (c == null)
                 {
                     pinned.Unref();
@@ -386,7 +483,7 @@ internal sealed partial class DbImpl
             }
             try
             {
-                RunCompaction(c, pinned);
+                RunCompaction(cfd, c, pinned);
             }
             finally
             {
@@ -400,12 +497,12 @@ internal sealed partial class DbImpl
         }
     }
 
-    private int BaseLevel()
+    private static int BaseLevel(ColumnFamilyData cfd)
     {
-        ReadState s = AcquireReadState();
+        ReadState s = cfd.AcquireReadState();
         try
         {
-            return LevelTargets.Compute(s.Version, _compactionOptions).BaseLevel;
+            return LevelTargets.Compute(s.Version, cfd.CompactionOptions).BaseLevel;
         }
         finally
         {
@@ -413,10 +510,10 @@ internal sealed partial class DbImpl
         }
     }
 
-    public ValueTask CompactRangeAsync(byte[]? begin, byte[]? end, CancellationToken cancellationToken) =>
-        new(Task.Run(() => CompactRange(begin, end), cancellationToken));
+    public ValueTask CompactRangeAsync(ColumnFamilyData cfd, byte[]? begin, byte[]? end, CancellationToken cancellationToken) =>
+        new(Task.Run(() => CompactRange(cfd, begin, end), cancellationToken));
 
-    private void CompactLevelRange(int level, int output, byte[]? begin, byte[]? end)
+    private void CompactLevelRange(ColumnFamilyData cfd, int level, int output, byte[]? begin, byte[]? end)
     {
         byte[]? after = null;
         while (true)
@@ -435,8 +532,12 @@ internal sealed partial class DbImpl
                     {
                         throw new ObjectDisposedException(nameof(KvDb));
                     }
-                    pinned = AcquireReadState();
-                    ManualPickResult r = _picker.PickManual(pinned.Version, level, output, begin, end, after, out c);
+                    if (cfd.IsDropped)
+                    {
+                        throw new ArgumentException($"Column family '{cfd.Name}' was dropped.", nameof(cfd));
+                    }
+                    pinned = cfd.AcquireReadState();
+                    ManualPickResult r = cfd.Picker.PickManual(pinned.Version, level, output, begin, end, after, out c);
                     if (r == ManualPickResult.Picked)
                     {
                         break;
@@ -451,7 +552,7 @@ internal sealed partial class DbImpl
             }
             try
             {
-                RunCompaction(c!, pinned);
+                RunCompaction(cfd, c!, pinned);
             }
             catch (OperationCanceledException e)
             {

@@ -113,6 +113,19 @@ internal sealed partial class DbImpl
         }
     }
 
+    /// <summary>Holds _mutex. A flush of some family runs.</summary>
+    private bool AnyFlushRunning()
+    {
+        foreach (ColumnFamilyData cfd in AllFamilies())
+        {
+            if (cfd.FlushRunning)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /// <summary>One resume attempt; false with the error that stopped it.</summary>
     private bool TryResume(out Exception? failure)
     {
@@ -131,7 +144,7 @@ internal sealed partial class DbImpl
                     return false;
                 }
                 // A flush that failed is still finishing on its background thread.
-                while (_flushRunning)
+                while (AnyFlushRunning())
                 {
                     Monitor.Wait(_mutex);
                 }
@@ -145,9 +158,18 @@ internal sealed partial class DbImpl
                 while (true)
                 {
                     ImmutableMemTable next;
+                    ColumnFamilyData? family = null;
                     lock (_mutex)
                     {
-                        if (_immutable.Count == 0)
+                        foreach (ColumnFamilyData cfd in AllFamilies())
+                        {
+                            if (cfd.Immutable.Count > 0)
+                            {
+                                family = cfd;
+                                break;
+                            }
+                        }
+                        if (family == null)
                         {
                             _backgroundError = null;
                             _resuming = false;
@@ -155,20 +177,20 @@ internal sealed partial class DbImpl
                             _telemetry.Resumed(flushed);
                             break;
                         }
-                        next = _immutable[0];
+                        next = family.Immutable[0];
                         next.RenewFlushedIfFailed();
-                        _flushRunning = true;
+                        family.FlushRunning = true;
                     }
                     try
                     {
-                        FlushImmutable([next]);
+                        FlushImmutable([(family, [next])]);
                         flushed++;
                     }
                     finally
                     {
                         lock (_mutex)
                         {
-                            _flushRunning = false;
+                            family.FlushRunning = false;
                             Monitor.PulseAll(_mutex);
                         }
                     }
@@ -180,9 +202,12 @@ internal sealed partial class DbImpl
                 {
                     _resuming = false;
                     _backgroundError = e; // the error that now stops the database (IsNoSpace looks inside)
-                    foreach (ImmutableMemTable imm in _immutable)
+                    foreach (ColumnFamilyData cfd in AllFamilies())
                     {
-                        imm.Flushed.TrySetException(Wrap(e));
+                        foreach (ImmutableMemTable imm in cfd.Immutable)
+                        {
+                            imm.Flushed.TrySetException(Wrap(e));
+                        }
                     }
                     Monitor.PulseAll(_mutex);
                 }

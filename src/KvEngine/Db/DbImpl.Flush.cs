@@ -14,43 +14,51 @@ namespace KvEngine.Db;
 /// <summary>Flushing memtables into level-0 tables and deleting obsolete files.</summary>
 internal sealed partial class DbImpl
 {
-    public void Flush()
+    /// <summary>Flushes the memtables of <paramref name="families"/> (every family when null) and waits for the tables.</summary>
+    public void Flush(IReadOnlyList<ColumnFamilyData>? families = null)
     {
         ThrowIfDisposed();
-        FlushCore(wait: true);
+        FlushCore(families, wait: true);
     }
 
-    /// <summary>Switches the memtable (serialized with writes) and, when asked, waits for its flush.</summary>
-    private void FlushCore(bool wait)
+    /// <summary>Switches the families' memtables (serialized with writes) and, when asked, waits for their flush.</summary>
+    private void FlushCore(IReadOnlyList<ColumnFamilyData>? families, bool wait)
     {
-        WriteSync(batch: null, sync: false, disableWal: false, force: true);
-        Task pending = PendingFlushes();
+        if (_options.AtomicFlush)
+        {
+            families = null; // atomic flush: every family with data goes into tables together
+        }
+        WriteSync(batch: null, sync: false, disableWal: false, force: true, families);
+        Task pending = PendingFlushes(families);
         if (wait)
         {
             pending.GetAwaiter().GetResult();
         }
     }
 
-    public async ValueTask FlushAsync(CancellationToken cancellationToken)
+    public async ValueTask FlushAsync(IReadOnlyList<ColumnFamilyData>? families, CancellationToken cancellationToken)
     {
         ThrowIfDisposed();
         cancellationToken.ThrowIfCancellationRequested();
-        FlushCore(wait: false);
-        await PendingFlushes().WaitAsync(cancellationToken).ConfigureAwait(false);
+        FlushCore(families, wait: false);
+        await PendingFlushes(families).WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    private Task PendingFlushes()
+    private Task PendingFlushes(IReadOnlyList<ColumnFamilyData>? families)
     {
         lock (_mutex)
         {
-            if (_immutable.Count == 0)
+            var tasks = new List<Task>();
+            foreach (ColumnFamilyData cfd in families ?? LiveFamilies())
+            {
+                foreach (ImmutableMemTable imm in cfd.Immutable)
+                {
+                    tasks.Add(imm.Flushed.Task);
+                }
+            }
+            if (tasks.Count == 0)
             {
                 return _backgroundError != null ? Task.FromException(Wrap(_backgroundError)) : Task.CompletedTask;
-            }
-            var tasks = new Task[_immutable.Count];
-            for (int i = 0; i < tasks.Length; i++)
-            {
-                tasks[i] = _immutable[i].Flushed.Task;
             }
             return Task.WhenAll(tasks);
         }
@@ -62,11 +70,11 @@ internal sealed partial class DbImpl
     /// pay for (and allocate) the open. Best effort: a failure is left to the first reader, which
     /// reports it as it would have anyway.
     /// </summary>
-    private void PreOpenTable(FileMetaData meta)
+    private static void PreOpenTable(ColumnFamilyData cfd, FileMetaData meta)
     {
         try
         {
-            _tables.Get(meta, 0);
+            cfd.Tables.Get(meta, 0);
         }
         catch (Exception e) when (e is IOException or KvException)
         {
@@ -74,89 +82,173 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// Writes the oldest waiting memtables (<paramref name="jobs"/>, oldest first, the front of the
-    /// list) into one level-0 table and records it with the log number of the newest of them.
+    /// Writes, for each family of <paramref name="jobs"/>, its oldest waiting memtables (oldest
+    /// first, the front of its list) into one level-0 table, and records the tables with each
+    /// family's new log number (that of the newest memtable flushed) in one MANIFEST write: an
+    /// atomic group when several families flush together (atomic flush). With several live
+    /// families a last edit records MinLogNumberToKeep, below which no WAL is needed. A family
+    /// dropped meanwhile records nothing; its memtables are simply released.
     /// </summary>
-    private void FlushImmutable(ImmutableMemTable[] jobs)
+    private void FlushImmutable(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
     {
-        var edit = new VersionEdit();
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
-        var mems = new MemTable[jobs.Length];
-        long memBytes = 0;
-        for (int i = 0; i < jobs.Length; i++)
-        {
-            mems[i] = jobs[i].Mem;
-            memBytes += mems[i].ApproximateMemoryUsage;
-        }
         long jobId = _telemetry.NextJobId();
-        _telemetry.FlushStarted(jobId, jobs.Length, memBytes);
-        FileMetaData? meta = BuildTable(mems);
+        int memCount = 0;
+        long memBytes = 0;
+        foreach ((ColumnFamilyData _, ImmutableMemTable[] list) in jobs)
+        {
+            foreach (ImmutableMemTable job in list)
+            {
+                memCount++;
+                memBytes += job.Mem.ApproximateMemoryUsage;
+            }
+        }
+        _telemetry.FlushStarted(jobId, memCount, memBytes);
+        var metas = new FileMetaData?[jobs.Count];
+        bool dropped = false;
         try
         {
-            if (meta != null && FlushTombstones(mems) is { IsEmpty: false } tombstones)
+            var edits = new List<VersionEdit>(jobs.Count + 1);
+            for (int i = 0; i < jobs.Count; i++)
             {
-                ReadState pinned = AcquireReadState();
-                try
+                (ColumnFamilyData cfd, ImmutableMemTable[] list) = jobs[i];
+                MemTable[] mems = Array.ConvertAll(list, static j => j.Mem);
+                FileMetaData? meta = metas[i] = BuildTable(cfd, mems);
+                var edit = new VersionEdit { ColumnFamily = cfd.Id, LogNumber = list[^1].NextLogNumber };
+                if (meta != null)
                 {
-                    meta.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
-                        pinned.Version, _tables, 0, tombstones, 0, tombstones.Count, null, null);
+                    if (FlushTombstones(mems) is { IsEmpty: false } tombstones)
+                    {
+                        ReadState pinned = cfd.AcquireReadState();
+                        try
+                        {
+                            meta.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
+                                pinned.Version, cfd.Tables, 0, tombstones, 0, tombstones.Count, null, null);
+                        }
+                        finally
+                        {
+                            pinned.Unref();
+                        }
+                    }
+                    edit.AddFile(0, meta);
                 }
-                finally
+                if (jobs.Count > 1)
                 {
-                    pinned.Unref();
+                    edit.AtomicGroupRemaining = (uint)(jobs.Count - 1 - i);
                 }
+                edits.Add(edit);
             }
-            if (meta != null)
+            if (MinLogNumberToKeepEdit(edits) is { } minLog)
             {
-                edit.AddFile(0, meta);
+                edits.Add(minLog);
             }
-            edit.LogNumber = jobs[^1].NextLogNumber;
-            _versions.LogAndApply(edit);
-            if (meta != null)
+            try
             {
-                PreOpenTable(meta);
+                _versions.LogAndApply(edits);
+            }
+            catch (ColumnFamilyDroppedException)
+            {
+                dropped = true; // the tables are unnamed: the next sweep deletes them
+            }
+            for (int i = 0; i < jobs.Count && !dropped; i++)
+            {
+                if (metas[i] is { } meta)
+                {
+                    PreOpenTable(jobs[i].Family, meta);
+                }
             }
         }
         finally
         {
-            if (meta != null)
+            lock (_mutex)
             {
-                lock (_mutex)
+                foreach (FileMetaData? meta in metas)
                 {
-                    _pendingOutputs.Remove(meta.Number);
+                    if (meta != null)
+                    {
+                        _pendingOutputs.Remove(meta.Number);
+                    }
                 }
             }
         }
         lock (_mutex)
         {
-            _immutable.RemoveRange(0, jobs.Length);
-            _forcedFlushes = Math.Max(0, _forcedFlushes - jobs.Length);
-            InstallReadState();
-            if (_immutable.Count == 0)
+            foreach ((ColumnFamilyData cfd, ImmutableMemTable[] list) in jobs)
             {
-                _hasUnpersistedWrites = false;
+                cfd.Immutable.RemoveRange(0, list.Length);
+                cfd.ForcedFlushes = Math.Max(0, cfd.ForcedFlushes - list.Length);
+                if (!cfd.IsDropped)
+                {
+                    cfd.InstallReadState();
+                }
+                if (cfd.Immutable.Count == 0)
+                {
+                    cfd.HasUnpersistedWrites = false;
+                }
             }
             Monitor.PulseAll(_mutex);
         }
-        foreach (ImmutableMemTable job in jobs)
+        long bytes = 0;
+        ulong firstNumber = 0;
+        foreach ((ColumnFamilyData cfd, ImmutableMemTable[] list) in jobs)
         {
-            job.Mem.Unref();
+            foreach (ImmutableMemTable job in list)
+            {
+                job.Mem.Unref();
+            }
         }
-        // Counted before the flush is reported done, so a caller of Flush sees its bytes.
-        long bytes = meta == null ? 0 : (long)meta.FileSize;
         TimeSpan elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(started);
-        _compactionStats.AddFlush(bytes, (long)elapsed.TotalMicroseconds);
-        _counters.AddFlush(bytes);
-        _telemetry.FlushFinished(jobId, jobs.Length, meta?.Number ?? 0, bytes, elapsed);
-        foreach (ImmutableMemTable job in jobs)
+        for (int i = 0; i < jobs.Count; i++)
         {
-            job.Flushed.TrySetResult();
+            // Counted before the flush is reported done, so a caller of Flush sees its bytes.
+            long tableBytes = metas[i] == null || dropped ? 0 : (long)metas[i]!.FileSize;
+            jobs[i].Family.CompactionStats.AddFlush(tableBytes, (long)elapsed.TotalMicroseconds);
+            bytes += tableBytes;
+            firstNumber = firstNumber == 0 && metas[i] != null ? metas[i]!.Number : firstNumber;
+        }
+        _counters.AddFlush(bytes);
+        _telemetry.FlushFinished(jobId, memCount, firstNumber, bytes, elapsed);
+        foreach ((ColumnFamilyData _, ImmutableMemTable[] list) in jobs)
+        {
+            foreach (ImmutableMemTable job in list)
+            {
+                job.Flushed.TrySetResult();
+            }
         }
         DeleteObsoleteFiles(atOpen: false);
     }
 
+    /// <summary>
+    /// With several live families, the edit that records MinLogNumberToKeep after
+    /// <paramref name="familyEdits"/>: the smallest log number any live family will have once they
+    /// apply (families' in-memory log numbers included); null with one family, whose own log
+    /// number says the same.
+    /// </summary>
+    private VersionEdit? MinLogNumberToKeepEdit(List<VersionEdit> familyEdits)
+    {
+        List<ColumnFamilyData> live = LiveFamilies();
+        if (live.Count < 2)
+        {
+            return null;
+        }
+        ulong min = ulong.MaxValue;
+        foreach (ColumnFamilyData cfd in live)
+        {
+            ulong log = cfd.Versions.LogNumber;
+            foreach (VersionEdit e in familyEdits)
+            {
+                if (e.ColumnFamily == cfd.Id && e.HasLogNumber)
+                {
+                    log = Math.Max(log, e.LogNumber);
+                }
+            }
+            min = Math.Min(min, log);
+        }
+        return new VersionEdit { MinLogNumberToKeep = min };
+    }
+
     /// <summary>Writes one memtable to a new level-0 table (recovery); see the overload.</summary>
-    private FileMetaData? BuildTable(MemTable mem) => BuildTable([mem]);
+    private FileMetaData? BuildTable(ColumnFamilyData cfd, MemTable mem) => BuildTable(cfd, [mem]);
 
     /// <summary>
     /// Writes <paramref name="mems"/> (one memtable, or several merged) to a new table, synced with
@@ -171,7 +263,7 @@ internal sealed partial class DbImpl
     /// Returns its metadata, or null for an empty memtable. The file number stays in the pending
     /// outputs (protected from deletion) until the caller removes it.
     /// </summary>
-    private FileMetaData? BuildTable(MemTable[] mems)
+    private FileMetaData? BuildTable(ColumnFamilyData cfd, MemTable[] mems)
     {
         if (Array.TrueForAll(mems, static m => m.IsEmpty))
         {
@@ -204,7 +296,7 @@ internal sealed partial class DbImpl
                 : null;
             using (IWritableFile file = _fs.CreateWritable(path))
             {
-                using (var builder = new TableBuilder(_tableOptions, file))
+                using (var builder = new TableBuilder(cfd.TableOptions, file, cfd.BuildContext))
                 {
                     using (InternalIterator it = NewFlushIterator(mems))
                     {
@@ -321,13 +413,16 @@ internal sealed partial class DbImpl
     private void DeleteObsoleteFiles(bool atOpen)
     {
         HashSet<ulong> live;
+        List<ColumnFamilyData> families;
         ulong minLog;
         ulong firstUnallocated;
         lock (_mutex)
         {
             live = new HashSet<ulong>(_pendingOutputs);
             firstUnallocated = _versions.NextFileNumberPeek;
-            minLog = Math.Min(_versions.LogNumber, _logNumber);
+            minLog = Math.Min(_versions.MinLogNumberToKeep, _logNumber);
+            _aliveLogs.RemoveAll(l => l.Number < minLog);
+            families = AllFamilies();
         }
         live.UnionWith(_versions.LiveTableNumbers());
         ulong prevLog = _versions.PrevLogNumber;
@@ -352,7 +447,10 @@ internal sealed partial class DbImpl
             }
             if (type == DbFileType.Table)
             {
-                _tables.Evict(number);
+                foreach (ColumnFamilyData cfd in families)
+                {
+                    cfd.Tables.Evict(number);
+                }
             }
             try
             {

@@ -30,7 +30,7 @@ internal sealed partial class DbImpl
     /// <summary>Leader, outside _mutex: inserts the group's batches; a failure becomes the group's error and stops the database.</summary>
     private void InsertGroup(WriteGroup group, bool concurrent)
     {
-        MemTable mem = group.MemTable!;
+        ColumnFamilyData?[] families = group.Families;
         try
         {
             int handedOut = 0;
@@ -52,7 +52,7 @@ internal sealed partial class DbImpl
             {
                 if (!w.InsertHandedOut)
                 {
-                    var inserter = new MemTableInserter(mem, w.InsertSequence, concurrent);
+                    var inserter = new MemTableInserter(families, w.InsertSequence, concurrent);
                     w.Batch!.Iterate(ref inserter);
                 }
             }
@@ -138,7 +138,7 @@ internal sealed partial class DbImpl
         WriteGroup group = request.Group!;
         try
         {
-            var inserter = new MemTableInserter(group.MemTable!, request.InsertSequence, concurrent: true);
+            var inserter = new MemTableInserter(group.Families, request.InsertSequence, concurrent: true);
             request.Batch!.Iterate(ref inserter);
         }
         catch (Exception e)
@@ -152,28 +152,52 @@ internal sealed partial class DbImpl
         }
     }
 
-    /// <summary>Applies a batch's records to a memtable with consecutive sequence numbers.</summary>
+    /// <summary>
+    /// Applies a batch's records, with consecutive sequence numbers, to the mutable memtables of
+    /// their column families. A record of a family that is not there (dropped, or at recovery
+    /// already in the family's tables: its WAL is older than the family's log number) still takes
+    /// its sequence number and is skipped, as RocksDB's MemTableInserter does.
+    /// </summary>
     internal struct MemTableInserter : Wal.IWriteBatchHandler
     {
-        private readonly MemTable _mem;
+        private readonly ColumnFamilyData?[] _families;
         private readonly bool _concurrent;
+        private readonly ulong _logNumber;
+        private MemTable? _mem;
         private ulong _sequence;
 
-        public MemTableInserter(MemTable mem, ulong firstSequence, bool concurrent)
+        /// <summary>
+        /// <paramref name="logNumber"/>: the WAL being replayed at recovery (records of a family
+        /// whose log number is above it are skipped); <see cref="ulong.MaxValue"/> for live writes.
+        /// </summary>
+        public MemTableInserter(ColumnFamilyData?[] families, ulong firstSequence, bool concurrent, ulong logNumber = ulong.MaxValue)
         {
-            _mem = mem;
+            _families = families;
             _sequence = firstSequence;
             _concurrent = concurrent;
+            _logNumber = logNumber;
         }
 
-        public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) => _mem.Add(_sequence++, ValueType.Value, key, value, _concurrent);
+        public bool SeekColumnFamily(uint columnFamily)
+        {
+            ColumnFamilyData? cfd = columnFamily < (uint)_families.Length ? _families[columnFamily] : null;
+            if (cfd == null || _logNumber < cfd.Versions.LogNumber)
+            {
+                _mem = null;
+                return false;
+            }
+            _mem = cfd.Mem;
+            return true;
+        }
 
-        public void Delete(ReadOnlySpan<byte> key) => _mem.Add(_sequence++, ValueType.Deletion, key, default, _concurrent);
+        public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) => _mem!.Add(_sequence++, ValueType.Value, key, value, _concurrent);
 
-        public void SingleDelete(ReadOnlySpan<byte> key) => _mem.Add(_sequence++, ValueType.SingleDeletion, key, default, _concurrent);
+        public void Delete(ReadOnlySpan<byte> key) => _mem!.Add(_sequence++, ValueType.Deletion, key, default, _concurrent);
+
+        public void SingleDelete(ReadOnlySpan<byte> key) => _mem!.Add(_sequence++, ValueType.SingleDeletion, key, default, _concurrent);
 
         public void DeleteRange(ReadOnlySpan<byte> beginKey, ReadOnlySpan<byte> endKey) =>
-            _mem.Add(_sequence++, ValueType.RangeDeletion, beginKey, endKey, _concurrent);
+            _mem!.Add(_sequence++, ValueType.RangeDeletion, beginKey, endKey, _concurrent);
 
         public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
             throw new KvException("This log holds a merge operand; KvEngine has no merge operator.");

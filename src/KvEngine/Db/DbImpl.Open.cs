@@ -13,16 +13,43 @@ internal sealed partial class DbImpl
     private bool _compactAfterOpen; // best-efforts recovery adopted tables: compact everything once open
     private bool _recovered;        // Recover completed: only then may Close sweep unnamed files
 
-    public static DbImpl Open(string path, KvOptions options)
+    /// <summary>
+    /// Opens the database with the column families <paramref name="families"/> names (null: the
+    /// default family only). Every family the database has must be named (RocksDB's rule for a
+    /// read-write open); a named family it lacks is created with
+    /// <see cref="KvOptions.CreateMissingColumnFamilies"/>. A descriptor for "default" gives the
+    /// default family's options instead of <paramref name="options"/>.
+    /// </summary>
+    public static DbImpl Open(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families = null)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
         ArgumentNullException.ThrowIfNull(options);
         options = options.Clone();
+        var requested = new List<ColumnFamilyDescriptor>();
+        var names = new HashSet<string>(StringComparer.Ordinal);
+        foreach (ColumnFamilyDescriptor d in families ?? [])
+        {
+            ArgumentNullException.ThrowIfNull(d, nameof(families));
+            if (!names.Add(d.Name))
+            {
+                throw new ArgumentException($"Column family '{d.Name}' is named twice.", nameof(families));
+            }
+            if (d.Name == ColumnFamilyVersions.DefaultName)
+            {
+                options.CopyFamilyFrom(d.Options);
+            }
+            else
+            {
+                ColumnFamilyOptions copy = d.Options.CloneFamily();
+                copy.ValidateFamily();
+                requested.Add(new ColumnFamilyDescriptor(d.Name, copy));
+            }
+        }
         options.Validate();
         string dir = Path.GetFullPath(path);
         try
         {
-            return OpenValidated(dir, options);
+            return OpenValidated(dir, options, requested);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -32,7 +59,7 @@ internal sealed partial class DbImpl
         }
     }
 
-    private static DbImpl OpenValidated(string dir, KvOptions options)
+    private static DbImpl OpenValidated(string dir, KvOptions options, List<ColumnFamilyDescriptor> families)
     {
         IFileSystem fs = options.FileSystem;
         bool exists = fs.DirectoryExists(dir) && fs.FileExists(FileNames.CurrentFile(dir));
@@ -72,11 +99,11 @@ internal sealed partial class DbImpl
         try
         {
             db = new DbImpl(dir, options, dbLock);
-            db.Recover(exists);
+            db.Recover(exists, families);
             db.StartBackground();
             if (db._compactAfterOpen)
             {
-                db.CompactRange(null, null);
+                db.CompactRange(db._default, null, null);
             }
             return db;
         }
@@ -101,7 +128,7 @@ internal sealed partial class DbImpl
         }
     }
 
-    private void Recover(bool exists)
+    private void Recover(bool exists, List<ColumnFamilyDescriptor> requested)
     {
         if (!exists)
         {
@@ -111,7 +138,7 @@ internal sealed partial class DbImpl
         }
         bool bestEfforts = _options.BestEffortsRecovery;
         _versions.Recover(bestEfforts);
-        var edit = new VersionEdit();
+        List<ColumnFamilyDescriptor> missing = AttachFamilies(requested);
         ulong maxSequence = _versions.LastSequence;
         RecoveryDamage damage = RecoveryDamage.Find(_fs, _dir, _versions, checkTables: _options.ParanoidChecks || bestEfforts);
         if (damage.EditsLost)
@@ -120,23 +147,30 @@ internal sealed partial class DbImpl
             {
                 throw new KvCorruptionException(damage.Describe(_dir));
             }
+            if (_versions.Families.Length > 1)
+            {
+                // Adopted tables would all join the default family: refuse rather than misplace data.
+                throw new KvException(damage.Describe(_dir) +
+                    " BestEffortsRecovery does not yet rebuild a database with several column families.");
+            }
             // Level order no longer tells which version of a key is newer once tables are adopted.
             // The repair is committed at once, before a new WAL's record starts a clean MANIFEST:
             // from then on the adopted tables are named, so no sweep can delete them.
             var repair = new VersionEdit();
-            _compactAfterOpen = BestEffortsRepair.Apply(damage, _fs, _dir, _tableOptions, repair, ref maxSequence) > 0;
+            _compactAfterOpen = BestEffortsRepair.Apply(damage, _fs, _dir, _default.TableOptions, repair, ref maxSequence) > 0;
             repair.LastSequence = maxSequence;
             _versions.LogAndApply(repair);
         }
 
         // Replay every WAL the MANIFEST does not yet cover, oldest first.
+        ulong minLog = _versions.MinLogNumberToKeep;
         var logs = new List<ulong>();
         foreach (string name in _fs.GetChildren(_dir))
         {
             if (FileNames.TryParse(name, out DbFileType type, out ulong number))
             {
                 _versions.MarkFileNumberUsed(number);
-                if (type == DbFileType.Log && (number >= _versions.LogNumber || number == _versions.PrevLogNumber))
+                if (type == DbFileType.Log && (number >= minLog || number == _versions.PrevLogNumber))
                 {
                     logs.Add(number);
                 }
@@ -144,48 +178,39 @@ internal sealed partial class DbImpl
         }
         logs.Sort();
 
-        MemTable mem = NewMemTable();
-        bool keepLogs = false;
+        List<ColumnFamilyData> families = LiveFamilies();
+        var edits = new Dictionary<uint, VersionEdit>();
+        foreach (ColumnFamilyData cfd in families)
+        {
+            edits[cfd.Id] = new VersionEdit { ColumnFamily = cfd.Id };
+        }
         bool outOfSpace = false;
-        try
+        bool stop = false;
+        foreach (ulong logNumber in logs)
         {
-            bool stop = false;
-            foreach (ulong logNumber in logs)
+            if (stop)
             {
-                if (stop)
-                {
-                    break;
-                }
-                stop = ReplayLog(logNumber, ref mem, edit, ref maxSequence, ref outOfSpace);
+                break;
             }
-            if (!mem.IsEmpty && !outOfSpace)
+            stop = ReplayLog(logNumber, edits, ref maxSequence, ref outOfSpace);
+        }
+        foreach (ColumnFamilyData cfd in families)
+        {
+            if (!cfd.Mem.IsEmpty && !outOfSpace && TryAddLevel0Table(cfd, edits[cfd.Id], ref outOfSpace))
             {
-                TryAddLevel0Table(mem, edit, ref outOfSpace);
-            }
-            // No room to write the recovered data to tables (a full disk): keep it in the memtable
-            // and keep its logs, as RocksDB's avoid_flush_during_recovery does, so the database
-            // opens and the data reaches tables at the first flush once there is space. Only when
-            // every log replayed: after a point-in-time stop, new writes in a later log would
-            // become unreachable behind the damaged one.
-            if (outOfSpace && stop)
-            {
-                throw new KvException($"Database '{_dir}': no space to flush the recovered WAL data, and the WAL is damaged.");
-            }
-            keepLogs = outOfSpace && !mem.IsEmpty;
-            if (keepLogs)
-            {
-                MemTable unused = _mem;
-                _mem = mem;
-                unused.Unref();
+                ReplaceMemTable(cfd);
             }
         }
-        finally
+        // No room to write the recovered data to tables (a full disk): keep it in the memtables
+        // and keep its logs, as RocksDB's avoid_flush_during_recovery does, so the database opens
+        // and the data reaches tables at the first flush once there is space. Only when every log
+        // replayed: after a point-in-time stop, new writes in a later log would become
+        // unreachable behind the damaged one.
+        if (outOfSpace && stop)
         {
-            if (!keepLogs)
-            {
-                mem.Unref();
-            }
+            throw new KvException($"Database '{_dir}': no space to flush the recovered WAL data, and the WAL is damaged.");
         }
+        bool keepLogs = outOfSpace && families.Exists(static f => !f.Mem.IsEmpty);
 
         // A fresh WAL for new writes; the MANIFEST records that older ones are no longer needed
         // (unless the recovered data is still only in them).
@@ -193,46 +218,120 @@ internal sealed partial class DbImpl
         OpenNewLog(_logNumber);
         _versions.SetLastSequence(maxSequence);
         InitializeWriteSequences(maxSequence);
-        edit.LogNumber = keepLogs ? logs[0] : _logNumber;
-        edit.PrevLogNumber = 0;
-        edit.LastSequence = maxSequence;
-        _versions.LogAndApply(edit);
+        var list = new List<VersionEdit>(families.Count + 1);
+        foreach (ColumnFamilyData cfd in families)
+        {
+            VersionEdit edit = edits[cfd.Id];
+            edit.LogNumber = Math.Max(cfd.Versions.LogNumber, keepLogs ? logs[0] : _logNumber);
+            if (cfd.Id == ColumnFamilyVersions.DefaultId)
+            {
+                edit.PrevLogNumber = 0;
+            }
+            list.Add(edit);
+        }
+        list[^1].LastSequence = maxSequence;
+        if (MinLogNumberToKeepEdit(list) is { } minLogEdit)
+        {
+            list.Add(minLogEdit);
+        }
+        _versions.LogAndApply(list);
+        foreach (ColumnFamilyDescriptor d in missing)
+        {
+            CreateFamilyCore(d.Name, d.Options);
+        }
         lock (_mutex)
         {
-            InstallReadState();
+            foreach (ColumnFamilyData cfd in LiveFamilies())
+            {
+                cfd.InstallReadState();
+            }
         }
         _recovered = true;
         DeleteObsoleteFiles(atOpen: true);
     }
 
-    /// <summary>Replays one WAL into <paramref name="mem"/>; true when replay must stop here.</summary>
-    private bool ReplayLog(ulong logNumber, ref MemTable mem, VersionEdit edit, ref ulong maxSequence, ref bool outOfSpace)
+    /// <summary>
+    /// Builds the engine's side of every family the MANIFEST records, with the requested options
+    /// (RocksDB: every family must be named when opening read-write); returns the requested
+    /// families the database lacks, to be created once the WALs are replayed.
+    /// </summary>
+    private List<ColumnFamilyDescriptor> AttachFamilies(List<ColumnFamilyDescriptor> requested)
+    {
+        var byName = new Dictionary<string, ColumnFamilyDescriptor>(StringComparer.Ordinal);
+        foreach (ColumnFamilyDescriptor d in requested)
+        {
+            byName[d.Name] = d;
+        }
+        var notOpened = new List<string>();
+        var attached = new List<ColumnFamilyData> { _default };
+        foreach (ColumnFamilyVersions family in _versions.Families)
+        {
+            if (family.Id == ColumnFamilyVersions.DefaultId)
+            {
+                continue;
+            }
+            if (!byName.Remove(family.Name, out ColumnFamilyDescriptor? d))
+            {
+                notOpened.Add(family.Name);
+                continue;
+            }
+            attached.Add(NewFamilyData(family, d.Options));
+        }
+        if (notOpened.Count > 0)
+        {
+            throw new ArgumentException(
+                $"Database '{_dir}' has column families that were not named: {string.Join(", ", notOpened)} (every family must be opened; KvDb.ListColumnFamilies lists them).");
+        }
+        var missing = new List<ColumnFamilyDescriptor>(byName.Values);
+        if (missing.Count > 0 && !_options.CreateMissingColumnFamilies)
+        {
+            var names = missing.ConvertAll(static d => d.Name);
+            throw new ArgumentException(
+                $"Database '{_dir}' has no column family {string.Join(", ", names)} and CreateMissingColumnFamilies is false.");
+        }
+        PublishFamilies(attached);
+        return missing;
+    }
+
+    /// <summary>Replays one WAL into the families' memtables; true when replay must stop here.</summary>
+    private bool ReplayLog(ulong logNumber, Dictionary<uint, VersionEdit> edits, ref ulong maxSequence, ref bool outOfSpace)
     {
         string path = FileNames.LogFile(_dir, logNumber);
         var reporter = new RecoveryReporter();
         using ISequentialFile file = _fs.OpenSequential(path);
         using var scratch = new ByteBuffer(4096);
         var reader = new LogReader(file, _options.WalRecoveryMode, reporter, logNumber, verifyChecksums: true, fileName: path);
+        ColumnFamilyData?[] families = _familiesById;
         while (reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
         {
             // Validate the whole batch before applying any of it: a batch is atomic.
-            IReadOnlySet<uint> dropped = _versions.DroppedColumnFamilies;
-            WriteBatchDecoder.Validate(record, dropped);
+            WriteBatchDecoder.Validate(record);
             ulong first = CheckReplayedSequences(record, path, out uint count);
-            var inserter = new MemTableInserter(mem, first, concurrent: false);
-            WriteBatchDecoder.Iterate(record, ref inserter, dropped);
+            var inserter = new MemTableInserter(families, first, concurrent: false, logNumber);
+            WriteBatchDecoder.Iterate(record, ref inserter);
             ulong last = first + count - 1;
             if (count > 0 && last > maxSequence)
             {
                 maxSequence = last;
             }
-            if (mem.ApproximateMemoryUsage > _options.WriteBufferSize && !outOfSpace && TryAddLevel0Table(mem, edit, ref outOfSpace))
+            foreach (ColumnFamilyData? cfd in families)
             {
-                mem.Unref();
-                mem = NewMemTable();
+                if (cfd != null && cfd.Mem.ApproximateMemoryUsage > cfd.Options.WriteBufferSize && !outOfSpace &&
+                    TryAddLevel0Table(cfd, edits[cfd.Id], ref outOfSpace))
+                {
+                    ReplaceMemTable(cfd);
+                }
             }
         }
         return reader.StoppedOnCorruption;
+    }
+
+    /// <summary>Recovery: the family's memtable went into a table; a new one takes its place.</summary>
+    private static void ReplaceMemTable(ColumnFamilyData cfd)
+    {
+        MemTable old = cfd.Mem;
+        cfd.Mem = cfd.NewMemTable();
+        old.Unref();
     }
 
     /// <summary>
@@ -261,12 +360,12 @@ internal sealed partial class DbImpl
     /// Writes a recovered memtable to a level-0 table; false (and <paramref name="outOfSpace"/>
     /// set) when the device is full, so recovery keeps the data in memory instead.
     /// </summary>
-    private bool TryAddLevel0Table(MemTable mem, VersionEdit edit, ref bool outOfSpace)
+    private bool TryAddLevel0Table(ColumnFamilyData cfd, VersionEdit edit, ref bool outOfSpace)
     {
         FileMetaData? meta;
         try
         {
-            meta = BuildTable(mem);
+            meta = BuildTable(cfd, cfd.Mem);
         }
         catch (Exception e) when (StorageErrors.IsNoSpace(e))
         {

@@ -3,12 +3,12 @@ using System.Text;
 
 namespace KvEngine.Db;
 
-/// <summary>GetProperty: RocksDB's property names where one exists.</summary>
+/// <summary>GetProperty: RocksDB's property names where one exists, for one column family (block-cache and snapshot properties are the database's).</summary>
 internal sealed partial class DbImpl
 {
     private const string NumFilesAtLevelPrefix = "rocksdb.num-files-at-level";
 
-    public string? GetProperty(string name)
+    public string? GetProperty(ColumnFamilyData cfd, string name)
     {
         ThrowIfDisposed();
         ArgumentNullException.ThrowIfNull(name);
@@ -18,11 +18,11 @@ internal sealed partial class DbImpl
             if (int.TryParse(name.AsSpan(NumFilesAtLevelPrefix.Length), NumberStyles.None, c, out int level) &&
                 level < Version.NumLevels)
             {
-                return _versions.Current.NumFiles(level).ToString(c);
+                return cfd.Versions.Current.NumFiles(level).ToString(c);
             }
             return null;
         }
-        ReadState state = AcquireReadState();
+        ReadState state = cfd.AcquireReadState();
         try
         {
             switch (name)
@@ -53,21 +53,21 @@ internal sealed partial class DbImpl
                 case "rocksdb.levelstats":
                     return LevelStats(state.Version);
                 case "rocksdb.stats":
-                    return CompactionStatsText(state.Version);
+                    return CompactionStatsText(cfd, state.Version);
                 case "rocksdb.compaction-pending":
                     lock (_mutex)
                     {
-                        return (_picker.NeedsCompaction(state.Version) ? 1 : 0).ToString(c);
+                        return (cfd.Picker.NeedsCompaction(state.Version) ? 1 : 0).ToString(c);
                     }
                 case "rocksdb.num-running-compactions":
                     lock (_mutex)
                     {
-                        return _picker.RunningCount.ToString(c);
+                        return cfd.Picker.RunningCount.ToString(c);
                     }
                 case "rocksdb.num-running-flushes":
                     lock (_mutex)
                     {
-                        return (_flushRunning ? 1 : 0).ToString(c);
+                        return (cfd.FlushRunning ? 1 : 0).ToString(c);
                     }
                 case "rocksdb.block-cache-capacity":
                     return _blockCache.Capacity.ToString(c);
@@ -93,25 +93,25 @@ internal sealed partial class DbImpl
         }
     }
 
-    private string CompactionStatsText(Version v)
+    private string CompactionStatsText(ColumnFamilyData cfd, Version v)
     {
         double[] scores;
         var busy = new int[Version.NumLevels];
         lock (_mutex)
         {
-            scores = _picker.ComputeScores(v, Compaction.LevelTargets.Compute(v, _compactionOptions));
+            scores = cfd.Picker.ComputeScores(v, Compaction.LevelTargets.Compute(v, cfd.CompactionOptions));
             for (int level = 0; level < Version.NumLevels; level++)
             {
                 foreach (Manifest.FileMetaData f in v.Files(level))
                 {
-                    if (_picker.IsBeingCompacted(f.Number))
+                    if (cfd.Picker.IsBeingCompacted(f.Number))
                     {
                         busy[level]++;
                     }
                 }
             }
         }
-        return _compactionStats.Format(v, scores, busy);
+        return cfd.CompactionStats.Format(v, scores, busy);
     }
 
     private static string LevelStats(Version v)

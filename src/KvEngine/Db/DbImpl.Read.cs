@@ -10,14 +10,14 @@ namespace KvEngine.Db;
 /// <summary>The read path: point lookups and iterators, lock-free over a pinned read state.</summary>
 internal sealed partial class DbImpl
 {
-    public bool TryGet(ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions options)
+    public bool TryGet(ColumnFamilyData cfd, ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions options)
     {
         ThrowIfDisposed();
         // The state first, then the sequence (as RocksDB does): compaction keeps the newest version
         // of every key as of any installed version, so nothing at or below the sequence that this
         // state holds has been dropped; writes that land in memtables newer than it are simply not
         // seen, as if the read happened when the state was pinned.
-        ReadState state = AcquireReadState();
+        ReadState state = cfd.AcquireReadState();
         KvStatistics? stats = _stats;
         stats?.Record(Ticker.NumberKeysRead);
         try
@@ -31,7 +31,7 @@ internal sealed partial class DbImpl
             else
             {
                 stats?.Record(Ticker.MemtableMiss);
-                found = state.Version.TryGet(_tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
+                found = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
                     CheckType(type);
                 if (stats != null && level >= 0)
                 {
@@ -46,31 +46,27 @@ internal sealed partial class DbImpl
         }
     }
 
-    /// <summary>Spare iterator trees over the current read state, kept when their iterators are disposed (see <see cref="NewIterator"/>).</summary>
-    private readonly PinnedIterator?[] _spareIterators = new PinnedIterator?[SpareIteratorSlots];
-
-    private const int SpareIteratorSlots = 4;
-
     /// <summary>
     /// An iterator over the current read state at <paramref name="options"/>' sequence. A spare
     /// tree parked by a disposed iterator over the same read state (no memtable switch, flush or
     /// compaction since) with the same table options is reset and reused, so creating an iterator
     /// allocates nothing in steady state; otherwise a new tree is built.
     /// </summary>
-    public PinnedIterator NewIterator(ReadOptions options)
+    public PinnedIterator NewIterator(ColumnFamilyData cfd, ReadOptions options)
     {
         ThrowIfDisposed();
-        ReadState state = AcquireReadState();
+        ReadState state = cfd.AcquireReadState();
         try
         {
             ulong sequence = ReadSequence(options);
-            for (int i = 0; i < _spareIterators.Length; i++)
+            PinnedIterator?[] spares = cfd.SpareIterators;
+            for (int i = 0; i < spares.Length; i++)
             {
-                if (Volatile.Read(ref _spareIterators[i]) is null)
+                if (Volatile.Read(ref spares[i]) is null)
                 {
                     continue;
                 }
-                PinnedIterator? spare = Interlocked.Exchange(ref _spareIterators[i], null);
+                PinnedIterator? spare = Interlocked.Exchange(ref spares[i], null);
                 if (spare is null)
                 {
                     continue;
@@ -83,7 +79,7 @@ internal sealed partial class DbImpl
                 }
                 spare.Dispose(); // stale: its read state is gone or its options differ
             }
-            return BuildIterator(state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
+            return BuildIterator(cfd, state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
                 options.Snapshot != null);
         }
         catch
@@ -105,7 +101,7 @@ internal sealed partial class DbImpl
         {
             throw new NotSupportedException("Refresh is not supported on an iterator created with ReadOptions.Snapshot (as in RocksDB).");
         }
-        ReadState state = AcquireReadState();
+        ReadState state = it.Family.AcquireReadState();
         PinnedIterator result;
         try
         {
@@ -116,7 +112,7 @@ internal sealed partial class DbImpl
                 it.Reset(sequence, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
                 return it;
             }
-            result = BuildIterator(state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
+            result = BuildIterator(it.Family, state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
         }
         catch
         {
@@ -130,21 +126,23 @@ internal sealed partial class DbImpl
     /// <summary>
     /// Takes back a disposed <see cref="KvIterator"/>'s tree: parked as a spare (its blocks unpinned)
     /// while its read state is current and a slot is free, disposed otherwise. A state installed meanwhile drops the
-    /// spares (<see cref="DropSpareIterators"/>); the re-check after parking closes the race with it,
+    /// spares (<see cref="ColumnFamilyData.DropSpareIterators"/>); the re-check after parking closes the race with it,
     /// so no spare pins a superseded state.
     /// </summary>
     public void ReturnIterator(PinnedIterator it)
     {
-        if (Volatile.Read(ref _disposed) == 0 && ReferenceEquals(Volatile.Read(ref _readState), it.State))
+        ColumnFamilyData cfd = it.Family;
+        if (Volatile.Read(ref _disposed) == 0 && !cfd.IsDropped && ReferenceEquals(cfd.CurrentReadState, it.State))
         {
             it.Iterator.Unpin(); // a spare pins no block: the cache's pinned usage is the live iterators'
-            for (int i = 0; i < _spareIterators.Length; i++)
+            PinnedIterator?[] spares = cfd.SpareIterators;
+            for (int i = 0; i < spares.Length; i++)
             {
-                if (Interlocked.CompareExchange(ref _spareIterators[i], it, null) is null)
+                if (Interlocked.CompareExchange(ref spares[i], it, null) is null)
                 {
-                    if (!ReferenceEquals(Volatile.Read(ref _readState), it.State) || Volatile.Read(ref _disposed) != 0)
+                    if (!ReferenceEquals(cfd.CurrentReadState, it.State) || Volatile.Read(ref _disposed) != 0 || cfd.IsDropped)
                     {
-                        Interlocked.CompareExchange(ref _spareIterators[i], null, it)?.Dispose();
+                        Interlocked.CompareExchange(ref spares[i], null, it)?.Dispose();
                     }
                     return;
                 }
@@ -153,20 +151,11 @@ internal sealed partial class DbImpl
         it.Dispose();
     }
 
-    /// <summary>Disposes every spare iterator tree (a new read state was installed, or the database is closing).</summary>
-    private void DropSpareIterators()
-    {
-        for (int i = 0; i < _spareIterators.Length; i++)
-        {
-            Interlocked.Exchange(ref _spareIterators[i], null)?.Dispose();
-        }
-    }
-
-    private PinnedIterator BuildIterator(ReadState state, ulong sequence, bool verifyChecksums, bool fillCache, byte[]? lower, byte[]? upper, bool hasSnapshot)
+    private PinnedIterator BuildIterator(ColumnFamilyData cfd, ReadState state, ulong sequence, bool verifyChecksums, bool fillCache, byte[]? lower, byte[]? upper, bool hasSnapshot)
     {
         // After the sequence: a memtable's tombstone list is current for every sequence we can see.
         RangeDel.FragmentedRangeTombstoneList? memTombstones = state.Mem.GetRangeTombstones();
-        RangeDel.RangeDelAggregator? rangeDel = RangeDel.RangeDelAggregator.Create(state, _tables, sequence);
+        RangeDel.RangeDelAggregator? rangeDel = RangeDel.RangeDelAggregator.Create(state, cfd.Tables, sequence);
         Version v = state.Version;
         var children = new InternalIterator[1 + state.Immutable.Length + v.NumFiles(0) + CountNonEmptyLevels(v)];
         int n = 0;
@@ -179,13 +168,13 @@ internal sealed partial class DbImpl
             }
             foreach (Manifest.FileMetaData f in v.Files(0))
             {
-                children[n++] = _tables.Get(f, 0).NewIterator(verifyChecksums, fillCache);
+                children[n++] = cfd.Tables.Get(f, 0).NewIterator(verifyChecksums, fillCache);
             }
             for (int level = 1; level < Version.NumLevels; level++)
             {
                 if (v.NumFiles(level) > 0)
                 {
-                    children[n++] = new LevelFiles(_tables, v.Files(level), verifyChecksums, fillCache).CreateIterator();
+                    children[n++] = new LevelFiles(cfd.Tables, v.Files(level), verifyChecksums, fillCache).CreateIterator();
                 }
             }
         }
@@ -199,7 +188,7 @@ internal sealed partial class DbImpl
         }
         var merged = new MergingIterator(children);
         var db = new DbIterator(merged, sequence, lower, upper, rangeDel);
-        return new PinnedIterator(db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot);
+        return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot);
     }
 
     private static int CountNonEmptyLevels(Version v)

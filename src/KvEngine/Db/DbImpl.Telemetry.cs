@@ -7,18 +7,27 @@ namespace KvEngine.Db;
 /// </summary>
 internal sealed partial class DbImpl
 {
-    /// <summary>Approximate memory of the mutable and immutable memtables (rocksdb.cur-size-all-mem-tables).</summary>
+    /// <summary>Approximate memory of every family's mutable and immutable memtables (rocksdb.cur-size-all-mem-tables summed).</summary>
     internal long MemTableBytes()
     {
-        ReadState state = AcquireReadState();
-        try
+        long sum = 0;
+        foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))
         {
-            return AllMemTableBytes(state);
+            if (cfd == null)
+            {
+                continue;
+            }
+            ReadState state = cfd.AcquireReadState();
+            try
+            {
+                sum += AllMemTableBytes(state);
+            }
+            finally
+            {
+                state.Unref();
+            }
         }
-        finally
-        {
-            state.Unref();
-        }
+        return sum;
     }
 
     private static long AllMemTableBytes(ReadState state)
@@ -34,20 +43,21 @@ internal sealed partial class DbImpl
     /// <summary>Bytes charged to the block cache (rocksdb.block-cache-usage).</summary>
     internal long BlockCacheUsageBytes() => _blockCache.Usage;
 
-    /// <summary>Fills <paramref name="values"/> (one per level) with each level's table bytes, or its file count.</summary>
+    /// <summary>Fills <paramref name="values"/> (one per level) with each level's table bytes, or its file count, over every family.</summary>
     internal void LevelSizes(Span<long> values, bool files)
     {
-        ReadState state = AcquireReadState();
-        try
+        values.Clear();
+        foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))
         {
+            if (cfd == null)
+            {
+                continue;
+            }
+            Version v = cfd.Versions.Current;
             for (int level = 0; level < values.Length && level < Version.NumLevels; level++)
             {
-                values[level] = files ? state.Version.NumFiles(level) : state.Version.LevelBytes(level);
+                values[level] += files ? v.NumFiles(level) : v.LevelBytes(level);
             }
-        }
-        finally
-        {
-            state.Unref();
         }
     }
 }

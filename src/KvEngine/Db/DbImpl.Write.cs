@@ -33,11 +33,36 @@ internal sealed partial class DbImpl
     private WriteRequest? _queueTail;
     private int _syncWaiters;
 
+
     public void Write(WriteBatch batch, WriteOptions options)
     {
         ThrowIfDisposed();
         ValidateWrite(batch, options);
+        ValidateFamilies(batch);
         WriteSync(batch, options.Sync, options.DisableWal, force: false);
+    }
+
+    /// <summary>
+    /// Refuses a batch that writes a column family this database does not have (never had, or
+    /// dropped): RocksDB's InvalidArgument. A drop racing the write may still win; the write is
+    /// then applied to nothing, as if it had come just before the drop.
+    /// </summary>
+    private void ValidateFamilies(WriteBatch batch)
+    {
+        if (batch.OtherColumnFamilies is not { } ids)
+        {
+            return;
+        }
+        ColumnFamilyData?[] byId = Volatile.Read(ref _familiesById);
+        foreach (uint id in ids)
+        {
+            if (id >= (uint)byId.Length || byId[id] == null)
+            {
+                throw new ArgumentException(
+                    $"The batch writes column family {id.ToString(System.Globalization.CultureInfo.InvariantCulture)}, which this database does not have (dropped, or of another database).",
+                    nameof(batch));
+            }
+        }
     }
 
     /// <summary>
@@ -63,15 +88,18 @@ internal sealed partial class DbImpl
         _orderCursor = lastSequence;
     }
 
-    /// <summary>A synchronous write (or, with <paramref name="force"/>, a memtable switch).</summary>
-    private void WriteSync(WriteBatch? batch, bool sync, bool disableWal, bool force)
+    /// <summary>
+    /// A synchronous write (or, with <paramref name="force"/>, a memtable switch of
+    /// <paramref name="forceFamilies"/>, every family when null).
+    /// </summary>
+    private void WriteSync(WriteBatch? batch, bool sync, bool disableWal, bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies = null)
     {
         if (!force)
         {
             ThrowIfDisposed(); // a forced switch is also how Dispose persists unlogged writes
         }
         WriteRequest request = t_request ??= new WriteRequest();
-        request.Reset(batch, sync, disableWal, force);
+        request.Reset(batch, sync, disableWal, force, forceFamilies);
         t_request = null; // while in use; a request abandoned in the queue (thread interrupt) is never reused
         WriteGroup? group = null;
         lock (_mutex)
@@ -151,6 +179,7 @@ internal sealed partial class DbImpl
         ThrowIfDisposed();
         cancellationToken.ThrowIfCancellationRequested();
         ValidateWrite(batch, options);
+        ValidateFamilies(batch);
         WriteRequest request = WriteRequest.ForAsync(batch, options);
         WriteGroup group;
         lock (_mutex)
@@ -234,14 +263,14 @@ internal sealed partial class DbImpl
         group.FirstSequence = _lastAllocatedSequence + 1;
         try
         {
-            MakeRoomForWrite(leader.ForceMemTableSwitch);
+            MakeRoomForWrite(leader.ForceMemTableSwitch, leader.ForceFamilies);
         }
         catch (Exception e) when (e is IOException or KvException or ObjectDisposedException)
         {
             group.Error = e;
             return group;
         }
-        group.MemTable = _mem;
+        group.Families = _familiesById;
         if (leader.Batch != null)
         {
             long bytes = leader.Batch.ApproximateSize;
@@ -291,6 +320,7 @@ internal sealed partial class DbImpl
             {
                 _log!.AddRecord(batch.Data);
                 _logFile!.Flush();
+                Interlocked.Add(ref _currentLogBytes, batch.Data.Length);
                 if (leader.Sync)
                 {
                     _logFile.Sync();
@@ -323,156 +353,6 @@ internal sealed partial class DbImpl
             lock (_mutex)
             {
                 SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
-            }
-        }
-    }
-
-    /// <summary>
-    /// Holds _mutex. Applies the level-0 write stalls (unless auto compaction is off): at
-    /// Level0SlowdownWritesTrigger files the group waits 1 ms once (a fixed delay standing in for
-    /// RocksDB's delayed_write_rate), at Level0StopWritesTrigger it waits until a compaction brings
-    /// the count down. Then switches the memtable when full (or forced), waiting while too many are
-    /// unflushed. Writers wait, never fail, unless a background error stops the database. A group
-    /// that waited reports one write stall (log and histogram) when it goes on.
-    /// </summary>
-    private void MakeRoomForWrite(bool force)
-    {
-        long stallStarted = 0;
-        Diagnostics.WriteStallCause stallCause = default;
-        try
-        {
-            MakeRoomForWrite(force, ref stallStarted, ref stallCause);
-        }
-        finally
-        {
-            if (stallStarted != 0)
-            {
-                _telemetry.WriteStallEnded(stallCause, System.Diagnostics.Stopwatch.GetElapsedTime(stallStarted));
-            }
-        }
-    }
-
-    /// <summary>Holds _mutex. Notes the start of a write stall (its first wait) in <paramref name="started"/> and logs it.</summary>
-    private void BeginWriteStall(Diagnostics.WriteStallCause cause, ref long started, ref Diagnostics.WriteStallCause startedCause)
-    {
-        if (started == 0)
-        {
-            started = System.Diagnostics.Stopwatch.GetTimestamp();
-            startedCause = cause;
-            _telemetry.WriteStallStarted(cause, _versions.Current.NumFiles(0), _immutable.Count);
-        }
-    }
-
-    private void MakeRoomForWrite(bool force, ref long stallStarted, ref Diagnostics.WriteStallCause stallCause)
-    {
-        bool delayed = false;
-        while (true)
-        {
-            if (_backgroundError != null && !(force && _resuming))
-            {
-                throw new KvException("The database refuses writes after a background error: " + _backgroundError.Message, _backgroundError);
-            }
-            if (IsDisposed && !force)
-            {
-                throw new ObjectDisposedException(nameof(KvDb));
-            }
-            if (!force && !_compactionOptions.DisableAutoCompactions)
-            {
-                int level0 = _versions.Current.NumFiles(0);
-                if (level0 >= _compactionOptions.Level0StopWritesTrigger)
-                {
-                    BeginWriteStall(Diagnostics.WriteStallCause.Level0Stop, ref stallStarted, ref stallCause);
-                    long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
-                    Monitor.Wait(_mutex, 100);
-                    _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
-                    continue;
-                }
-                if (level0 >= _compactionOptions.Level0SlowdownWritesTrigger && !delayed)
-                {
-                    delayed = true;
-                    BeginWriteStall(Diagnostics.WriteStallCause.Level0Slowdown, ref stallStarted, ref stallCause);
-                    long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
-                    Monitor.Wait(_mutex, 1);
-                    _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
-                    continue;
-                }
-            }
-            // Resuming switches even an empty memtable: the current WAL may end in a torn record.
-            if (force ? _mem.IsEmpty && !_resuming : _mem.ApproximateMemoryUsage < _options.WriteBufferSize)
-            {
-                if (force && _immutable.Count > _forcedFlushes)
-                {
-                    // Nothing to switch, but every memtable waiting now must be flushed (Flush, close).
-                    _forcedFlushes = _immutable.Count;
-                    _backgroundWake.Release();
-                }
-                return;
-            }
-            if (_inflightInserts > 0)
-            {
-                // Pipelined groups still insert into this memtable: it may not become immutable yet.
-                _inflightWaiters++;
-                try
-                {
-                    Monitor.Wait(_mutex);
-                }
-                finally
-                {
-                    _inflightWaiters--;
-                }
-                continue;
-            }
-            if (_immutable.Count >= _options.MaxWriteBufferNumber - 1 && !_resuming)
-            {
-                // (A resume switches past the limit: it flushes every memtable itself before any write.)
-                // Too many memtables wait for flushing: writers stall (never fail) until one is done.
-                BeginWriteStall(Diagnostics.WriteStallCause.MemTableLimit, ref stallStarted, ref stallCause);
-                long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
-                Monitor.Wait(_mutex);
-                _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
-                continue;
-            }
-            // Later writes, Sync ones included, go to the new WAL only: the old one must be durable
-            // first, or a power loss could keep a synced write in the new log while losing older
-            // unsynced ones in the old (a hole, not a prefix). Pebble also syncs the WAL it rotates away from.
-            // Resuming abandons the old WAL instead: it may be unwritable or torn, and everything it
-            // holds is in the memtables that the resume flushes before any new write is accepted.
-            if (!_resuming)
-            {
-                try
-                {
-                    _logFile!.Sync();
-                }
-                catch (IOException e)
-                {
-                    SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
-                    throw;
-                }
-            }
-            ulong newLog = _versions.NewFileNumber();
-            try
-            {
-                OpenNewLog(newLog, abandonOld: _resuming);
-            }
-            catch (IOException e)
-            {
-                // No new WAL, or the MANIFEST could not record it (RocksDB's SwitchMemtable sets a
-                // background error too): writes stop until a resume or reopen.
-                SetBackgroundError(e, Diagnostics.BackgroundJobKind.MemTableSwitch);
-                throw;
-            }
-            _logNumber = newLog;
-            _immutable.Add(new ImmutableMemTable(_mem, newLog));
-            if (force)
-            {
-                _forcedFlushes = _immutable.Count;
-            }
-            _mem = NewMemTable();
-            InstallReadState();
-            _backgroundWake.Release();
-            if (force)
-            {
-                return;
             }
         }
     }

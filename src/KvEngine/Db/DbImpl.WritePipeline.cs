@@ -60,7 +60,10 @@ internal sealed partial class DbImpl
     {
         if (_memTableHadConcurrentInserts)
         {
-            group.MemTable!.EndConcurrentWrites();
+            foreach (ColumnFamilyData? cfd in group.Families)
+            {
+                cfd?.Mem.EndConcurrentWrites();
+            }
             _memTableHadConcurrentInserts = false;
         }
     }
@@ -103,7 +106,7 @@ internal sealed partial class DbImpl
                 _versions.SetLastSequence(group.LastSequence);
                 if (group.Leader.DisableWal)
                 {
-                    _hasUnpersistedWrites = true;
+                    MarkUnpersisted(group);
                 }
             }
             Volatile.Write(ref _orderCursor, group.LastSequence);
@@ -131,6 +134,28 @@ internal sealed partial class DbImpl
         group.Reset();
         _groupPool.Push(group);
         return asyncHead;
+    }
+
+    /// <summary>Holds _mutex. The families the group's batches wrote now hold data no WAL has.</summary>
+    private static void MarkUnpersisted(WriteGroup group)
+    {
+        foreach (WriteRequest w in group.Members)
+        {
+            if (w.Batch!.OtherColumnFamilies is { } ids)
+            {
+                foreach (uint id in ids)
+                {
+                    if (id < (uint)group.Families.Length && group.Families[id] is { } cfd)
+                    {
+                        cfd.HasUnpersistedWrites = true;
+                    }
+                }
+            }
+            if (w.Batch.WritesDefaultColumnFamily && group.Families[0] is { } defaultFamily)
+            {
+                defaultFamily.HasUnpersistedWrites = true;
+            }
+        }
     }
 
     /// <summary>

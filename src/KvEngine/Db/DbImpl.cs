@@ -1,7 +1,5 @@
 using KvEngine.Compaction;
 using KvEngine.Diagnostics;
-using KvEngine.Filters;
-using KvEngine.Memtable;
 using KvEngine.Storage;
 using KvEngine.Table;
 using KvEngine.Wal;
@@ -9,62 +7,61 @@ using KvEngine.Wal;
 namespace KvEngine.Db;
 
 /// <summary>
-/// The engine behind <see cref="KvDb"/>.
+/// The engine behind <see cref="KvDb"/>: open and close, and the dispatch of every operation to a
+/// column family (<see cref="ColumnFamilyData"/>: memtables, read state, table cache, picker).
 /// <para>
 /// Write path (<c>DbImpl.Write.cs</c>): writers queue on <see cref="_mutex"/>; the writer at the
-/// front leads a group: it makes room (switching memtables, waiting when too many are unflushed),
-/// merges the queued batches, appends one WAL record, flushes it to the OS (and fsyncs once if
-/// any member asked for Sync), inserts into the mutable memtable, then publishes the last
-/// sequence number. Only the leader touches the WAL and the mutable memtable, so the memtable has
-/// one writer; readers never lock and see only entries up to the published sequence.
+/// front leads a group: it makes room (switching the memtables of full families to a new WAL,
+/// waiting when a family has too many unflushed), merges the queued batches, appends one WAL
+/// record, flushes it to the OS (and fsyncs once if any member asked for Sync), inserts each
+/// record into its family's mutable memtable, then publishes the last sequence number. One WAL
+/// and one sequence for every family: a batch is atomic across families. Memtables never switch
+/// while a group inserts; readers never lock and see only entries up to the published sequence.
 /// </para>
 /// <para>
-/// Read path (<c>DbImpl.Read.cs</c>): take the sequence (or the snapshot's), pin the current
-/// <see cref="ReadState"/>, look in the mutable memtable, the immutable ones newest first, then the
+/// Read path (<c>DbImpl.Read.cs</c>): take the family's <see cref="ReadState"/> then the sequence
+/// (or the snapshot's); look in the mutable memtable, the immutable ones newest first, then the
 /// tables of the pinned version.
 /// </para>
 /// <para>
 /// Background (<c>DbImpl.Compaction.cs</c>, <c>DbImpl.Flush.cs</c>): MaxBackgroundJobs threads flush
-/// the oldest immutable memtable into a level-0 table (one flush at a time, before any compaction),
-/// recording it with the new oldest-needed WAL number in the MANIFEST, and run the compactions the
-/// picker chooses; each installs a new read state and deletes files nothing uses any more. A
-/// background failure makes the database refuse further writes (<see cref="_backgroundError"/>), as
-/// RocksDB does; reads go on.
+/// each family's oldest immutable memtable into a level-0 table (one flush per family at a time,
+/// before any compaction), recording it with the family's new log number and the database's
+/// MinLogNumberToKeep in the MANIFEST, and run the compactions the families' pickers choose; each
+/// installs a new read state and deletes files nothing uses any more (a WAL once no live family
+/// needs it). A background failure makes the database refuse further writes
+/// (<see cref="_backgroundError"/>), as RocksDB does; reads go on.
 /// </para>
 /// Lock order: <see cref="_mutex"/> before the version set's lock; no I/O under the mutex except
-/// syncing the old WAL and creating a new one at a memtable switch.
+/// syncing the old WAL and creating a new one at a memtable switch, and the MANIFEST records of
+/// family creation and drop. Guarded by the mutex: the writer queue, the families' memtable
+/// lists, the family tables (<see cref="_familiesById"/> is also read lock-free: it is replaced,
+/// never changed), background scheduling and the pending outputs.
 /// </summary>
 internal sealed partial class DbImpl : IDisposable
 {
     private readonly string _dir;
     private readonly KvOptions _options;
     private readonly IFileSystem _fs;
-    private readonly TableOptions _tableOptions;
-
-    /// <summary>Options for compaction outputs at the bottommost level (<see cref="ColumnFamilyOptions.BottommostCompression"/>); <see cref="_tableOptions"/> when unset.</summary>
-    private readonly TableOptions _bottommostTableOptions;
     private readonly VersionSet _versions;
-    private readonly TableCache _tables;
+    private readonly OpenFileLimiter? _limiter;
     private readonly KvBlockCache? _ownedBlockCache;
     private readonly KvBlockCache _blockCache;
     private readonly SnapshotList _snapshots = new();
     private readonly KvStatistics? _stats;
     private readonly object _mutex = new();
     private readonly SemaphoreSlim _backgroundWake = new(0);
-    private readonly List<ImmutableMemTable> _immutable = new();
     private readonly HashSet<ulong> _pendingOutputs = new();
     private readonly IDisposable _dbLock;
-    private readonly CompactionOptions _compactionOptions;
-    private readonly CompactionPicker _picker;
-    private readonly CompactionStatistics _compactionStats = new(Version.NumLevels);
     private readonly EngineCounters _counters;
     private readonly DbTelemetry _telemetry;
-    private MemTable _mem;
-    private ReadState _readState;
+    private readonly ColumnFamilyData _default;
+    private readonly List<ColumnFamilyData> _droppedFamilies = new();
+    private readonly object _familyGate = new(); // serializes family creation and drop (before _mutex)
+    private ColumnFamilyData?[] _familiesById;
     private IWritableFile? _logFile;
     private LogWriter? _log;
     private ulong _logNumber;
-    private bool _hasUnpersistedWrites;
     private Exception? _backgroundError;
     private bool _closing;
     private int _disposed;
@@ -79,44 +76,13 @@ internal sealed partial class DbImpl : IDisposable
             ? new KvBlockCache(KvBlockCache.DefaultCapacity, compressedSecondaryCacheSize: options.CompressedSecondaryCacheSize,
                 compressedSecondaryCacheCompression: options.CompressedSecondaryCacheCompression, compressedSecondaryCacheSplit: options.CompressedSecondaryCacheSplit)
             : null;
-        _tableOptions = new TableOptions
-        {
-            BlockCache = (_blockCache = (options.BlockCache ?? _ownedBlockCache)!).Primary,
-            CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
-            PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
-            MaxFileSizeForL0MetaPin = options.WriteBufferSize / 2 * 3, // RocksDB's MaxFileSizeForL0MetaPin
-            BlockSize = options.BlockSize,
-            BlockRestartInterval = options.BlockRestartInterval,
-            Compression = (Compression.CompressionType)(byte)options.Compression,
-            CompressionLevel = options.CompressionLevel,
-            Checksum = (ChecksumType)(byte)options.Checksum,
-            FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
-            Statistics = options.Statistics,
-            OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
-            IndexType = (IndexType)(uint)options.IndexType,
-            PartitionFilters = options.PartitionFilters,
-            MetadataBlockSize = options.MetadataBlockSize,
-            DecouplePartitionedFilters = options.DecouplePartitionedFilters,
-            PinTopLevelIndexAndFilter = options.PinTopLevelIndexAndFilter,
-            TopLevelIndexPinning = (PinningTier)(int)options.MetadataCacheOptions.TopLevelIndexPinning,
-            PartitionPinning = (PinningTier)(int)options.MetadataCacheOptions.PartitionPinning,
-            UnpartitionedPinning = (PinningTier)(int)options.MetadataCacheOptions.UnpartitionedPinning,
-        };
-        _bottommostTableOptions = options.BottommostCompression is null && options.BottommostCompressionLevel is null
-            ? _tableOptions
-            : _tableOptions with
-            {
-                Compression = (Compression.CompressionType)(byte)(options.BottommostCompression ?? options.Compression),
-                CompressionLevel = options.BottommostCompressionLevel ?? options.CompressionLevel,
-            };
+        _blockCache = (options.BlockCache ?? _ownedBlockCache)!;
         _stats = options.Statistics;
         _counters = new EngineCounters(options.Statistics);
-        _compactionOptions = CompactionOptions.From(options);
-        _picker = new CompactionPicker(_compactionOptions);
         _versions = new VersionSet(dir, _fs);
-        _tables = new TableCache(dir, _fs, _tableOptions, options.Statistics, options.MaxOpenFiles);
-        _mem = NewMemTable();
-        _readState = new ReadState(_mem, Array.Empty<MemTable>(), _versions.Current);
+        _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles);
+        _default = NewFamilyData(_versions.Default, options);
+        _familiesById = [_default];
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics); // last: nothing after it may throw
     }
 
@@ -155,9 +121,9 @@ internal sealed partial class DbImpl : IDisposable
         {
             // Data written with DisableWal exists only in memtables: persist it, as RocksDB does
             // at close unless avoid_flush_during_shutdown is set.
-            if (_hasUnpersistedWrites && _backgroundError == null)
+            if (_backgroundError == null && FamiliesWithUnpersistedWrites() is { Count: > 0 } unpersisted)
             {
-                FlushCore(wait: true);
+                FlushCore(unpersisted, wait: true);
             }
         }
         catch (Exception e) when (e is IOException or KvException)
@@ -175,9 +141,12 @@ internal sealed partial class DbImpl : IDisposable
             _queueHead = null;
             _queueTail = null;
             // Flushes that will now never run: a Flush() waiting on one must not wait forever.
-            foreach (ImmutableMemTable imm in _immutable)
+            foreach (ColumnFamilyData cfd in AllFamilies())
             {
-                imm.Flushed.TrySetException(new ObjectDisposedException(nameof(KvDb)));
+                foreach (ImmutableMemTable imm in cfd.Immutable)
+                {
+                    imm.Flushed.TrySetException(new ObjectDisposedException(nameof(KvDb)));
+                }
             }
             Monitor.PulseAll(_mutex);
         }
@@ -189,14 +158,11 @@ internal sealed partial class DbImpl : IDisposable
         {
             firstError ??= e;
         }
-        DropSpareIterators();
-        _readState.Unref();
-        _mem.Unref();
-        foreach (ImmutableMemTable imm in _immutable)
+        List<ColumnFamilyData> families = AllFamilies();
+        foreach (ColumnFamilyData cfd in families)
         {
-            imm.Mem.Unref();
+            cfd.ReleaseMemory();
         }
-        _immutable.Clear();
         if (_backgroundError == null && _recovered)
         {
             // As RocksDB does at close: files that only now lost their last reader (old versions
@@ -212,7 +178,10 @@ internal sealed partial class DbImpl : IDisposable
                 firstError ??= e;
             }
         }
-        _tables.Dispose();
+        foreach (ColumnFamilyData cfd in families)
+        {
+            cfd.Close();
+        }
         _ownedBlockCache?.Dispose();
         _versions.Dispose();
         foreach (WriteGroup group in _groupPool)
@@ -249,12 +218,6 @@ internal sealed partial class DbImpl : IDisposable
 
     internal void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
 
-    private MemTable NewMemTable() => new(ArenaBlockSize(_options.WriteBufferSize));
-
-    /// <summary>RocksDB's default arena block: an eighth of the write buffer, 4 KiB..1 MiB here.</summary>
-    private static int ArenaBlockSize(long writeBufferSize) =>
-        (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20);
-
     /// <summary>
     /// Holds _mutex. Records the first background error (the database then refuses writes, as
     /// RocksDB does), fails every flush still pending — background work stops picking up jobs
@@ -270,37 +233,59 @@ internal sealed partial class DbImpl : IDisposable
             ScheduleAutomaticResume();
             _telemetry.BackgroundError(e, operation, _autoResumeScheduled);
         }
-        foreach (ImmutableMemTable imm in _immutable)
+        foreach (ColumnFamilyData cfd in AllFamilies())
         {
-            imm.Flushed.TrySetException(Wrap(_backgroundError));
+            foreach (ImmutableMemTable imm in cfd.Immutable)
+            {
+                imm.Flushed.TrySetException(Wrap(_backgroundError));
+            }
         }
         Monitor.PulseAll(_mutex);
     }
 
-    /// <summary>Publishes a new read state from the current memtables and version. Holds _mutex.</summary>
-    private void InstallReadState()
+    /// <summary>The default family.</summary>
+    internal ColumnFamilyData DefaultFamily => _default;
+
+    private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
+        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this);
+
+    /// <summary>The live families, then the dropped ones not yet closed (a copy). Holds _mutex or runs at open/close.</summary>
+    private List<ColumnFamilyData> AllFamilies()
     {
-        var imm = new MemTable[_immutable.Count];
-        for (int i = 0; i < imm.Length; i++)
+        var result = new List<ColumnFamilyData>(_familiesById.Length + _droppedFamilies.Count);
+        foreach (ColumnFamilyData? cfd in _familiesById)
         {
-            imm[i] = _immutable[_immutable.Count - 1 - i].Mem;
+            if (cfd != null)
+            {
+                result.Add(cfd);
+            }
         }
-        var next = new ReadState(_mem, imm, _versions.Current);
-        ReadState old = Interlocked.Exchange(ref _readState, next);
-        DropSpareIterators(); // they read the old state
-        old.Unref();
+        result.AddRange(_droppedFamilies);
+        return result;
     }
 
-    /// <summary>Pins the current read state; lock-free (retries if it is retired meanwhile).</summary>
-    private ReadState AcquireReadState()
+    /// <summary>The live families in id order (a copy), read lock-free.</summary>
+    internal List<ColumnFamilyData> LiveFamilies()
     {
-        while (true)
+        ColumnFamilyData?[] byId = Volatile.Read(ref _familiesById);
+        var result = new List<ColumnFamilyData>(byId.Length);
+        foreach (ColumnFamilyData? cfd in byId)
         {
-            ReadState s = Volatile.Read(ref _readState);
-            if (s.TryRef())
+            if (cfd != null)
             {
-                return s;
+                result.Add(cfd);
             }
+        }
+        return result;
+    }
+
+    private List<ColumnFamilyData> FamiliesWithUnpersistedWrites()
+    {
+        lock (_mutex)
+        {
+            List<ColumnFamilyData> result = LiveFamilies();
+            result.RemoveAll(static f => !f.HasUnpersistedWrites);
+            return result;
         }
     }
 }

@@ -9,7 +9,7 @@ namespace KvEngine.Db;
 /// range-deletion aggregator built for it, the mutable memtable's tombstone list at build time, and
 /// the options its table iterators were built with.
 /// <para>
-/// Reuse: while the database's current read state is still <see cref="State"/> and the mutable
+/// Reuse: while the family's current read state is still <see cref="State"/> and the mutable
 /// memtable has taken no DeleteRange since the build (a DeleteRange replaces its tombstone list,
 /// which the aggregator holds), the same iterator tree serves a read at any newer sequence after
 /// <see cref="Reset"/> — the memtable iterators see entries added later and filter them by
@@ -24,9 +24,10 @@ internal sealed class PinnedIterator
     private readonly FragmentedRangeTombstoneList? _memTombstones;
     private bool _disposed;
 
-    public PinnedIterator(DbIterator iterator, ReadState state, RangeDelAggregator? rangeDel, FragmentedRangeTombstoneList? memTombstones,
+    public PinnedIterator(ColumnFamilyData family, DbIterator iterator, ReadState state, RangeDelAggregator? rangeDel, FragmentedRangeTombstoneList? memTombstones,
         bool verifyChecksums, bool fillCache, bool hasSnapshot)
     {
+        Family = family;
         Iterator = iterator;
         State = state;
         _rangeDel = rangeDel;
@@ -35,6 +36,9 @@ internal sealed class PinnedIterator
         FillCache = fillCache;
         HasSnapshot = hasSnapshot;
     }
+
+    /// <summary>The column family the iterator reads.</summary>
+    public ColumnFamilyData Family { get; }
 
     public DbIterator Iterator { get; }
 

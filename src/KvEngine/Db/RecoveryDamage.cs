@@ -77,7 +77,7 @@ internal sealed class RecoveryDamage
         var missingWals = new List<ulong>();
         foreach (ulong n in versions.TrackedWals)
         {
-            if (n >= versions.LogNumber && !wals.Contains(n))
+            if (n >= versions.MinLogNumberToKeep && !wals.Contains(n))
             {
                 missingWals.Add(n);
             }
@@ -85,26 +85,29 @@ internal sealed class RecoveryDamage
 
         var bad = new List<(int, FileMetaData, string)>();
         var referenced = new HashSet<ulong>();
-        Version v = versions.Current;
-        for (int level = 0; level < Version.NumLevels; level++)
+        foreach (ColumnFamilyVersions family in versions.Families)
         {
-            foreach (FileMetaData f in v.Files(level))
+            Version v = family.Current;
+            for (int level = 0; level < Version.NumLevels; level++)
             {
-                referenced.Add(f.Number);
-                if (!checkTables)
+                foreach (FileMetaData f in v.Files(level))
                 {
-                    continue;
-                }
-                string path = FileNames.TableFile(dir, f.Number);
-                if (!tables.Contains(f.Number))
-                {
-                    bad.Add((level, f, $"Table file {path} named by the MANIFEST is missing."));
-                    continue;
-                }
-                long size = fs.GetFileSize(path);
-                if ((ulong)size != f.FileSize)
-                {
-                    bad.Add((level, f, $"Table file {path} has {size} bytes; the MANIFEST records {f.FileSize}."));
+                    referenced.Add(f.Number);
+                    if (!checkTables)
+                    {
+                        continue;
+                    }
+                    string path = FileNames.TableFile(dir, f.Number);
+                    if (!tables.Contains(f.Number))
+                    {
+                        bad.Add((level, f, $"Table file {path} named by the MANIFEST is missing."));
+                        continue;
+                    }
+                    long size = fs.GetFileSize(path);
+                    if ((ulong)size != f.FileSize)
+                    {
+                        bad.Add((level, f, $"Table file {path} has {size} bytes; the MANIFEST records {f.FileSize}."));
+                    }
                 }
             }
         }

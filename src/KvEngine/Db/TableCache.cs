@@ -31,18 +31,25 @@ internal sealed class TableCache : IDisposable
     /// open while idle (10 are left for the WAL, MANIFEST and others, as RocksDB reserves).
     /// </summary>
     public TableCache(string dir, IFileSystem fs, TableOptions options, KvStatistics? stats, int maxOpenFiles = -1)
+        : this(dir, fs, options, stats, NewLimiter(fs, maxOpenFiles))
+    {
+    }
+
+    /// <summary>A cache whose files count against <paramref name="limiter"/>, which several caches (one per column family) may share.</summary>
+    public TableCache(string dir, IFileSystem fs, TableOptions options, KvStatistics? stats, OpenFileLimiter? limiter)
     {
         _dir = dir;
         _fs = fs;
         _options = options;
         _stats = stats;
-        if (maxOpenFiles != -1)
-        {
-            _limiter = new OpenFileLimiter(Math.Max(maxOpenFiles, 20) - 10, path => _fs.OpenRandomAccess(path));
-        }
+        _limiter = limiter;
     }
 
-    /// <summary>Table files open now (without a limit: the readers' count).</summary>
+    /// <summary>RocksDB's max_open_files as a limiter: null for -1 (all open).</summary>
+    public static OpenFileLimiter? NewLimiter(IFileSystem fs, int maxOpenFiles) =>
+        maxOpenFiles == -1 ? null : new OpenFileLimiter(Math.Max(maxOpenFiles, 20) - 10, fs.OpenRandomAccess);
+
+    /// <summary>Table files open now (without a limit: the readers' count; with one, every cache sharing the limiter).</summary>
     public int OpenFiles => _limiter?.OpenFiles ?? _readers.Count;
 
     public int Count => _readers.Count;

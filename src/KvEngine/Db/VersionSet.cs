@@ -8,18 +8,26 @@ using KvEngine.Wal;
 namespace KvEngine.Db;
 
 /// <summary>
-/// The MANIFEST and everything it records: the current <see cref="Version"/>, the file-number
-/// counter, the last sequence number and the oldest live WAL number.
+/// The MANIFEST and everything it records: each column family's current <see cref="Version"/> and
+/// log number (<see cref="ColumnFamilyVersions"/>), the file-number counter, the last sequence
+/// number, MinLogNumberToKeep and the largest column family id.
 /// <code>
-/// MANIFEST := log-format records, each one VersionEdit; the first edit of a MANIFEST is a full
-///             snapshot (comparator, log number, next file, last sequence, every live file),
-///             followed by the live WALs KvEngine created (<see cref="WalTracker"/>); then one
-///             record per change, and one per WAL created
+/// MANIFEST := log-format records, each one VersionEdit. A new MANIFEST starts with a snapshot:
+///             per live family in id order  { [ColumnFamily id, ColumnFamilyAdd name] (not for
+///               default), Comparator, [MaxColumnFamily on the first] }
+///             { [ColumnFamily id], every file, compact cursors, LogNumber,
+///               default only: PrevLogNumber, NextFileNumber, LastSequence, [MinLogNumberToKeep] },
+///             then the live WALs KvEngine created (<see cref="WalTracker"/>); then one record per
+///             change (several for an atomic change, one sync), and one per WAL created
 /// CURRENT  := "MANIFEST-NNNNNN\n"   (replaced by write temp, fsync, rename, fsync directory)
 /// </code>
-/// Thread-safety: <see cref="LogAndApply"/> and the file-number counter are serialized by the
-/// set's own lock (I/O happens under it; only flushes, compactions and open call it).
-/// <see cref="Current"/> and <see cref="LastSequence"/> are readable from any thread.
+/// Invariants: ids are never reused (a new family takes MaxColumnFamily + 1); a WAL numbered below
+/// <see cref="MinLogNumberToKeep"/> holds nothing any live family still needs; the default family
+/// always exists.
+/// Thread-safety: every change (edits, family creation and drop, the file-number counter) is
+/// serialized by the set's own lock, under which the MANIFEST I/O happens (only flushes,
+/// compactions, family changes and open call it). Families' current versions and
+/// <see cref="LastSequence"/> are readable from any thread.
 /// </summary>
 internal sealed class VersionSet : IDisposable
 {
@@ -27,38 +35,35 @@ internal sealed class VersionSet : IDisposable
     private readonly string _dir;
     private readonly IFileSystem _fs;
     private readonly HashSet<Version> _live = new();
-    private Version _current;
+    private readonly WalTracker _wals = new();
+    private readonly SortedDictionary<uint, ColumnFamilyVersions> _families = new();
     private ulong _nextFileNumber = 2;
     private ulong _lastSequence;
     private ulong _manifestFileNumber;
+    private ulong _persistedMinLogToKeep;
     private IWritableFile? _manifestFile;
     private LogWriter? _manifestLog;
-    private readonly WalTracker _wals = new();
 
     public VersionSet(string dir, IFileSystem fs)
     {
         _dir = dir;
         _fs = fs;
-        _current = Version.Empty(this);
-        _current.Ref();
-        _live.Add(_current);
+        Default = AddFamily(ColumnFamilyVersions.DefaultId, ColumnFamilyVersions.DefaultName, Version.Empty(this), 0);
     }
 
-    public Version Current => Volatile.Read(ref _current);
+    /// <summary>The default column family (id 0), which always exists.</summary>
+    public ColumnFamilyVersions Default { get; private set; }
+
+    /// <summary>The default family's current version.</summary>
+    public Version Current => Default.Current;
 
     /// <summary>Sequence number of the last write made visible to readers.</summary>
     public ulong LastSequence => Volatile.Read(ref _lastSequence);
 
-    /// <summary>WAL files numbered below this are fully reflected in tables.</summary>
-    public ulong LogNumber { get; private set; }
-
     public ulong PrevLogNumber { get; private set; }
 
-    /// <summary>Largest column family id RocksDB used; kept in every new MANIFEST so ids are never reused.</summary>
+    /// <summary>Largest column family id ever used; kept in every new MANIFEST so ids are never reused.</summary>
     public uint MaxColumnFamily { get; private set; }
-
-    /// <summary>RocksDB column families that were dropped; WAL replay skips their records.</summary>
-    public IReadOnlySet<uint> DroppedColumnFamilies { get; private set; } = new HashSet<uint>();
 
     public ulong ManifestFileNumber => _manifestFileNumber;
 
@@ -74,7 +79,23 @@ internal sealed class VersionSet : IDisposable
     /// </summary>
     public string? ManifestDamage { get; private set; }
 
-    /// <summary>The WALs the MANIFEST records as live (see <see cref="WalTracker"/>), ascending. Call under no other writer.</summary>
+    /// <summary>
+    /// WALs numbered below this hold nothing a live family needs: the recorded MinLogNumberToKeep
+    /// or every live family's log number, whichever is larger (RocksDB's recovery rule).
+    /// Families' in-memory log numbers count, so this may run ahead of the MANIFEST.
+    /// </summary>
+    public ulong MinLogNumberToKeep
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber());
+            }
+        }
+    }
+
+    /// <summary>The WALs the MANIFEST records as live (see <see cref="WalTracker"/>), ascending.</summary>
     public IReadOnlyCollection<ulong> TrackedWals
     {
         get
@@ -93,6 +114,20 @@ internal sealed class VersionSet : IDisposable
             lock (_gate)
             {
                 return _nextFileNumber;
+            }
+        }
+    }
+
+    /// <summary>The live families in id order (a copy).</summary>
+    public ColumnFamilyVersions[] Families
+    {
+        get
+        {
+            lock (_gate)
+            {
+                var result = new ColumnFamilyVersions[_families.Count];
+                _families.Values.CopyTo(result, 0);
+                return result;
             }
         }
     }
@@ -126,6 +161,21 @@ internal sealed class VersionSet : IDisposable
         }
     }
 
+    /// <summary>
+    /// At a WAL switch, a family with nothing in its memtable needs no WAL below
+    /// <paramref name="logNumber"/>: its log number moves there in memory only.
+    /// </summary>
+    public void AdvanceLogNumber(ColumnFamilyVersions family, ulong logNumber)
+    {
+        lock (_gate)
+        {
+            if (!family.IsDropped && family.LogNumber < logNumber)
+            {
+                family.LogNumber = logNumber;
+            }
+        }
+    }
+
     /// <summary>Writes the MANIFEST and CURRENT of a new, empty database.</summary>
     public void CreateNew()
     {
@@ -151,161 +201,203 @@ internal sealed class VersionSet : IDisposable
     }
 
     /// <summary>
-    /// Reads CURRENT and the MANIFEST it names, and installs the version they describe. With
-    /// <paramref name="bestEfforts"/> a damaged record ends the read instead of failing it (the
-    /// state is that of the records before it; <see cref="ManifestDamage"/> says what was wrong),
-    /// provided those records hold the database-wide fields.
+    /// Reads CURRENT and the MANIFEST it names (<see cref="ManifestReader"/>), and installs every
+    /// live family's version and the counters. With <paramref name="bestEfforts"/> a damaged
+    /// record ends the read (<see cref="ManifestDamage"/> says what was wrong).
     /// </summary>
     public void Recover(bool bestEfforts = false)
     {
-        string currentPath = FileNames.CurrentFile(_dir);
-        string manifestName = ReadCurrent(currentPath);
-        string manifestPath = Path.Combine(_dir, manifestName);
-        if (!FileNames.TryParse(manifestName, out DbFileType type, out ulong manifestNumber) || type != DbFileType.Manifest)
-        {
-            throw new KvCorruptionException($"CURRENT names '{manifestName}', which is not a MANIFEST file name.");
-        }
-        if (!_fs.FileExists(manifestPath))
-        {
-            throw new KvCorruptionException($"CURRENT names {manifestName}, which does not exist.");
-        }
-
-        var builder = new VersionBuilder(Version.Empty(null));
-        ulong? logNumber = null;
-        ulong? prevLogNumber = null;
-        ulong? nextFile = null;
-        ulong? lastSequence = null;
-        bool sawComparator = false;
-        // Blob file number -> blobs not yet garbage. RocksDB drops a blob file once all its blobs are garbage.
-        var liveBlobs = new Dictionary<ulong, ulong>();
-        var families = new ColumnFamilyTracker();
-        using (ISequentialFile file = _fs.OpenSequential(manifestPath))
-        using (var scratch = new ByteBuffer(1024))
-        {
-            LogReader reader = LogReader.ForManifest(file, manifestPath);
-            while (true)
-            {
-                VersionEdit edit;
-                try
-                {
-                    if (!reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
-                    {
-                        break;
-                    }
-                    edit = VersionEdit.Decode(record);
-                }
-                catch (KvCorruptionException e) when (bestEfforts)
-                {
-                    ManifestDamage = e.Message;
-                    break;
-                }
-                _wals.Apply(edit);
-                // Database-wide fields below apply from every family's edits; files, the log
-                // number (per family in RocksDB) and the comparator only from the default's.
-                if (families.Apply(edit, manifestName))
-                {
-                    if (edit.Comparator != null)
-                    {
-                        if (edit.Comparator != InternalKeyComparer.BytewiseComparatorName)
-                        {
-                            throw new KvException(
-                                $"The database uses comparator '{edit.Comparator}'; KvEngine supports only '{InternalKeyComparer.BytewiseComparatorName}'.");
-                        }
-                        sawComparator = true;
-                    }
-                    builder.Apply(edit);
-                    TrackBlobFiles(edit, liveBlobs);
-                    logNumber = edit.HasLogNumber ? edit.LogNumber : logNumber;
-                }
-                prevLogNumber = edit.HasPrevLogNumber ? edit.PrevLogNumber : prevLogNumber;
-                nextFile = edit.HasNextFileNumber ? edit.NextFileNumber : nextFile;
-                lastSequence = edit.HasLastSequence ? edit.LastSequence : lastSequence;
-            }
-        }
-        if (nextFile == null || lastSequence == null || logNumber == null)
-        {
-            throw new KvCorruptionException(
-                $"{manifestName} lacks {(nextFile == null ? "the next file number" : lastSequence == null ? "the last sequence number" : "the log number")}.");
-        }
-        if (!sawComparator)
-        {
-            throw new KvCorruptionException($"{manifestName} does not name a comparator.");
-        }
-        families.ThrowIfOthersLive(manifestName);
-        if (liveBlobs.Count > 0)
-        {
-            // Tables of such a database hold blob references (type 0x11) instead of values.
-            throw new KvException(
-                $"{manifestName} lists {liveBlobs.Count} live blob file(s) (RocksDB integrated BlobDB, enable_blob_files); KvEngine does not read blob files yet.");
-        }
-
-        Version v = builder.Build(this);
+        RecoveredManifest m = ManifestReader.Read(_fs, _dir, bestEfforts, _wals);
         lock (_gate)
         {
-            RecordedNextFileNumber = nextFile.Value;
-            _nextFileNumber = Math.Max(nextFile.Value, manifestNumber + 1);
-            LogNumber = logNumber.Value;
-            PrevLogNumber = prevLogNumber ?? 0;
-            MaxColumnFamily = families.MaxColumnFamily;
-            DroppedColumnFamilies = families.Dropped;
-            _manifestFileNumber = manifestNumber;
-            foreach (FileMetaData f in AllFiles(v))
+            RecordedNextFileNumber = m.NextFileNumber;
+            _nextFileNumber = Math.Max(m.NextFileNumber, m.ManifestNumber + 1);
+            PrevLogNumber = m.PrevLogNumber;
+            MaxColumnFamily = m.MaxColumnFamily;
+            ManifestDamage = m.Damage;
+            _persistedMinLogToKeep = m.MinLogNumberToKeep;
+            _manifestFileNumber = m.ManifestNumber;
+            Volatile.Write(ref _lastSequence, m.LastSequence);
+            foreach (RecoveredFamily rf in m.Families.Values)
             {
-                if (f.Number >= _nextFileNumber)
+                Version v = rf.Builder.Build(this);
+                foreach (FileMetaData f in AllFiles(v))
                 {
-                    _nextFileNumber = f.Number + 1;
+                    _nextFileNumber = Math.Max(_nextFileNumber, f.Number + 1);
+                }
+                if (rf.Id == ColumnFamilyVersions.DefaultId)
+                {
+                    Install(Default, v);
+                    Default.LogNumber = rf.LogNumber;
+                }
+                else
+                {
+                    AddFamily(rf.Id, rf.Name, v, rf.LogNumber);
                 }
             }
         }
-        Volatile.Write(ref _lastSequence, lastSequence.Value);
-        Install(v);
     }
 
-    /// <summary>
-    /// Records <paramref name="edit"/> durably in the MANIFEST (starting a new MANIFEST holding a
-    /// full snapshot when none is open) and installs the resulting version. The edit's log number,
-    /// next file number and last sequence are filled in from this set when unset.
-    /// </summary>
-    public void LogAndApply(VersionEdit edit)
+    /// <summary>The live family named <paramref name="name"/>, or null.</summary>
+    public ColumnFamilyVersions? FindFamily(string name)
     {
         lock (_gate)
         {
-            var builder = new VersionBuilder(_current);
-            builder.Apply(edit);
-            Version v = builder.Build(this);
-
-            if (!edit.HasLogNumber)
+            foreach (ColumnFamilyVersions f in _families.Values)
             {
-                edit.LogNumber = LogNumber;
-            }
-            if (edit.LogNumber < LogNumber)
-            {
-                throw new InvalidOperationException("The log number cannot go backwards.");
-            }
-            if (!edit.HasPrevLogNumber)
-            {
-                edit.PrevLogNumber = 0;
-            }
-            edit.NextFileNumber = _nextFileNumber;
-            edit.LastSequence = Math.Max(edit.HasLastSequence ? edit.LastSequence : 0, LastSequence);
-
-            Commit(edit, v, (log, buf, newManifest) =>
-            {
-                if (newManifest)
+                if (f.Name == name)
                 {
-                    return; // The snapshot of v, with the edit's counters, is the whole record.
+                    return f;
                 }
-                edit.EncodeTo(buf);
-                log.AddRecord(buf.WrittenSpan);
-            });
-            LogNumber = edit.LogNumber;
-            PrevLogNumber = edit.PrevLogNumber;
-            _wals.DeleteBefore(edit.LogNumber);
-            if (edit.LastSequence > LastSequence)
-            {
-                Volatile.Write(ref _lastSequence, edit.LastSequence);
             }
-            Install(v);
+            return null;
+        }
+    }
+
+    /// <summary>
+    /// Records a new family durably (RocksDB's CreateColumnFamily edit: id = MaxColumnFamily + 1,
+    /// the name, the comparator and the current WAL as its log number) and returns it.
+    /// </summary>
+    public ColumnFamilyVersions CreateFamily(string name, ulong logNumber)
+    {
+        lock (_gate)
+        {
+            foreach (ColumnFamilyVersions f in _families.Values)
+            {
+                if (f.Name == name)
+                {
+                    throw new ArgumentException($"Column family '{name}' already exists.", nameof(name));
+                }
+            }
+            uint id = MaxColumnFamily + 1;
+            var edit = new VersionEdit
+            {
+                ColumnFamily = id,
+                ColumnFamilyAdd = name,
+                Comparator = InternalKeyComparer.BytewiseComparatorName,
+                LogNumber = logNumber,
+            };
+            Commit([edit]);
+            MaxColumnFamily = id;
+            return AddFamily(id, name, Version.Empty(this), logNumber);
+        }
+    }
+
+    /// <summary>Records the drop of <paramref name="family"/> durably (ColumnFamily, ColumnFamilyDrop, MaxColumnFamily).</summary>
+    public void DropFamily(ColumnFamilyVersions family)
+    {
+        if (family.Id == ColumnFamilyVersions.DefaultId)
+        {
+            throw new InvalidOperationException("The default column family cannot be dropped.");
+        }
+        lock (_gate)
+        {
+            if (family.IsDropped)
+            {
+                return;
+            }
+            var edit = new VersionEdit
+            {
+                ColumnFamily = family.Id,
+                IsColumnFamilyDrop = true,
+                MaxColumnFamily = MaxColumnFamily,
+            };
+            Commit([edit]);
+            family.IsDropped = true;
+            _families.Remove(family.Id);
+            _wals.DeleteBefore(Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber()));
+            // The set's reference on the family's last version goes: readers that still use it
+            // hold their own, and its files become obsolete once they are done.
+            family.Exchange(Version.Empty(null)).Unref();
+        }
+    }
+
+    /// <summary>
+    /// Records <paramref name="edit"/> durably in the MANIFEST and installs the new version of the
+    /// family its ColumnFamily names; see <see cref="LogAndApply(IReadOnlyList{VersionEdit})"/>.
+    /// </summary>
+    public void LogAndApply(VersionEdit edit) => LogAndApply([edit]);
+
+    /// <summary>
+    /// Records <paramref name="edits"/> durably in the MANIFEST with one sync (starting a new
+    /// MANIFEST holding a snapshot first when none is open) and installs each family's new
+    /// version. An edit that changes a family carries its log number (the family's when unset; it
+    /// never goes backwards); the last edit carries the next file number and last sequence. Throws
+    /// <see cref="InvalidOperationException"/> for an edit of a family that was dropped (the
+    /// caller's job is void).
+    /// </summary>
+    public void LogAndApply(IReadOnlyList<VersionEdit> edits)
+    {
+        lock (_gate)
+        {
+            var builders = new Dictionary<ColumnFamilyVersions, VersionBuilder>();
+            foreach (VersionEdit edit in edits)
+            {
+                if (IsDatabaseWideOnly(edit))
+                {
+                    continue;
+                }
+                if (!_families.TryGetValue(edit.ColumnFamily, out ColumnFamilyVersions? family))
+                {
+                    throw new ColumnFamilyDroppedException(edit.ColumnFamily);
+                }
+                if (!builders.TryGetValue(family, out VersionBuilder? builder))
+                {
+                    builders[family] = builder = new VersionBuilder(family.Current);
+                }
+                builder.Apply(edit);
+                if (!edit.HasLogNumber)
+                {
+                    edit.LogNumber = family.LogNumber;
+                }
+                if (edit.LogNumber < family.LogNumber)
+                {
+                    throw new InvalidOperationException("A column family's log number cannot go backwards.");
+                }
+                if (family.Id == ColumnFamilyVersions.DefaultId && !edit.HasPrevLogNumber)
+                {
+                    edit.PrevLogNumber = 0;
+                }
+            }
+            var versions = new List<(ColumnFamilyVersions Family, Version Version)>(builders.Count);
+            foreach (KeyValuePair<ColumnFamilyVersions, VersionBuilder> b in builders)
+            {
+                versions.Add((b.Key, b.Value.Build(this)));
+            }
+            ulong lastSequence = LastSequence;
+            foreach (VersionEdit edit in edits)
+            {
+                if (edit.HasLastSequence)
+                {
+                    lastSequence = Math.Max(lastSequence, edit.LastSequence);
+                }
+            }
+            edits[^1].LastSequence = lastSequence;
+            Commit(edits);
+            foreach (VersionEdit edit in edits)
+            {
+                if (edit.HasMinLogNumberToKeep)
+                {
+                    _persistedMinLogToKeep = Math.Max(_persistedMinLogToKeep, edit.MinLogNumberToKeep);
+                }
+                if (!IsDatabaseWideOnly(edit) && _families.TryGetValue(edit.ColumnFamily, out ColumnFamilyVersions? family))
+                {
+                    family.LogNumber = Math.Max(family.LogNumber, edit.LogNumber);
+                    if (family.Id == ColumnFamilyVersions.DefaultId)
+                    {
+                        PrevLogNumber = edit.PrevLogNumber;
+                    }
+                }
+            }
+            _wals.DeleteBefore(Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber()));
+            if (lastSequence > LastSequence)
+            {
+                Volatile.Write(ref _lastSequence, lastSequence);
+            }
+            foreach ((ColumnFamilyVersions family, Version v) in versions)
+            {
+                Install(family, v);
+            }
         }
     }
 
@@ -318,74 +410,12 @@ internal sealed class VersionSet : IDisposable
     {
         lock (_gate)
         {
-            VersionEdit addition = WalTracker.CreationEdit(number);
-            var state = new VersionEdit
-            {
-                LogNumber = LogNumber,
-                PrevLogNumber = PrevLogNumber,
-                NextFileNumber = _nextFileNumber,
-                LastSequence = LastSequence,
-            };
-            Commit(state, _current, (log, buf, _) =>
-            {
-                addition.EncodeTo(buf);
-                log.AddRecord(buf.WrittenSpan);
-            });
+            Commit([WalTracker.CreationEdit(number)]);
             _wals.Add(number);
         }
     }
 
-    /// <summary>
-    /// Appends records to the open MANIFEST, or starts a new one with a snapshot of
-    /// <paramref name="v"/> and the counters of <paramref name="state"/> (whose next file number
-    /// is updated for the new MANIFEST's own number) followed by the records
-    /// (<paramref name="writeRecords"/> is told which); syncs; on a new MANIFEST, points CURRENT at
-    /// it. Called under <see cref="_gate"/>.
-    /// </summary>
-    private void Commit(VersionEdit state, Version v, Action<LogWriter, ByteBuffer, bool> writeRecords)
-    {
-        bool newManifest = _manifestLog == null;
-        bool currentNamesNew = false;
-        ulong newManifestNumber = 0;
-        string? newManifestPath = null;
-        if (newManifest)
-        {
-            newManifestNumber = _nextFileNumber++;
-            state.NextFileNumber = _nextFileNumber;
-            newManifestPath = FileNames.ManifestFile(_dir, newManifestNumber);
-            _manifestFile = _fs.CreateWritable(newManifestPath);
-            _manifestLog = new LogWriter(_manifestFile);
-        }
-        try
-        {
-            using var buf = new ByteBuffer(512);
-            if (newManifest)
-            {
-                WriteSnapshot(_manifestLog!, buf, v, state);
-            }
-            writeRecords(_manifestLog!, buf, newManifest);
-            _manifestFile!.Sync();
-            if (newManifest)
-            {
-                SetCurrentFile(newManifestNumber, ref currentNamesNew);
-                _manifestFileNumber = newManifestNumber;
-            }
-        }
-        catch
-        {
-            // The MANIFEST may now end in a partial record: never append to it again.
-            CloseManifest();
-            // Once CURRENT was renamed to name it (only the directory sync failed), the new
-            // MANIFEST is what the next open reads: deleting it would leave CURRENT dangling.
-            if (newManifestPath != null && !currentNamesNew)
-            {
-                TryDelete(newManifestPath);
-            }
-            throw;
-        }
-    }
-
-    /// <summary>File numbers of every table referenced by a version still in use.</summary>
+    /// <summary>File numbers of every table referenced by a version still in use, of any family.</summary>
     public HashSet<ulong> LiveTableNumbers()
     {
         var result = new HashSet<ulong>();
@@ -410,6 +440,7 @@ internal sealed class VersionSet : IDisposable
         }
     }
 
+    /// <summary>Releases every family's current version (at close, after the last reader) and closes the MANIFEST.</summary>
     public void Dispose()
     {
         lock (_gate)
@@ -418,58 +449,169 @@ internal sealed class VersionSet : IDisposable
         }
     }
 
-    private void Install(Version v)
+    /// <summary>An edit that touches no family's files or log number (a WAL record, MinLogNumberToKeep alone).</summary>
+    private static bool IsDatabaseWideOnly(VersionEdit edit) =>
+        edit.NewFiles.Count == 0 && edit.DeletedFiles.Count == 0 && !edit.HasLogNumber && edit.ColumnFamilyAdd == null &&
+        !edit.IsColumnFamilyDrop && edit.CompactCursors.Count == 0;
+
+    private ulong MinFamilyLogNumber()
     {
-        v.Ref();
-        lock (_gate)
+        ulong min = ulong.MaxValue;
+        foreach (ColumnFamilyVersions f in _families.Values)
         {
-            _live.Add(v);
+            min = Math.Min(min, f.LogNumber);
         }
-        Version old = Interlocked.Exchange(ref _current, v);
-        old.Unref();
+        return min;
     }
 
-    private void WriteSnapshot(LogWriter log, ByteBuffer buf, Version v, VersionEdit edit)
+    private ColumnFamilyVersions AddFamily(uint id, string name, Version v, ulong logNumber)
     {
-        var snapshot = new VersionEdit
+        var family = new ColumnFamilyVersions(id, name, v, logNumber);
+        v.Ref();
+        _live.Add(v);
+        _families.Add(id, family);
+        return family;
+    }
+
+    /// <summary>
+    /// Appends <paramref name="records"/> to the open MANIFEST, or starts a new one with a snapshot
+    /// of the current state followed by the records; the last record carries the next file number
+    /// (after the new MANIFEST's own); syncs once; on a new MANIFEST, points CURRENT at it. Called
+    /// under <see cref="_gate"/>.
+    /// </summary>
+    private void Commit(IReadOnlyList<VersionEdit> records)
+    {
+        bool newManifest = _manifestLog == null;
+        bool currentNamesNew = false;
+        ulong newManifestNumber = 0;
+        string? newManifestPath = null;
+        if (newManifest)
         {
-            Comparator = InternalKeyComparer.BytewiseComparatorName,
-            LogNumber = edit.LogNumber,
-            PrevLogNumber = edit.PrevLogNumber,
-            NextFileNumber = edit.NextFileNumber,
-            LastSequence = edit.LastSequence,
-        };
-        if (MaxColumnFamily != 0)
-        {
-            snapshot.MaxColumnFamily = MaxColumnFamily;
+            newManifestNumber = _nextFileNumber++;
+            newManifestPath = FileNames.ManifestFile(_dir, newManifestNumber);
+            _manifestFile = _fs.CreateWritable(newManifestPath);
+            _manifestLog = new LogWriter(_manifestFile);
         }
-        for (int level = 0; level < Version.NumLevels; level++)
+        VersionEdit last = records[^1];
+        if (!IsWalRecord(last))
         {
-            foreach (FileMetaData f in v.Files(level))
+            last.NextFileNumber = _nextFileNumber;
+            if (!last.HasLastSequence)
             {
-                snapshot.AddFile(level, f);
-            }
-            if (v.CompactCursor(level) is byte[] cursor)
-            {
-                snapshot.AddCompactCursor(level, cursor);
+                last.LastSequence = LastSequence;
             }
         }
-        snapshot.EncodeTo(buf);
-        log.AddRecord(buf.WrittenSpan);
+        try
+        {
+            using var buf = new ByteBuffer(512);
+            if (newManifest)
+            {
+                WriteSnapshot(_manifestLog!, buf);
+            }
+            foreach (VersionEdit edit in records)
+            {
+                buf.Clear();
+                edit.EncodeTo(buf);
+                _manifestLog!.AddRecord(buf.WrittenSpan);
+            }
+            _manifestFile!.Sync();
+            if (newManifest)
+            {
+                SetCurrentFile(newManifestNumber, ref currentNamesNew);
+                _manifestFileNumber = newManifestNumber;
+            }
+        }
+        catch
+        {
+            // The MANIFEST may now end in a partial record: never append to it again.
+            CloseManifest();
+            // Once CURRENT was renamed to name it (only the directory sync failed), the new
+            // MANIFEST is what the next open reads: deleting it would leave CURRENT dangling.
+            if (newManifestPath != null && !currentNamesNew)
+            {
+                TryDelete(newManifestPath);
+            }
+            throw;
+        }
+    }
+
+    private static bool IsWalRecord(VersionEdit edit) => edit.CreatedWals.Count > 0 && IsDatabaseWideOnly(edit);
+
+    /// <summary>
+    /// The snapshot that opens a new MANIFEST: the default family in one record (comparator,
+    /// files, log number and the database-wide counters, so a MANIFEST's first record always holds
+    /// what an open needs); each other family in two, since RocksDB applies nothing but the
+    /// creation from a ColumnFamilyAdd record; then the tracked WALs.
+    /// </summary>
+    private void WriteSnapshot(LogWriter log, ByteBuffer buf)
+    {
+        foreach (ColumnFamilyVersions family in _families.Values)
+        {
+            var files = new VersionEdit { Comparator = InternalKeyComparer.BytewiseComparatorName, LogNumber = family.LogNumber };
+            if (family.Id == ColumnFamilyVersions.DefaultId)
+            {
+                if (MaxColumnFamily != 0)
+                {
+                    files.MaxColumnFamily = MaxColumnFamily;
+                }
+                files.PrevLogNumber = PrevLogNumber;
+                files.NextFileNumber = _nextFileNumber;
+                files.LastSequence = LastSequence;
+                if (_persistedMinLogToKeep != 0)
+                {
+                    files.MinLogNumberToKeep = _persistedMinLogToKeep;
+                }
+            }
+            else
+            {
+                Append(log, buf, new VersionEdit
+                {
+                    ColumnFamily = family.Id,
+                    ColumnFamilyAdd = family.Name,
+                    Comparator = InternalKeyComparer.BytewiseComparatorName,
+                });
+                files.ColumnFamily = family.Id;
+            }
+            Version v = family.Current;
+            for (int level = 0; level < Version.NumLevels; level++)
+            {
+                foreach (FileMetaData f in v.Files(level))
+                {
+                    files.AddFile(level, f);
+                }
+                if (v.CompactCursor(level) is byte[] cursor)
+                {
+                    files.AddCompactCursor(level, cursor);
+                }
+            }
+            Append(log, buf, files);
+        }
+        if (_wals.SnapshotEdit(Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber())) is VersionEdit wals)
+        {
+            Append(log, buf, wals);
+        }
         buf.Clear();
-        if (_wals.SnapshotEdit(snapshot.LogNumber) is VersionEdit wals)
-        {
-            wals.EncodeTo(buf);
-            log.AddRecord(buf.WrittenSpan);
-            buf.Clear();
-        }
+    }
+
+    private static void Append(LogWriter log, ByteBuffer buf, VersionEdit edit)
+    {
+        buf.Clear();
+        edit.EncodeTo(buf);
+        log.AddRecord(buf.WrittenSpan);
+    }
+
+    private void Install(ColumnFamilyVersions family, Version v)
+    {
+        v.Ref();
+        _live.Add(v);
+        Version old = family.Exchange(v);
+        old.Unref();
     }
 
     /// <summary>Points CURRENT at a MANIFEST; <paramref name="renamed"/> turns true once CURRENT names it.</summary>
     private void SetCurrentFile(ulong manifestNumber, ref bool renamed)
     {
-        ulong tempNumber = manifestNumber;
-        string temp = FileNames.TempFile(_dir, tempNumber);
+        string temp = FileNames.TempFile(_dir, manifestNumber);
         using (IWritableFile f = _fs.CreateWritable(temp))
         {
             f.Append(Encoding.ASCII.GetBytes(FileNames.ManifestName(manifestNumber) + "\n"));
@@ -478,39 +620,6 @@ internal sealed class VersionSet : IDisposable
         _fs.RenameFile(temp, FileNames.CurrentFile(_dir));
         renamed = true;
         _fs.SyncDirectory(_dir);
-    }
-
-    private string ReadCurrent(string currentPath)
-    {
-        if (!_fs.FileExists(currentPath))
-        {
-            throw new KvCorruptionException($"{currentPath} is missing.");
-        }
-        long size = _fs.GetFileSize(currentPath);
-        if (size is <= 1 or > 4096)
-        {
-            throw new KvCorruptionException($"CURRENT has an implausible size ({size} bytes).");
-        }
-        var bytes = new byte[size];
-        using (IRandomAccessFile f = _fs.OpenRandomAccess(currentPath))
-        {
-            if (f.Read(0, bytes) != size)
-            {
-                throw new KvCorruptionException("CURRENT is shorter than its reported size.");
-            }
-        }
-        if (bytes[^1] != (byte)'\n')
-        {
-            throw new KvCorruptionException("CURRENT does not end with a newline.");
-        }
-        foreach (byte b in bytes.AsSpan(0, bytes.Length - 1))
-        {
-            if (b is < 0x21 or > 0x7E)
-            {
-                throw new KvCorruptionException("CURRENT holds a malformed file name.");
-            }
-        }
-        return Encoding.ASCII.GetString(bytes, 0, bytes.Length - 1);
     }
 
     private void CloseManifest()
@@ -536,28 +645,6 @@ internal sealed class VersionSet : IDisposable
         catch (IOException)
         {
             // Left behind: the obsolete-file sweep at the next open removes it.
-        }
-    }
-
-    private static void TrackBlobFiles(VersionEdit edit, Dictionary<ulong, ulong> liveBlobs)
-    {
-        foreach (BlobFileAddition add in edit.BlobFileAdditions)
-        {
-            liveBlobs[add.BlobFileNumber] = add.TotalBlobCount;
-        }
-        foreach (BlobFileGarbage garbage in edit.BlobFileGarbages)
-        {
-            if (liveBlobs.TryGetValue(garbage.BlobFileNumber, out ulong remaining))
-            {
-                if (garbage.GarbageBlobCount >= remaining)
-                {
-                    liveBlobs.Remove(garbage.BlobFileNumber);
-                }
-                else
-                {
-                    liveBlobs[garbage.BlobFileNumber] = remaining - garbage.GarbageBlobCount;
-                }
-            }
         }
     }
 

@@ -1,15 +1,13 @@
-using KvEngine.Memtable;
-
 namespace KvEngine.Db;
 
 /// <summary>
 /// One commit group on its way through the write path (DbImpl.Write.cs): the requests it commits,
 /// the leader first; their WAL record when there are several; the sequence numbers given to it; the
-/// memtable it inserts into; and the hand-off state of its members' concurrent inserts.
+/// column families it inserts into; and the hand-off state of its members' concurrent inserts.
 /// <para>
 /// Ownership: DbImpl keeps a pool of groups under its mutex. A leader takes one in PrepareGroup
 /// and owns it until the group is published, when it goes back to the pool. Members read
-/// <see cref="MemTable"/> (and their own request's sequence) only after the leader's assigning
+/// <see cref="Families"/> (and their own request's sequence) only after the leader's assigning
 /// compare-and-swap, which orders the leader's writes before their reads.
 /// </para>
 /// </summary>
@@ -36,8 +34,8 @@ internal sealed class WriteGroup : IDisposable
     /// <summary>Why the group failed (it then publishes nothing); null while it is fine.</summary>
     public Exception? Error { get; set; }
 
-    /// <summary>The memtable the group inserts into (set by PrepareGroup).</summary>
-    public MemTable? MemTable { get; set; }
+    /// <summary>The column families by id as PrepareGroup saw them (their mutable memtables do not switch while the group inserts).</summary>
+    public ColumnFamilyData?[] Families { get; set; } = Array.Empty<ColumnFamilyData?>();
 
     /// <summary>Left the writer queue before its memtable insert, so later groups overlap it.</summary>
     public bool Pipelined { get; set; }
@@ -64,7 +62,7 @@ internal sealed class WriteGroup : IDisposable
         FirstSequence = 0;
         Count = 0;
         Error = null;
-        MemTable = null;
+        Families = Array.Empty<ColumnFamilyData?>();
         Pipelined = false;
         _pendingInserts = 0;
         _memberInsertError = null;

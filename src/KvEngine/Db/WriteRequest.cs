@@ -68,9 +68,13 @@ internal sealed class WriteRequest
         return r;
     }
 
-    public void Reset(WriteBatch? batch, bool sync, bool disableWal, bool force)
+    /// <summary>With <see cref="ForceMemTableSwitch"/>: the families whose memtables switch (null: every family).</summary>
+    public IReadOnlyList<ColumnFamilyData>? ForceFamilies { get; private set; }
+
+    public void Reset(WriteBatch? batch, bool sync, bool disableWal, bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies = null)
     {
         Batch = batch;
+        ForceFamilies = forceFamilies;
         Sync = sync;
         DisableWal = disableWal;
         ForceMemTableSwitch = force;

@@ -3,6 +3,8 @@ namespace KvEngine.Wal;
 /// <summary>A handler that ignores every write: decoding with it only validates.</summary>
 internal struct NullWriteBatchHandler : IWriteBatchHandler
 {
+    public readonly bool SeekColumnFamily(uint columnFamily) => true;
+
     public readonly void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
     {
     }

@@ -1,4 +1,3 @@
-using System.Globalization;
 using KvEngine.Util;
 
 namespace KvEngine.Wal;
@@ -10,10 +9,12 @@ namespace KvEngine.Wal;
 /// <list type="bullet">
 /// <item>Malformed bytes (short header, truncated record, unknown tag, count that does not match
 /// the records) raise <see cref="KvCorruptionException"/>.</item>
-/// <item>Well-formed records KvEngine cannot apply raise <see cref="KvException"/>: a column family
-/// other than the default (0) unless it was dropped (then the record is skipped), integrated-BlobDB
-/// blob indexes, wide-column entities, and
-/// two-phase-commit markers (RocksDB itself refuses those outside TransactionDB).</item>
+/// <item>Each write goes to the handler after it selected the record's column family
+/// (<see cref="IWriteBatchHandler.SeekColumnFamily"/>, called when the family changes); a family the
+/// handler refuses has its records passed over (<see cref="IWriteBatchHandler.SkipDroppedRecord"/>).</item>
+/// <item>Well-formed records KvEngine cannot apply raise <see cref="KvException"/>: integrated-BlobDB
+/// blob indexes, wide-column entities, and two-phase-commit markers (RocksDB itself refuses those
+/// outside TransactionDB).</item>
 /// <item>LogData and Noop records carry no write: skipped and not counted, as in RocksDB.</item>
 /// </list>
 /// Stateless and thread-safe.
@@ -27,18 +28,18 @@ internal static class WriteBatchDecoder
     /// Checks a whole representation without applying it and returns its count. Call this on
     /// bytes read from disk before <see cref="Iterate{THandler}"/>, which applies as it goes.
     /// </summary>
-    public static int Validate(ReadOnlySpan<byte> rep, IReadOnlySet<uint>? droppedFamilies = null)
+    public static int Validate(ReadOnlySpan<byte> rep)
     {
         var handler = default(NullWriteBatchHandler);
-        return Iterate(rep, ref handler, droppedFamilies);
+        return Iterate(rep, ref handler);
     }
 
     /// <summary>
-    /// Sends every write to <paramref name="handler"/> in order; returns the count. Records of the
-    /// column families in <paramref name="droppedFamilies"/> (dropped RocksDB families) are counted
-    /// and reported with <see cref="IWriteBatchHandler.SkipDroppedRecord"/> instead.
+    /// Sends every write to <paramref name="handler"/> in order; returns the count. Records of a
+    /// column family the handler refuses are counted and reported with
+    /// <see cref="IWriteBatchHandler.SkipDroppedRecord"/> instead.
     /// </summary>
-    public static int Iterate<THandler>(ReadOnlySpan<byte> rep, ref THandler handler, IReadOnlySet<uint>? droppedFamilies = null)
+    public static int Iterate<THandler>(ReadOnlySpan<byte> rep, ref THandler handler)
         where THandler : struct, IWriteBatchHandler
     {
         if (rep.Length < HeaderSize)
@@ -49,6 +50,8 @@ internal static class WriteBatchDecoder
         uint expected = Coding.DecodeFixed32(rep.Slice(8));
         ReadOnlySpan<byte> input = rep.Slice(HeaderSize);
         uint found = 0;
+        uint selected = uint.MaxValue; // no family selected yet
+        bool selectedLive = false;
         while (!input.IsEmpty)
         {
             int recordOffset = rep.Length - input.Length;
@@ -64,7 +67,7 @@ internal static class WriteBatchDecoder
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyValue, ref input, ref columnFamily, "Put", recordOffset);
                     ReadTwo(ref input, out key, out value, "Put", recordOffset);
                     found++;
-                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    if (Selects(columnFamily, ref selected, ref selectedLive, ref handler))
                     {
                         handler.Put(key, value);
                     }
@@ -75,7 +78,7 @@ internal static class WriteBatchDecoder
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyDeletion, ref input, ref columnFamily, "Delete", recordOffset);
                     ReadOne(ref input, out key, "Delete", recordOffset);
                     found++;
-                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    if (Selects(columnFamily, ref selected, ref selectedLive, ref handler))
                     {
                         handler.Delete(key);
                     }
@@ -86,7 +89,7 @@ internal static class WriteBatchDecoder
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilySingleDeletion, ref input, ref columnFamily, "SingleDelete", recordOffset);
                     ReadOne(ref input, out key, "SingleDelete", recordOffset);
                     found++;
-                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    if (Selects(columnFamily, ref selected, ref selectedLive, ref handler))
                     {
                         handler.SingleDelete(key);
                     }
@@ -97,7 +100,7 @@ internal static class WriteBatchDecoder
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyRangeDeletion, ref input, ref columnFamily, "DeleteRange", recordOffset);
                     ReadTwo(ref input, out key, out value, "DeleteRange", recordOffset);
                     found++;
-                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    if (Selects(columnFamily, ref selected, ref selectedLive, ref handler))
                     {
                         handler.DeleteRange(key, value);
                     }
@@ -108,7 +111,7 @@ internal static class WriteBatchDecoder
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyMerge, ref input, ref columnFamily, "Merge", recordOffset);
                     ReadTwo(ref input, out key, out value, "Merge", recordOffset);
                     found++;
-                    if (IsLiveDefault(columnFamily, droppedFamilies, recordOffset, ref handler))
+                    if (Selects(columnFamily, ref selected, ref selectedLive, ref handler))
                     {
                         handler.Merge(key, value);
                     }
@@ -204,22 +207,21 @@ internal static class WriteBatchDecoder
         return true;
     }
 
-    // True for the default family; false (after telling the handler) for a dropped one.
-    private static bool IsLiveDefault<THandler>(uint columnFamily, IReadOnlySet<uint>? droppedFamilies, int offset, ref THandler handler)
+    // True when the handler takes writes of the family (asked once per change of family);
+    // false after telling it that a record was passed over.
+    private static bool Selects<THandler>(uint columnFamily, ref uint selected, ref bool selectedLive, ref THandler handler)
         where THandler : struct, IWriteBatchHandler
     {
-        if (columnFamily == 0)
+        if (columnFamily != selected)
         {
-            return true;
+            selected = columnFamily;
+            selectedLive = handler.SeekColumnFamily(columnFamily);
         }
-        if (droppedFamilies != null && droppedFamilies.Contains(columnFamily))
+        if (!selectedLive)
         {
             handler.SkipDroppedRecord();
-            return false;
         }
-        throw new KvException(
-            $"WriteBatch record at offset {offset} writes column family {columnFamily.ToString(CultureInfo.InvariantCulture)}; " +
-            "KvEngine supports only the default column family (0).");
+        return selectedLive;
     }
 
     private static KvCorruptionException Bad(string what, int offset) =>

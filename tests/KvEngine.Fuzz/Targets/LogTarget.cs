@@ -25,7 +25,6 @@ internal static class LogTarget
         WalRecoveryMode.SkipAnyCorruptedRecords,
     ];
 
-    private static readonly HashSet<uint> s_droppedFamilies = [2];
 
     public static void Run(ReadOnlySpan<byte> input)
     {
@@ -51,7 +50,7 @@ internal static class LogTarget
             {
                 try
                 {
-                    WriteBatchDecoder.Validate(record, s_droppedFamilies);
+                    WriteBatchDecoder.Validate(record);
                 }
                 catch (KvException)
                 {

@@ -7,25 +7,54 @@ namespace KvEngine.Fuzz.Targets;
 
 /// <summary>
 /// WriteBatch target: the input is one batch representation (a WAL record's payload), validated by
-/// <see cref="WriteBatchDecoder"/> with column family 2 dropped, its sequence range checked, and
-/// when valid applied to a memtable as WAL recovery (DbImpl.ReplayLog) applies it
-/// (<see cref="DbImpl.MemTableInserter"/>), then the memtable is read back. Thread-safe.
+/// <see cref="WriteBatchDecoder"/>, its sequence range checked, and when valid applied to the
+/// memtables of column families 0 and 1 (family 2 dropped, the others unknown) as WAL recovery
+/// (DbImpl.ReplayLog) applies it (<see cref="DbImpl.MemTableInserter"/>), then the memtables are
+/// read back. Not thread-safe (one fuzzing process runs it on one thread).
 /// </summary>
 internal static class WriteBatchTarget
 {
-    private static readonly HashSet<uint> s_droppedFamilies = [2];
+    private static readonly KvBlockCache s_cache = new(1 << 20);
+    private static readonly ColumnFamilyData?[] s_families = [Family(0, "default"), Family(1, "one"), null];
 
     public static void Run(ReadOnlySpan<byte> input)
     {
-        WriteBatchDecoder.Validate(input, s_droppedFamilies);
+        WriteBatchDecoder.Validate(input);
         ulong first = DbImpl.CheckReplayedSequences(input, "/fuzz/000004.log", out _);
-        using var mem = new MemTable(4096);
-        var inserter = new DbImpl.MemTableInserter(mem, first, concurrent: false);
-        WriteBatchDecoder.Iterate(input, ref inserter, s_droppedFamilies);
-        using InternalIterator it = mem.NewIterator();
-        for (it.SeekToFirst(); it.Valid; it.Next())
+        foreach (ColumnFamilyData? cfd in s_families)
         {
-            _ = it.Key.Length + it.Value.Length;
+            if (cfd != null)
+            {
+                cfd.Mem = new MemTable(4096);
+            }
+        }
+        try
+        {
+            var inserter = new DbImpl.MemTableInserter(s_families, first, concurrent: false, logNumber: 4);
+            WriteBatchDecoder.Iterate(input, ref inserter);
+            foreach (ColumnFamilyData? cfd in s_families)
+            {
+                if (cfd == null)
+                {
+                    continue;
+                }
+                using InternalIterator it = cfd.Mem.NewIterator();
+                for (it.SeekToFirst(); it.Valid; it.Next())
+                {
+                    _ = it.Key.Length + it.Value.Length;
+                }
+            }
+        }
+        finally
+        {
+            foreach (ColumnFamilyData? cfd in s_families)
+            {
+                cfd?.Mem.Unref();
+            }
         }
     }
+
+    private static ColumnFamilyData Family(uint id, string name) =>
+        new(new ColumnFamilyVersions(id, name, Db.Version.Empty(null), 0), new ColumnFamilyOptions { WriteBufferSize = 1 << 16 }, s_cache, null,
+            "/fuzz", new Storage.FaultInjectionFileSystem(), null, typeof(WriteBatchTarget));
 }

@@ -223,7 +223,7 @@ public sealed class ObsoleteFileTests
         var versions = new KvEngine.Db.VersionSet(dir, fs);
         versions.Recover();
         HashSet<ulong> live = versions.LiveTableNumbers();
-        ulong logNumber = versions.LogNumber;
+        ulong logNumber = versions.MinLogNumberToKeep;
         string manifest = Path.GetFileName(DbTestUtil.CurrentManifest(fs, dir));
         versions.Dispose();
 

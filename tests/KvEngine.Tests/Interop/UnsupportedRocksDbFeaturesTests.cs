@@ -22,7 +22,6 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
     [InlineData("user-timestamps", "u64ts", new[] { "-compression_type=lz4", "-user_timestamp_size=8" })]
     [InlineData("two-phase-commit", "two-phase-commit", new[] { "-compression_type=lz4", "-transaction_db=true",
         "-benchmarks=randomtransaction", "-transaction_sets=2" })]
-    [InlineData("two-families", "column_family_name_000001", new[] { "-compression_type=lz4", "-num_column_families=2" })]
     public void DbBenchDatabaseWithUnsupportedFeatureRaisesKvException(string name, string feature, string[] benchArgs)
     {
         string db = Path.Combine(_dir.FullName, name);
@@ -41,19 +40,4 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
         });
         Assert.Contains(feature, e.Message, StringComparison.OrdinalIgnoreCase);
     }
-
-    [Fact]
-    public void LiveColumnFamilyRaisesKvException()
-    {
-        string db = Path.Combine(_dir.FullName, "cf");
-        Ldb(db, "--create_if_missing", "put", "k", "v");
-        RocksDbTools.RunOk("ldb", $"--db={db}", "create_column_family", "cf1");
-        Ldb(db, "--column_family=cf1", "put", "ck", "cv");
-
-        KvException e = Assert.ThrowsAny<KvException>(() => KvDb.Open(db, new KvOptions { CreateIfMissing = false }).Dispose());
-        Assert.Contains("cf1", e.Message, StringComparison.Ordinal);
-    }
-
-    private static void Ldb(string db, params string[] args) =>
-        RocksDbTools.RunOk("ldb", [$"--db={db}", "--compression_type=lz4", "--auto_compaction=false", .. args]);
 }

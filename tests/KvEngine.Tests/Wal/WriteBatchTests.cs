@@ -235,13 +235,40 @@ public class WriteBatchTests
     [InlineData(0x6)]
     [InlineData(0x8)]
     [InlineData(0xE)]
-    public void OtherColumnFamiliesAreUnsupported(byte tag)
+    public void OtherColumnFamilyRecordsReachTheHandlerAfterTheirFamily(byte tag)
     {
         byte[][] parts = tag is 0x4 or 0x8 ? new[] { B("k") } : new[] { B("k"), B("v") };
-        byte[] rep = Rep(1, 1, Record(tag, 3, parts));
-        var e = Assert.Throws<KvException>(() => WriteBatchDecoder.Validate(rep));
-        Assert.IsNotType<KvCorruptionException>(e);
-        Assert.Contains("column family 3", e.Message, StringComparison.Ordinal);
+        byte[] rep = Rep(1, 2, Record(tag, 3, parts), Record(0x1, B("d"), B("x")));
+        Assert.Equal(2, WriteBatchDecoder.Validate(rep));
+        List<string> ops = Decode(rep);
+        Assert.Equal(2, ops.Count);
+        Assert.StartsWith("@3 ", ops[0], StringComparison.Ordinal);
+        Assert.Equal($"PUT {Hex("d")} {Hex("x")}", ops[1]);
+    }
+
+    [Fact]
+    public void FamilyOverloadsWriteTheColumnFamilyTags()
+    {
+        using var batch = new WriteBatch();
+        batch.Put(B("a"), B("1"));
+        var fs = Db.DbTestUtil.NewFs();
+        using (KvDb db = KvDb.Open(Db.DbTestUtil.DbPath, Db.DbTestUtil.SmallOptions(fs)))
+        {
+            ColumnFamilyHandle cf = db.CreateColumnFamily("cf");
+            batch.Put(cf, B("b"), B("2"));
+            batch.Delete(cf, B("c"));
+            batch.DeleteRange(cf, B("d"), B("e"));
+            db.Write(batch);
+            Assert.Equal(B("2"), db.Get(cf, B("b")));
+            Assert.Null(db.Get(B("b")));
+        }
+        Assert.Equal(new[]
+        {
+            $"PUT {Hex("a")} {Hex("1")}",
+            $"@{1} PUT {Hex("b")} {Hex("2")}",
+            $"@{1} DEL {Hex("c")}",
+            $"@{1} DELRANGE {Hex("d")} {Hex("e")}",
+        }, Decode(batch.Data.ToArray()));
     }
 
     [Fact]

@@ -1,0 +1,201 @@
+using KvEngine.Compaction;
+using KvEngine.Filters;
+using KvEngine.Memtable;
+using KvEngine.Storage;
+using KvEngine.Table;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// One column family inside the engine (RocksDB's ColumnFamilyData): its options, table cache,
+/// compaction picker and statistics, its mutable and immutable memtables, and the
+/// <see cref="ReadState"/> readers pin (RocksDB's SuperVersion). The version set's part of the
+/// family (current version, log number) is <see cref="Versions"/>.
+/// <para>
+/// Thread-safety: <see cref="Mem"/>, <see cref="Immutable"/>, <see cref="FlushRunning"/>,
+/// <see cref="ForcedFlushes"/>, <see cref="IsDropped"/> and the picker are guarded by the
+/// database mutex; the mutable memtable is written only by write groups (which never overlap a
+/// memtable switch); the read state is published through a volatile field and pinned lock-free.
+/// Invariants: the immutable list is oldest first and is flushed from its front; the read state
+/// always holds the current memtables and the family's current version.
+/// </para>
+/// </summary>
+internal sealed class ColumnFamilyData
+{
+    private const int SpareIteratorSlots = 4;
+
+    private ReadState _readState;
+
+    public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
+        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner)
+    {
+        Versions = versions;
+        Handle = new ColumnFamilyHandle(this, owner);
+        Options = options;
+        TableOptions = BuildTableOptions(options, dbCache, stats);
+        BottommostTableOptions = options.BottommostCompression is null && options.BottommostCompressionLevel is null
+            ? TableOptions
+            : TableOptions with
+            {
+                Compression = (Compression.CompressionType)(byte)(options.BottommostCompression ?? options.Compression),
+                CompressionLevel = options.BottommostCompressionLevel ?? options.CompressionLevel,
+            };
+        CompactionOptions = CompactionOptions.From(options);
+        Picker = new CompactionPicker(CompactionOptions);
+        Tables = new TableCache(dir, fs, TableOptions, stats, limiter);
+        BuildContext = new TableBuildContext { ColumnFamilyId = versions.Id, ColumnFamilyName = versions.Name };
+        Mem = NewMemTable();
+        _readState = new ReadState(Mem, Array.Empty<MemTable>(), versions.Current);
+    }
+
+    public uint Id => Versions.Id;
+
+    public string Name => Versions.Name;
+
+    public ColumnFamilyVersions Versions { get; }
+
+    /// <summary>The public handle of the family.</summary>
+    public ColumnFamilyHandle Handle { get; }
+
+    /// <summary>The family's options, copied at open or create.</summary>
+    public ColumnFamilyOptions Options { get; }
+
+    public TableOptions TableOptions { get; }
+
+    /// <summary>Options for compaction outputs at the bottommost level (<see cref="ColumnFamilyOptions.BottommostCompression"/>); <see cref="TableOptions"/> when unset.</summary>
+    public TableOptions BottommostTableOptions { get; }
+
+    public CompactionOptions CompactionOptions { get; }
+
+    public CompactionPicker Picker { get; }
+
+    public CompactionStatistics CompactionStats { get; } = new(Version.NumLevels);
+
+    public TableCache Tables { get; }
+
+    /// <summary>What the family's tables record in their properties (rocksdb.column.family.id and name).</summary>
+    public TableBuildContext BuildContext { get; }
+
+    /// <summary>The mutable memtable. Under the database mutex (write groups read it between switches).</summary>
+    public MemTable Mem { get; set; }
+
+    /// <summary>Memtables waiting to be flushed, oldest first.</summary>
+    public List<ImmutableMemTable> Immutable { get; } = new();
+
+    /// <summary>A flush of this family runs.</summary>
+    public bool FlushRunning { get; set; }
+
+    /// <summary>The oldest immutable memtables that must be flushed now (Flush, close), whatever MinWriteBufferNumberToMerge says.</summary>
+    public int ForcedFlushes { get; set; }
+
+    /// <summary>The family was dropped: it takes no more writes, flushes or compactions.</summary>
+    public bool IsDropped { get; set; }
+
+    /// <summary>Unflushed data written with DisableWal lives in this family's memtables.</summary>
+    public bool HasUnpersistedWrites { get; set; }
+
+    /// <summary>Spare iterator trees over the current read state (see DbImpl.NewIterator).</summary>
+    public PinnedIterator?[] SpareIterators { get; } = new PinnedIterator?[SpareIteratorSlots];
+
+    /// <summary>RocksDB's min_write_buffer_number_to_merge, sanitized to at most max_write_buffer_number - 1.</summary>
+    public int MinImmutableToFlush => Math.Min(Options.MinWriteBufferNumberToMerge, Options.MaxWriteBufferNumber - 1);
+
+    /// <summary>The read state now published (not pinned: use <see cref="AcquireReadState"/> to read through it).</summary>
+    public ReadState CurrentReadState => Volatile.Read(ref _readState);
+
+    public MemTable NewMemTable() => new(ArenaBlockSize(Options.WriteBufferSize));
+
+    /// <summary>Publishes a new read state from the current memtables and version. Holds the database mutex.</summary>
+    public void InstallReadState()
+    {
+        var imm = new MemTable[Immutable.Count];
+        for (int i = 0; i < imm.Length; i++)
+        {
+            imm[i] = Immutable[Immutable.Count - 1 - i].Mem;
+        }
+        var next = new ReadState(Mem, imm, Versions.Current);
+        ReadState old = Interlocked.Exchange(ref _readState, next);
+        DropSpareIterators(); // they read the old state
+        old.Unref();
+    }
+
+    /// <summary>Pins the current read state; lock-free (retries if it is retired meanwhile).</summary>
+    public ReadState AcquireReadState()
+    {
+        while (true)
+        {
+            ReadState s = Volatile.Read(ref _readState);
+            if (s.TryRef())
+            {
+                return s;
+            }
+        }
+    }
+
+    /// <summary>Disposes every spare iterator tree (a new read state was installed, or the family is closing).</summary>
+    public void DropSpareIterators()
+    {
+        for (int i = 0; i < SpareIterators.Length; i++)
+        {
+            Interlocked.Exchange(ref SpareIterators[i], null)?.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// Releases the family's memtables and read state (closing, or dropped with no flush to
+    /// come); readers that pinned the state keep it until they are done. Holds the database mutex or runs at close.
+    /// </summary>
+    public void ReleaseMemory()
+    {
+        DropSpareIterators();
+        ReadState empty = Interlocked.Exchange(ref _readState, new ReadState(Mem, Array.Empty<MemTable>(), Version.Empty(null)));
+        empty.Unref();
+        foreach (ImmutableMemTable imm in Immutable)
+        {
+            imm.Mem.Unref();
+        }
+        Immutable.Clear();
+    }
+
+    /// <summary>Releases the last references at close (after <see cref="ReleaseMemory"/> or instead of it).</summary>
+    public void Close()
+    {
+        DropSpareIterators();
+        Volatile.Read(ref _readState).Unref();
+        Mem.Unref();
+        foreach (ImmutableMemTable imm in Immutable)
+        {
+            imm.Mem.Unref();
+        }
+        Immutable.Clear();
+        Tables.Dispose();
+    }
+
+    /// <summary>RocksDB's default arena block: an eighth of the write buffer, 4 KiB..1 MiB here.</summary>
+    private static int ArenaBlockSize(long writeBufferSize) =>
+        (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20);
+
+    private static TableOptions BuildTableOptions(ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats) => new()
+    {
+        BlockCache = (options.BlockCache ?? dbCache).Primary,
+        CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
+        PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
+        MaxFileSizeForL0MetaPin = options.WriteBufferSize / 2 * 3, // RocksDB's MaxFileSizeForL0MetaPin
+        BlockSize = options.BlockSize,
+        BlockRestartInterval = options.BlockRestartInterval,
+        Compression = (Compression.CompressionType)(byte)options.Compression,
+        CompressionLevel = options.CompressionLevel,
+        Checksum = (ChecksumType)(byte)options.Checksum,
+        FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
+        Statistics = stats,
+        OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
+        IndexType = (IndexType)(uint)options.IndexType,
+        PartitionFilters = options.PartitionFilters,
+        MetadataBlockSize = options.MetadataBlockSize,
+        DecouplePartitionedFilters = options.DecouplePartitionedFilters,
+        PinTopLevelIndexAndFilter = options.PinTopLevelIndexAndFilter,
+        TopLevelIndexPinning = (PinningTier)(int)options.MetadataCacheOptions.TopLevelIndexPinning,
+        PartitionPinning = (PinningTier)(int)options.MetadataCacheOptions.PartitionPinning,
+        UnpartitionedPinning = (PinningTier)(int)options.MetadataCacheOptions.UnpartitionedPinning,
+    };
+}

@@ -1,0 +1,145 @@
+namespace KvEngine.Db;
+
+/// <summary>
+/// Column family management: the family table, create and drop (RocksDB's
+/// DBImpl::CreateColumnFamily / DropColumnFamily), and resolving a handle.
+/// <para>
+/// The family table <see cref="_familiesById"/> (index = id, null for a dropped or unused id) is
+/// replaced, never changed, under _mutex, so writers and readers use it without a lock. Create and
+/// drop go through the write queue (a forced, batch-less request), so no write group runs while
+/// the table changes and a drop never races a memtable switch. A dropped family leaves the table
+/// and takes no more writes, flushes or compactions; what pins its read state (iterators) keeps
+/// it readable; its memtables are released and its files become obsolete once unpinned.
+/// </para>
+/// </summary>
+internal sealed partial class DbImpl
+{
+    /// <summary>Creates a family (RocksDB's CreateColumnFamily); its handle is returned.</summary>
+    public ColumnFamilyHandle CreateColumnFamily(string name, ColumnFamilyOptions options)
+    {
+        ThrowIfDisposed();
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        ArgumentNullException.ThrowIfNull(options);
+        ColumnFamilyOptions copy = options.CloneFamily();
+        copy.ValidateFamily();
+        lock (_familyGate)
+        {
+            return CreateFamilyCore(name, copy).Handle;
+        }
+    }
+
+    /// <summary>
+    /// Drops a family (RocksDB's DropColumnFamily): recorded in the MANIFEST, then its memtables
+    /// and files go once nothing reads them. The default family cannot be dropped.
+    /// </summary>
+    public void DropColumnFamily(ColumnFamilyHandle handle)
+    {
+        ThrowIfDisposed();
+        ColumnFamilyData cfd = Resolve(handle);
+        if (cfd.Id == ColumnFamilyVersions.DefaultId)
+        {
+            throw new ArgumentException("The default column family cannot be dropped.", nameof(handle));
+        }
+        lock (_familyGate)
+        {
+            if (cfd.IsDropped)
+            {
+                throw new ArgumentException($"Column family '{cfd.Name}' was already dropped.", nameof(handle));
+            }
+            _versions.DropFamily(cfd.Versions);
+            lock (_mutex)
+            {
+                cfd.IsDropped = true;
+                ColumnFamilyData?[] next = (ColumnFamilyData?[])_familiesById.Clone();
+                next[cfd.Id] = null;
+                Volatile.Write(ref _familiesById, next);
+                _droppedFamilies.Add(cfd);
+                foreach (ImmutableMemTable imm in cfd.Immutable)
+                {
+                    imm.Flushed.TrySetResult(); // nothing of a dropped family is flushed
+                }
+                if (!cfd.FlushRunning)
+                {
+                    cfd.ReleaseMemory();
+                }
+                Monitor.PulseAll(_mutex);
+            }
+        }
+        DeleteObsoleteFiles(atOpen: false);
+    }
+
+    /// <summary>The live family named <paramref name="name"/>, or null.</summary>
+    public ColumnFamilyHandle? GetColumnFamily(string name)
+    {
+        ThrowIfDisposed();
+        ArgumentNullException.ThrowIfNull(name);
+        foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))
+        {
+            if (cfd != null && cfd.Name == name)
+            {
+                return cfd.Handle;
+            }
+        }
+        return null;
+    }
+
+    /// <summary>
+    /// The engine's family behind <paramref name="handle"/> (the default family for null).
+    /// <see cref="ArgumentException"/> for a handle of another database or of a dropped family.
+    /// </summary>
+    public ColumnFamilyData Resolve(ColumnFamilyHandle? handle)
+    {
+        if (handle == null)
+        {
+            return _default;
+        }
+        if (!ReferenceEquals(handle.Owner, this))
+        {
+            throw new ArgumentException("The column family handle belongs to another database (or an earlier open of this one).", nameof(handle));
+        }
+        ColumnFamilyData cfd = handle.Data;
+        if (cfd.IsDropped)
+        {
+            throw new ArgumentException($"Column family '{cfd.Name}' was dropped.", nameof(handle));
+        }
+        return cfd;
+    }
+
+    /// <summary>Records a new family and adds it to the table. Holds <see cref="_familyGate"/> or runs at open.</summary>
+    private ColumnFamilyData CreateFamilyCore(string name, ColumnFamilyOptions options)
+    {
+        if (_versions.FindFamily(name) != null)
+        {
+            throw new ArgumentException($"Column family '{name}' already exists.", nameof(name));
+        }
+        ColumnFamilyData cfd;
+        lock (_mutex)
+        {
+            // Under the mutex: no memtable switch moves the WAL meanwhile, so the family's log
+            // number is the WAL its first writes go to.
+            ColumnFamilyVersions versions = _versions.CreateFamily(name, _logNumber);
+            cfd = NewFamilyData(versions, options);
+            var all = LiveFamilies();
+            all.Add(cfd);
+            PublishFamilies(all);
+            cfd.InstallReadState();
+        }
+        return cfd;
+    }
+
+    /// <summary>Replaces the family table with <paramref name="families"/>. Holds _mutex or runs at open.</summary>
+    private void PublishFamilies(List<ColumnFamilyData> families)
+    {
+        uint max = 0;
+        foreach (ColumnFamilyData cfd in families)
+        {
+            max = Math.Max(max, cfd.Id);
+        }
+        var byId = new ColumnFamilyData?[max + 1];
+        foreach (ColumnFamilyData cfd in families)
+        {
+            byId[cfd.Id] = cfd;
+        }
+        Volatile.Write(ref _familiesById, byId);
+    }
+}

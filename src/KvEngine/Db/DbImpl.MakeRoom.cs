@@ -1,0 +1,306 @@
+namespace KvEngine.Db;
+
+/// <summary>
+/// Making room for a write group (RocksDB's PreprocessWrite): level-0 stalls, memtable switches of
+/// full or forced families onto a new WAL, and the WAL-size trigger that flushes families keeping
+/// the oldest WAL alive. Runs under _mutex, by the group's leader.
+/// </summary>
+internal sealed partial class DbImpl
+{
+    // WALs older than the current one that may still hold unflushed data, oldest first, with their
+    // sizes (guarded by _mutex), and the current WAL's bytes (added by group leaders).
+    private readonly List<(ulong Number, long Bytes)> _aliveLogs = new();
+    private long _currentLogBytes;
+
+    /// <summary>
+    /// Holds _mutex. Applies the level-0 write stalls of every family (unless its auto compaction
+    /// is off): at Level0SlowdownWritesTrigger files the group waits 1 ms once (a fixed delay
+    /// standing in for RocksDB's delayed_write_rate), at Level0StopWritesTrigger it waits until a
+    /// compaction brings the count down. Then switches the memtables of the families that are full
+    /// (or forced, <paramref name="forceFamilies"/>; every family when null), waiting while one of
+    /// them has too many unflushed; and, with several families, of those that keep the oldest WAL
+    /// alive once the WALs pass <see cref="KvOptions.MaxTotalWalSize"/> (RocksDB's SwitchWAL).
+    /// Writers wait, never fail, unless a background error stops the database. A group that waited
+    /// reports one write stall (log and histogram) when it goes on.
+    /// </summary>
+    private void MakeRoomForWrite(bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies)
+    {
+        long stallStarted = 0;
+        Diagnostics.WriteStallCause stallCause = default;
+        try
+        {
+            MakeRoomForWrite(force, forceFamilies, ref stallStarted, ref stallCause);
+        }
+        finally
+        {
+            if (stallStarted != 0)
+            {
+                _telemetry.WriteStallEnded(stallCause, System.Diagnostics.Stopwatch.GetElapsedTime(stallStarted));
+            }
+        }
+    }
+
+    /// <summary>Holds _mutex. Notes the start of a write stall (its first wait) in <paramref name="started"/> and logs it.</summary>
+    private void BeginWriteStall(Diagnostics.WriteStallCause cause, ColumnFamilyData cfd, ref long started, ref Diagnostics.WriteStallCause startedCause)
+    {
+        if (started == 0)
+        {
+            started = System.Diagnostics.Stopwatch.GetTimestamp();
+            startedCause = cause;
+            _telemetry.WriteStallStarted(cause, cfd.Versions.Current.NumFiles(0), cfd.Immutable.Count);
+        }
+    }
+
+    private void MakeRoomForWrite(bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies, ref long stallStarted, ref Diagnostics.WriteStallCause stallCause)
+    {
+        bool delayed = false;
+        List<ColumnFamilyData>? switching = null;
+        while (true)
+        {
+            if (_backgroundError != null && !(force && _resuming))
+            {
+                throw new KvException("The database refuses writes after a background error: " + _backgroundError.Message, _backgroundError);
+            }
+            if (IsDisposed && !force)
+            {
+                throw new ObjectDisposedException(nameof(KvDb));
+            }
+            if (!force && Level0Stall(ref delayed, ref stallStarted, ref stallCause))
+            {
+                continue;
+            }
+            switching?.Clear();
+            bool forcedPending = false;
+            foreach (ColumnFamilyData? cfd in _familiesById)
+            {
+                if (cfd == null)
+                {
+                    continue;
+                }
+                bool targeted = force && (forceFamilies == null || Contains(forceFamilies, cfd));
+                // Resuming switches even an empty memtable: the current WAL may end in a torn record.
+                bool full = targeted
+                    ? !cfd.Mem.IsEmpty || _resuming
+                    : cfd.Mem.ApproximateMemoryUsage >= cfd.Options.WriteBufferSize;
+                if (targeted && !full && cfd.Immutable.Count > cfd.ForcedFlushes)
+                {
+                    // Nothing to switch, but every memtable waiting now must be flushed (Flush, close).
+                    cfd.ForcedFlushes = cfd.Immutable.Count;
+                    forcedPending = true;
+                }
+                if (full)
+                {
+                    (switching ??= new List<ColumnFamilyData>()).Add(cfd);
+                }
+            }
+            if (switching is { Count: > 0 } && _options.AtomicFlush)
+            {
+                // Atomic flush: every family with data switches (and is flushed) together.
+                foreach (ColumnFamilyData? cfd in _familiesById)
+                {
+                    if (cfd != null && !cfd.Mem.IsEmpty && !switching.Contains(cfd))
+                    {
+                        switching.Add(cfd);
+                    }
+                }
+            }
+            else if (!force && (switching == null || switching.Count == 0))
+            {
+                AddFamiliesPinningOldestWal(ref switching);
+            }
+            if (forcedPending)
+            {
+                _backgroundWake.Release();
+            }
+            if (switching == null || switching.Count == 0)
+            {
+                return;
+            }
+            if (_inflightInserts > 0)
+            {
+                // Pipelined groups still insert into these memtables: they may not become immutable yet.
+                _inflightWaiters++;
+                try
+                {
+                    Monitor.Wait(_mutex);
+                }
+                finally
+                {
+                    _inflightWaiters--;
+                }
+                continue;
+            }
+            if (!_resuming && FindFamilyAtMemTableLimit(switching) is { } crowded)
+            {
+                // (A resume switches past the limit: it flushes every memtable itself before any write.)
+                // Too many memtables wait for flushing: writers stall (never fail) until one is done.
+                BeginWriteStall(Diagnostics.WriteStallCause.MemTableLimit, crowded, ref stallStarted, ref stallCause);
+                long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
+                Monitor.Wait(_mutex);
+                _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+                continue;
+            }
+            SwitchMemTables(switching, force);
+            if (force)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>Holds _mutex. True when the group waited for a family's level-0 files (the caller looks again).</summary>
+    private bool Level0Stall(ref bool delayed, ref long stallStarted, ref Diagnostics.WriteStallCause stallCause)
+    {
+        foreach (ColumnFamilyData? cfd in _familiesById)
+        {
+            if (cfd == null || cfd.CompactionOptions.DisableAutoCompactions)
+            {
+                continue;
+            }
+            int level0 = cfd.Versions.Current.NumFiles(0);
+            if (level0 >= cfd.CompactionOptions.Level0StopWritesTrigger)
+            {
+                BeginWriteStall(Diagnostics.WriteStallCause.Level0Stop, cfd, ref stallStarted, ref stallCause);
+                long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
+                Monitor.Wait(_mutex, 100);
+                _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+                return true;
+            }
+            if (level0 >= cfd.CompactionOptions.Level0SlowdownWritesTrigger && !delayed)
+            {
+                delayed = true;
+                BeginWriteStall(Diagnostics.WriteStallCause.Level0Slowdown, cfd, ref stallStarted, ref stallCause);
+                long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
+                Monitor.Wait(_mutex, 1);
+                _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static ColumnFamilyData? FindFamilyAtMemTableLimit(List<ColumnFamilyData> families)
+    {
+        foreach (ColumnFamilyData cfd in families)
+        {
+            if (cfd.Immutable.Count >= cfd.Options.MaxWriteBufferNumber - 1)
+            {
+                return cfd;
+            }
+        }
+        return null;
+    }
+
+    private static bool Contains(IReadOnlyList<ColumnFamilyData> families, ColumnFamilyData cfd)
+    {
+        for (int i = 0; i < families.Count; i++)
+        {
+            if (families[i] == cfd)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /// <summary>
+    /// Holds _mutex, no group inserting. Syncs the current WAL, starts a new one, makes the
+    /// memtables of <paramref name="families"/> immutable (to be flushed), and moves every family
+    /// whose memtable is empty to the new WAL (in memory: RocksDB does the same, so an idle
+    /// family pins no WAL).
+    /// </summary>
+    private void SwitchMemTables(List<ColumnFamilyData> families, bool force)
+    {
+        // Later writes, Sync ones included, go to the new WAL only: the old one must be durable
+        // first, or a power loss could keep a synced write in the new log while losing older
+        // unsynced ones in the old (a hole, not a prefix). Pebble also syncs the WAL it rotates away from.
+        // Resuming abandons the old WAL instead: it may be unwritable or torn, and everything it
+        // holds is in the memtables that the resume flushes before any new write is accepted.
+        if (!_resuming)
+        {
+            try
+            {
+                _logFile!.Sync();
+            }
+            catch (IOException e)
+            {
+                SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
+                throw;
+            }
+        }
+        ulong newLog = _versions.NewFileNumber();
+        try
+        {
+            OpenNewLog(newLog, abandonOld: _resuming);
+        }
+        catch (IOException e)
+        {
+            // No new WAL, or the MANIFEST could not record it (RocksDB's SwitchMemtable sets a
+            // background error too): writes stop until a resume or reopen.
+            SetBackgroundError(e, Diagnostics.BackgroundJobKind.MemTableSwitch);
+            throw;
+        }
+        _aliveLogs.Add((_logNumber, Interlocked.Exchange(ref _currentLogBytes, 0)));
+        _logNumber = newLog;
+        foreach (ColumnFamilyData cfd in families)
+        {
+            cfd.Immutable.Add(new ImmutableMemTable(cfd.Mem, newLog));
+            if (force)
+            {
+                cfd.ForcedFlushes = cfd.Immutable.Count;
+            }
+            cfd.Mem = cfd.NewMemTable();
+            cfd.InstallReadState();
+        }
+        foreach (ColumnFamilyData? cfd in _familiesById)
+        {
+            if (cfd != null && cfd.Mem.IsEmpty && cfd.Immutable.Count == 0)
+            {
+                _versions.AdvanceLogNumber(cfd.Versions, newLog);
+            }
+        }
+        _backgroundWake.Release();
+    }
+
+    /// <summary>
+    /// Holds _mutex. With several families, once the live WALs pass the total size limit, the
+    /// families holding data in the oldest one switch (RocksDB's max_total_wal_size): otherwise a
+    /// rarely written family would keep every WAL alive.
+    /// </summary>
+    private void AddFamiliesPinningOldestWal(ref List<ColumnFamilyData>? switching)
+    {
+        if (_familiesById.Length < 2 || _aliveLogs.Count == 0)
+        {
+            return;
+        }
+        long total = Volatile.Read(ref _currentLogBytes);
+        long limit = _options.MaxTotalWalSize;
+        if (limit == 0)
+        {
+            foreach (ColumnFamilyData? cfd in _familiesById)
+            {
+                if (cfd != null)
+                {
+                    limit += cfd.Options.WriteBufferSize * cfd.Options.MaxWriteBufferNumber;
+                }
+            }
+            limit *= 4;
+        }
+        foreach ((ulong _, long bytes) in _aliveLogs)
+        {
+            total += bytes;
+        }
+        if (total <= limit)
+        {
+            return;
+        }
+        ulong oldest = _aliveLogs[0].Number;
+        foreach (ColumnFamilyData? cfd in _familiesById)
+        {
+            if (cfd != null && !cfd.Mem.IsEmpty && cfd.Versions.LogNumber <= oldest && cfd.Immutable.Count == 0)
+            {
+                (switching ??= new List<ColumnFamilyData>()).Add(cfd);
+            }
+        }
+    }
+}
