@@ -40,6 +40,7 @@ internal static class ManifestReader
         string? damage = null;
         // Blob file number -> blobs not yet garbage. RocksDB drops a blob file once all its blobs are garbage.
         var liveBlobs = new Dictionary<ulong, ulong>();
+        var group = new List<VersionEdit>();
         using (ISequentialFile file = fs.OpenSequential(manifestPath))
         using (var scratch = new ByteBuffer(1024))
         {
@@ -60,38 +61,64 @@ internal static class ManifestReader
                     damage = e.Message;
                     break;
                 }
-                wals.Apply(edit);
-                if (edit.HasMaxColumnFamily)
+                // An atomic group (InAtomicGroup, counting down to 0) applies whole or not at all:
+                // a group the MANIFEST ends inside was torn by a crash and is dropped.
+                if (edit.IsInAtomicGroup)
                 {
-                    maxColumnFamily = Math.Max(maxColumnFamily, edit.MaxColumnFamily);
-                }
-                maxColumnFamily = Math.Max(maxColumnFamily, edit.ColumnFamily);
-                if (ApplyFamilyRecord(edit, families, dropped, manifestName) is RecoveredFamily family)
-                {
-                    if (edit.Comparator != null)
+                    if (group.Count > 0 && group[^1].AtomicGroupRemaining != edit.AtomicGroupRemaining + 1)
                     {
-                        if (edit.Comparator != InternalKeyComparer.BytewiseComparatorName)
+                        throw new KvCorruptionException($"{manifestName} holds a broken atomic group (remaining counts out of order).");
+                    }
+                    group.Add(edit);
+                    if (edit.AtomicGroupRemaining != 0)
+                    {
+                        continue;
+                    }
+                }
+                else if (group.Count > 0)
+                {
+                    throw new KvCorruptionException($"{manifestName} interrupts an atomic group with another edit.");
+                }
+                else
+                {
+                    group.Add(edit);
+                }
+                foreach (VersionEdit e in group)
+                {
+                    wals.Apply(e);
+                    if (e.HasMaxColumnFamily)
+                    {
+                        maxColumnFamily = Math.Max(maxColumnFamily, e.MaxColumnFamily);
+                    }
+                    maxColumnFamily = Math.Max(maxColumnFamily, e.ColumnFamily);
+                    if (ApplyFamilyRecord(e, families, dropped, manifestName) is RecoveredFamily family)
+                    {
+                        if (e.Comparator != null)
                         {
-                            throw new KvException(
-                                $"Column family '{family.Name}' uses comparator '{edit.Comparator}'; KvEngine supports only '{InternalKeyComparer.BytewiseComparatorName}'.");
+                            if (e.Comparator != InternalKeyComparer.BytewiseComparatorName)
+                            {
+                                throw new KvException(
+                                    $"Column family '{family.Name}' uses comparator '{e.Comparator}'; KvEngine supports only '{InternalKeyComparer.BytewiseComparatorName}'.");
+                            }
+                            family.SawComparator = true;
                         }
-                        family.SawComparator = true;
+                        family.Builder.Apply(e);
+                        TrackBlobFiles(e, liveBlobs);
+                        if (e.HasLogNumber)
+                        {
+                            family.LogNumber = e.LogNumber;
+                            family.HasLogNumber = true;
+                        }
                     }
-                    family.Builder.Apply(edit);
-                    TrackBlobFiles(edit, liveBlobs);
-                    if (edit.HasLogNumber)
+                    prevLogNumber = e.HasPrevLogNumber ? e.PrevLogNumber : prevLogNumber;
+                    nextFile = e.HasNextFileNumber ? e.NextFileNumber : nextFile;
+                    lastSequence = e.HasLastSequence ? e.LastSequence : lastSequence;
+                    if (e.HasMinLogNumberToKeep)
                     {
-                        family.LogNumber = edit.LogNumber;
-                        family.HasLogNumber = true;
+                        minLogToKeep = Math.Max(minLogToKeep, e.MinLogNumberToKeep);
                     }
                 }
-                prevLogNumber = edit.HasPrevLogNumber ? edit.PrevLogNumber : prevLogNumber;
-                nextFile = edit.HasNextFileNumber ? edit.NextFileNumber : nextFile;
-                lastSequence = edit.HasLastSequence ? edit.LastSequence : lastSequence;
-                if (edit.HasMinLogNumberToKeep)
-                {
-                    minLogToKeep = Math.Max(minLogToKeep, edit.MinLogNumberToKeep);
-                }
+                group.Clear();
             }
         }
         RecoveredFamily defaultFamily = families[ColumnFamilyVersions.DefaultId];

@@ -108,6 +108,33 @@ public sealed class ColumnFamilyInteropTests : IDisposable
         Assert.Null(again.GetColumnFamily("gone"));
     }
 
+    [Fact]
+    public void AnAtomicFlushIsOneAtomicGroupThatRocksDbReads()
+    {
+        string db = Path.Combine(_dir.FullName, "atomic");
+        using (KvDb kv = KvDb.Open(db, new KvOptions { AtomicFlush = true, CreateMissingColumnFamilies = true },
+            [new ColumnFamilyDescriptor("one"), new ColumnFamilyDescriptor("two")]))
+        {
+            using var batch = new WriteBatch();
+            batch.Put(B("k0"), B("v0"));
+            batch.Put(kv.GetColumnFamily("one")!, B("k1"), B("v1"));
+            batch.Put(kv.GetColumnFamily("two")!, B("k2"), B("v2"));
+            kv.Write(batch);
+            kv.Flush(kv.GetColumnFamily("one")!); // atomic flush: every family with data goes
+            foreach (ColumnFamilyHandle h in kv.ColumnFamilies)
+            {
+                Assert.Equal("1", kv.GetProperty(h, "rocksdb.num-files-at-level0"));
+            }
+        }
+        string dump = RocksDbTools.RunOk("ldb", $"--db={db}", "manifest_dump", "--verbose");
+        Assert.DoesNotContain("Corruption", dump, StringComparison.Ordinal);
+        Assert.Contains("AtomicGroup: 2 entries remains", dump, StringComparison.Ordinal);
+        Assert.Contains("AtomicGroup: 0 entries remains", dump, StringComparison.Ordinal);
+        Assert.Equal("v1", S(ScanFamily(db, "one").Single().Value));
+        Assert.Equal("v2", S(ScanFamily(db, "two").Single().Value));
+        Assert.Equal("v0", S(ScanFamily(db, "default").Single().Value));
+    }
+
     private static string? S(byte[]? b) => b == null ? null : Encoding.UTF8.GetString(b);
 
     /// <summary><c>ldb --column_family=NAME scan --hex</c> on a copy of the database.</summary>
