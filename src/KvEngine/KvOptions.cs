@@ -133,6 +133,13 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// </summary>
     public long MaxTotalWalSize { get; set; }
 
+    /// <summary>
+    /// Bytes per second writes are held to while a column family is past its
+    /// <see cref="ColumnFamilyOptions.Level0SlowdownWritesTrigger"/> (RocksDB: delayed_write_rate,
+    /// 16 MiB/s when unset).
+    /// </summary>
+    public long DelayedWriteRate { get; set; } = 16L << 20;
+
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
@@ -157,6 +164,7 @@ public sealed class KvOptions : ColumnFamilyOptions
         ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxBackgroundJobs, 64, nameof(MaxBackgroundJobs));
         ArgumentOutOfRangeException.ThrowIfNegative(CompressedSecondaryCacheSize, nameof(CompressedSecondaryCacheSize));
         ArgumentOutOfRangeException.ThrowIfNegative(MaxTotalWalSize, nameof(MaxTotalWalSize));
+        ArgumentOutOfRangeException.ThrowIfLessThan(DelayedWriteRate, 1, nameof(DelayedWriteRate));
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxOpenFiles, -1, nameof(MaxOpenFiles));
         if (MaxOpenFiles == 0)
         {

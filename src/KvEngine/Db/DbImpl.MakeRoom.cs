@@ -12,10 +12,15 @@ internal sealed partial class DbImpl
     private readonly List<(ulong Number, long Bytes)> _aliveLogs = new();
     private long _currentLogBytes;
 
+    // The delayed-write limiter, and the bytes of the last group it is charged with (under _mutex).
+    private readonly WriteController _writeController;
+    private long _lastGroupBytes;
+
     /// <summary>
     /// Holds _mutex. Applies the level-0 write stalls of every family (unless its auto compaction
-    /// is off): at Level0SlowdownWritesTrigger files the group waits 1 ms once (a fixed delay
-    /// standing in for RocksDB's delayed_write_rate), at Level0StopWritesTrigger it waits until a
+    /// is off): at Level0SlowdownWritesTrigger files the group is delayed so writes go on at
+    /// <see cref="KvOptions.DelayedWriteRate"/> (<see cref="WriteController"/>, charged with the
+    /// previous group's bytes as RocksDB does), at Level0StopWritesTrigger it waits until a
     /// compaction brings the count down. Then switches the memtables of the families that are full
     /// (or forced, <paramref name="forceFamilies"/>; every family when null), waiting while one of
     /// them has too many unflushed; and, with several families, of those that keep the oldest WAL
@@ -169,9 +174,14 @@ internal sealed partial class DbImpl
             if (level0 >= cfd.CompactionOptions.Level0SlowdownWritesTrigger && !delayed)
             {
                 delayed = true;
+                TimeSpan delay = _writeController.GetDelay(Math.Max(1, _lastGroupBytes), WriteController.NowMicros());
+                if (delay <= TimeSpan.Zero)
+                {
+                    return false;
+                }
                 BeginWriteStall(Diagnostics.WriteStallCause.Level0Slowdown, cfd, ref stallStarted, ref stallCause);
                 long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
-                Monitor.Wait(_mutex, 1);
+                Monitor.Wait(_mutex, delay); // the mutex is free meanwhile; a finished compaction wakes it early
                 _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
                 return true;
             }

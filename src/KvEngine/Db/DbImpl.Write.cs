@@ -291,6 +291,7 @@ internal sealed partial class DbImpl
                 count += w.Batch.Count;
             }
             group.Count = count;
+            _lastGroupBytes = bytes;
             _lastAllocatedSequence += (ulong)count;
         }
         return group;

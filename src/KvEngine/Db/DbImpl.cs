@@ -83,6 +83,7 @@ internal sealed partial class DbImpl : IDisposable
         _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles);
         _default = NewFamilyData(_versions.Default, options);
         _familiesById = [_default];
+        _writeController = new WriteController(options.DelayedWriteRate);
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics); // last: nothing after it may throw
     }
 

@@ -119,6 +119,7 @@ public class LoggingTests
         options.Level0FileNumCompactionTrigger = 2;
         options.Level0SlowdownWritesTrigger = 2;
         options.Level0StopWritesTrigger = 1000;
+        options.DelayedWriteRate = 1000; // 1 byte of credit per millisecond: the write below must wait
         // The level-0 compaction the two files trigger holds in its filter until the end, so the
         // write below finds two level-0 files whenever it comes.
         using var gate = new ManualResetEventSlim();
