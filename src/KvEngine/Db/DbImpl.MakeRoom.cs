@@ -121,18 +121,9 @@ internal sealed partial class DbImpl
             {
                 return;
             }
-            if (_inflightInserts > 0)
+            if (_writeThread.WaitForInflightInserts())
             {
-                // Pipelined groups still insert into these memtables: they may not become immutable yet.
-                _inflightWaiters++;
-                try
-                {
-                    Monitor.Wait(_mutex);
-                }
-                finally
-                {
-                    _inflightWaiters--;
-                }
+                // Pipelined groups still inserted into these memtables: they may not become immutable yet.
                 continue;
             }
             if (!_resuming && FindFamilyAtMemTableLimit(switching) is { } crowded)

@@ -14,8 +14,8 @@ namespace KvEngine.Db;
 /// requests, which have no thread). The leader inserts its share and waits until every handed-out
 /// insert has ended before the group may publish.
 /// <para>
-/// Invariants: a group's memtable does not switch while the group inserts (a switch waits for
-/// _inflightInserts to drain); the group and each request's sequence are written before the
+/// Invariants: a group's memtables do not switch while the group inserts (a switch waits for
+/// the write thread's in-flight inserts to drain); the group and each request's sequence are written before the
 /// assigning compare-and-swap (a full fence) and read after it; a group's pending-insert count is
 /// raised before an assignment and lowered by the member when its insert ends, error or not.
 /// </para>
@@ -39,7 +39,7 @@ internal sealed partial class DbImpl
             {
                 w.InsertSequence = sequence;
                 sequence += (ulong)w.Batch!.Count;
-                if (concurrent && w != group.Leader && TryHandOutInsert(group, w))
+                if (concurrent && w != group.Leader && WriteThread.TryHandOutInsert(group, w))
                 {
                     handedOut++;
                 }
@@ -77,63 +77,14 @@ internal sealed partial class DbImpl
         {
             lock (_mutex)
             {
-                _memtableInsertFailed = true;
+                _writeThread.MarkInsertFailed();
                 SetBackgroundError(error, Diagnostics.BackgroundJobKind.MemTableInsert);
             }
         }
     }
 
-    /// <summary>
-    /// Hands a member's insert (its sequence already set) to its thread if that thread still
-    /// spins; false leaves it to the leader (asynchronous requests have no thread).
-    /// </summary>
-    private static bool TryHandOutInsert(WriteGroup group, WriteRequest w)
-    {
-        if (w.Completion != null)
-        {
-            return false;
-        }
-        w.Group = group;
-        group.AddPendingInsert();
-        if (w.TryAssignInsert())
-        {
-            return true;
-        }
-        group.EndPendingInsert();
-        return false;
-    }
-
-    /// <summary>
-    /// Waiter, outside _mutex: spins until its request is done or first in the queue, inserting
-    /// its batch when the leader assigns it, and stops taking work before it goes to sleep.
-    /// </summary>
-    private void SpinUntilTurn(WriteRequest request)
-    {
-        var spin = new SpinWait();
-        int spins = 0;
-        while (!request.Done && Volatile.Read(ref _queueHead) != request)
-        {
-            int state = request.InsertState;
-            if (state == WriteRequest.InsertAssigned)
-            {
-                InsertAssigned(request);
-                spins = 0; // the leader finishes right after the members: worth spinning again
-                continue;
-            }
-            if (spins++ >= _options.WriteThreadSpinIterations)
-            {
-                if (request.StopTakingInserts() == WriteRequest.InsertAssigned)
-                {
-                    continue; // assigned just before: insert, then try again
-                }
-                return;
-            }
-            spin.SpinOnce(sleep1Threshold: -1);
-        }
-    }
-
     /// <summary>Member: inserts its own batch at the sequence the leader gave it.</summary>
-    private void InsertAssigned(WriteRequest request)
+    public void InsertAssigned(WriteRequest request)
     {
         WriteGroup group = request.Group!;
         try

@@ -217,7 +217,7 @@ internal sealed partial class DbImpl
         _logNumber = _versions.NewFileNumber();
         OpenNewLog(_logNumber);
         _versions.SetLastSequence(maxSequence);
-        InitializeWriteSequences(maxSequence);
+        _writeThread.InitializeSequences(maxSequence);
         var list = new List<VersionEdit>(families.Count + 1);
         foreach (ColumnFamilyData cfd in families)
         {

@@ -3,35 +3,19 @@ using KvEngine.Format;
 namespace KvEngine.Db;
 
 /// <summary>
-/// The write path: group commit, WAL append, memtable insert, memtable switches.
-/// <para>
-/// Writers queue in an intrusive list under _mutex; the request at its head leads a group: it
-/// makes room (PrepareGroup: stalls, memtable switch, takes followers, reserves sequence
-/// numbers), writes one WAL record for the group (and at most one fsync), inserts into the
-/// memtable and publishes the group's sequence numbers (LastSequence), which makes it visible.
-/// With <see cref="KvOptions.AllowConcurrentMemtableWrite"/> the stages overlap as in RocksDB's
-/// pipelined write with concurrent memtable writes: once its WAL record is written a group leaves
-/// the queue, so the next group's WAL write runs while it inserts, and several groups (and the
-/// members of each, DbImpl.MemTableInsert.cs) insert at once. Publication stays in sequence
-/// order: a group waits until every group before it has published (_orderCursor). A memtable
-/// switch waits until no group is inserting (_inflightInserts), so a memtable is never written
-/// after it became immutable. A group pipelines only when something could overlap it
-/// (ChooseInsertMode); otherwise, and always without the option, it leaves the queue once
-/// published.
-/// </para>
+/// The write path (RocksDB's WriteImpl): a writer joins the <see cref="WriteThread"/>; the leader
+/// of a group makes room (PrepareGroup: stalls, memtable switches, DbImpl.MakeRoom.cs), writes one
+/// WAL record for the group (and at most one fsync), inserts each record into its family's
+/// memtable (DbImpl.MemTableInsert.cs) and publishes the group's sequence numbers (LastSequence),
+/// which makes it visible. With <see cref="KvOptions.AllowConcurrentMemtableWrite"/> the stages
+/// overlap as in RocksDB's pipelined write with concurrent memtable writes (see
+/// <see cref="WriteThread"/>): publication stays in sequence order, and a memtable switch waits
+/// until no group is inserting, so a memtable is never written after it became immutable.
 /// </summary>
 internal sealed partial class DbImpl
 {
-    /// <summary>A group grows to at most this many bytes (RocksDB: 1 MiB, less for a small leader).</summary>
-    private const int MaxGroupBytes = 1 << 20;
-
     [ThreadStatic]
     private static WriteRequest? t_request;
-
-    // Group-commit queue (intrusive list), guarded by _mutex.
-    private WriteRequest? _queueHead;
-    private WriteRequest? _queueTail;
-    private int _syncWaiters;
 
 
     public void Write(WriteBatch batch, WriteOptions options)
@@ -81,13 +65,6 @@ internal sealed partial class DbImpl
         }
     }
 
-    /// <summary>Called once recovery has set the last sequence number, before any write.</summary>
-    private void InitializeWriteSequences(ulong lastSequence)
-    {
-        _lastAllocatedSequence = lastSequence;
-        _orderCursor = lastSequence;
-    }
-
     /// <summary>
     /// A synchronous write (or, with <paramref name="force"/>, a memtable switch of
     /// <paramref name="forceFamilies"/>, every family when null).
@@ -104,13 +81,12 @@ internal sealed partial class DbImpl
         WriteGroup? group = null;
         lock (_mutex)
         {
-            Enqueue(request);
-            if (_queueHead == request)
+            if (_writeThread.Enqueue(request))
             {
                 group = PrepareGroup(request);
             }
         }
-        if (group != null || AwaitTurn(request, out group))
+        if (group != null || _writeThread.AwaitTurn(request, out group))
         {
             LeadGroups(group);
         }
@@ -120,57 +96,6 @@ internal sealed partial class DbImpl
         if (error != null)
         {
             throw Wrap(error);
-        }
-    }
-
-    /// <summary>
-    /// Waits until <paramref name="request"/> is done (a leader committed it) or first in the queue
-    /// (it must lead); returns true in the second case, with its group prepared. A group commit
-    /// takes microseconds, so the waiter first spins on the request's state (RocksDB's write
-    /// thread does the same), inserting its own batch if the leader hands it over, and only then
-    /// sleeps on the mutex: a sleep and wake-up per write would cost more than the write. No
-    /// wake-up is lost: the decision to sleep is re-checked under the mutex, and leaders pulse
-    /// under it whenever a sleeper is registered.
-    /// </summary>
-    private bool AwaitTurn(WriteRequest request, out WriteGroup group)
-    {
-        SpinUntilTurn(request);
-        while (true)
-        {
-            lock (_mutex)
-            {
-                bool assigned = false;
-                while (!request.Done && _queueHead != request)
-                {
-                    // No insert may be handed to a sleeper: stop taking them first. One handed
-                    // over just before is done outside the lock, then the wait goes on.
-                    if (request.StopTakingInserts() == WriteRequest.InsertAssigned)
-                    {
-                        assigned = true;
-                        break;
-                    }
-                    _syncWaiters++;
-                    try
-                    {
-                        Monitor.Wait(_mutex);
-                    }
-                    finally
-                    {
-                        _syncWaiters--;
-                    }
-                }
-                if (!assigned)
-                {
-                    if (request.Done)
-                    {
-                        group = null!;
-                        return false;
-                    }
-                    group = PrepareGroup(request);
-                    return true;
-                }
-            }
-            InsertAssigned(request);
         }
     }
 
@@ -184,8 +109,7 @@ internal sealed partial class DbImpl
         WriteGroup group;
         lock (_mutex)
         {
-            Enqueue(request);
-            if (_queueHead != request)
+            if (!_writeThread.Enqueue(request))
             {
                 // A leader (sync or async) is running: it will commit this request too.
                 return new ValueTask(request.Completion!.Task);
@@ -210,20 +134,20 @@ internal sealed partial class DbImpl
             if (group.Error == null && group.Leader.Batch != null)
             {
                 bool concurrent = false;
-                if (_options.AllowConcurrentMemtableWrite && !IsLoneGroup(group))
+                if (_options.AllowConcurrentMemtableWrite && !_writeThread.IsLoneGroup(group))
                 {
                     lock (_mutex)
                     {
-                        concurrent = ChooseInsertMode(group, ref asyncHead);
+                        concurrent = _writeThread.ChooseInsertMode(group, ref asyncHead);
                     }
                 }
                 else
                 {
-                    UseSingleWriterInsert(group);
+                    _writeThread.UseSingleWriterInsert(group);
                 }
                 InsertGroup(group, concurrent);
             }
-            AwaitTurnToPublish(group);
+            _writeThread.AwaitTurnToPublish(group);
             lock (_mutex)
             {
                 WriteRequest? exposed = PublishGroup(group);
@@ -238,29 +162,14 @@ internal sealed partial class DbImpl
         }
     }
 
-    private void Enqueue(WriteRequest request)
-    {
-        if (_queueTail == null)
-        {
-            _queueHead = request;
-        }
-        else
-        {
-            _queueTail.Next = request;
-        }
-        _queueTail = request;
-    }
-
     /// <summary>
     /// Holds _mutex. Makes room, then takes followers into a group led by
     /// <paramref name="leader"/> and reserves its sequence numbers. A failure to make room is the
     /// group's error (it then reserves nothing).
     /// </summary>
-    private WriteGroup PrepareGroup(WriteRequest leader)
+    public WriteGroup PrepareGroup(WriteRequest leader)
     {
-        WriteGroup group = _groupPool.Count > 0 ? _groupPool.Pop() : new WriteGroup();
-        group.Members.Add(leader);
-        group.FirstSequence = _lastAllocatedSequence + 1;
+        WriteGroup group = _writeThread.BeginGroup(leader);
         try
         {
             MakeRoomForWrite(leader.ForceMemTableSwitch, leader.ForceFamilies);
@@ -273,26 +182,7 @@ internal sealed partial class DbImpl
         group.Families = _familiesById;
         if (leader.Batch != null)
         {
-            long bytes = leader.Batch.ApproximateSize;
-            long limit = bytes <= 128 << 10 ? bytes + (128 << 10) : MaxGroupBytes;
-            int count = leader.Batch.Count;
-            for (WriteRequest? w = leader.Next; w != null; w = w.Next)
-            {
-                if (w.Batch == null || (w.Sync && !leader.Sync) || w.DisableWal != leader.DisableWal)
-                {
-                    break;
-                }
-                bytes += w.Batch.ApproximateSize;
-                if (bytes > limit)
-                {
-                    break;
-                }
-                group.Members.Add(w);
-                count += w.Batch.Count;
-            }
-            group.Count = count;
-            _lastGroupBytes = bytes;
-            _lastAllocatedSequence += (ulong)count;
+            _lastGroupBytes = _writeThread.AddFollowers(group);
         }
         return group;
     }
@@ -358,23 +248,50 @@ internal sealed partial class DbImpl
         }
     }
 
-    private static void Complete(WriteRequest w, Exception? error)
+    /// <summary>
+    /// Holds _mutex; every earlier group is done. Publishes the group's sequence numbers (unless
+    /// it failed, or an earlier group's insert failed), then lets the write thread complete it.
+    /// Returns the queue's new head when it is asynchronous and this call exposed it.
+    /// </summary>
+    private WriteRequest? PublishGroup(WriteGroup group)
     {
-        w.Done = true;
-        w.Error = error;
-        if (w.Completion != null)
+        if (group.Error == null && _writeThread.InsertFailed && group.Count > 0)
         {
-            if (error != null)
+            group.Error = new KvException("The write was not applied: an earlier write failed to reach the memtable.");
+        }
+        if (group.Count > 0 && group.Error == null)
+        {
+            _versions.SetLastSequence(group.LastSequence);
+            if (group.Leader.DisableWal)
             {
-                w.Completion.TrySetException(Wrap(error));
+                MarkUnpersisted(group);
             }
-            else
+        }
+        return _writeThread.FinishGroup(group);
+    }
+
+    /// <summary>Holds _mutex. The families the group's batches wrote now hold data no WAL has.</summary>
+    private static void MarkUnpersisted(WriteGroup group)
+    {
+        foreach (WriteRequest w in group.Members)
+        {
+            if (w.Batch!.OtherColumnFamilies is { } ids)
             {
-                w.Completion.TrySetResult();
+                foreach (uint id in ids)
+                {
+                    if (id < (uint)group.Families.Length && group.Families[id] is { } cfd)
+                    {
+                        cfd.HasUnpersistedWrites = true;
+                    }
+                }
+            }
+            if (w.Batch.WritesDefaultColumnFamily && group.Families[0] is { } defaultFamily)
+            {
+                defaultFamily.HasUnpersistedWrites = true;
             }
         }
     }
 
-    private static Exception Wrap(Exception e) =>
+    internal static Exception Wrap(Exception e) =>
         e is KvException or ObjectDisposedException ? e : new KvException("Write failed: " + e.Message, e);
 }

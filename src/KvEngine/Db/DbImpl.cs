@@ -38,7 +38,7 @@ namespace KvEngine.Db;
 /// lists, the family tables (<see cref="_familiesById"/> is also read lock-free: it is replaced,
 /// never changed), background scheduling and the pending outputs.
 /// </summary>
-internal sealed partial class DbImpl : IDisposable
+internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker
 {
     private readonly string _dir;
     private readonly KvOptions _options;
@@ -58,6 +58,7 @@ internal sealed partial class DbImpl : IDisposable
     private readonly ColumnFamilyData _default;
     private readonly List<ColumnFamilyData> _droppedFamilies = new();
     private readonly object _familyGate = new(); // serializes family creation and drop (before _mutex)
+    private readonly WriteThread _writeThread;
     private ColumnFamilyData?[] _familiesById;
     private IWritableFile? _logFile;
     private LogWriter? _log;
@@ -84,6 +85,7 @@ internal sealed partial class DbImpl : IDisposable
         _default = NewFamilyData(_versions.Default, options);
         _familiesById = [_default];
         _writeController = new WriteController(options.DelayedWriteRate);
+        _writeThread = new WriteThread(_mutex, options.WriteThreadSpinIterations, this);
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics); // last: nothing after it may throw
     }
 
@@ -135,12 +137,7 @@ internal sealed partial class DbImpl : IDisposable
         lock (_mutex)
         {
             // Writers still queued behind a leader that is gone (only possible after misuse).
-            for (WriteRequest? w = _queueHead; w != null; w = w.Next)
-            {
-                Complete(w, new ObjectDisposedException(nameof(KvDb)));
-            }
-            _queueHead = null;
-            _queueTail = null;
+            _writeThread.FailQueued(new ObjectDisposedException(nameof(KvDb)));
             // Flushes that will now never run: a Flush() waiting on one must not wait forever.
             foreach (ColumnFamilyData cfd in AllFamilies())
             {
@@ -185,10 +182,7 @@ internal sealed partial class DbImpl : IDisposable
         }
         _ownedBlockCache?.Dispose();
         _versions.Dispose();
-        foreach (WriteGroup group in _groupPool)
-        {
-            group.Dispose();
-        }
+        _writeThread.Dispose();
         _backgroundWake.Dispose();
         _shutdown.Dispose();
         _dbLock.Dispose();
