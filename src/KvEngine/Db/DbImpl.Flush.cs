@@ -117,7 +117,7 @@ internal sealed partial class DbImpl
                 var edit = new VersionEdit { ColumnFamily = cfd.Id, LogNumber = list[^1].NextLogNumber };
                 if (meta != null)
                 {
-                    if (FlushTombstones(mems) is { IsEmpty: false } tombstones)
+                    if (FlushJob.Tombstones(mems) is { IsEmpty: false } tombstones)
                     {
                         ReadState pinned = cfd.AcquireReadState();
                         try
@@ -247,160 +247,33 @@ internal sealed partial class DbImpl
         return new VersionEdit { MinLogNumberToKeep = min };
     }
 
-    /// <summary>Writes one memtable to a new level-0 table (recovery); see the overload.</summary>
+    /// <summary>Writes one memtable to a new level-0 table (recovery); see <see cref="FlushJob"/>.</summary>
     private FileMetaData? BuildTable(ColumnFamilyData cfd, MemTable mem) => BuildTable(cfd, [mem]);
 
     /// <summary>
-    /// Writes <paramref name="mems"/> (one memtable, or several merged) to a new table, synced with
-    /// its directory entry: the point entries a reader can still see (as RocksDB's flush runs its
-    /// compaction iterator: per user key the newest version of each snapshot stripe,
-    /// <see cref="SnapshotStripeFilter"/>, less those a newer tombstone of their stripe covers; a
-    /// deletion newest in its stripe is never dropped), then the range tombstones, fragmented
-    /// (every sequence of each fragment, so every snapshot sees what it saw), in the range_del
-    /// block. The file's boundaries cover what was written: smallest = min(smallest point kept,
-    /// first start@seq), largest = max(largest point kept, the sentinel of the last end) (RocksDB's
-    /// UpdateBoundariesForRange).
-    /// Returns its metadata, or null for an empty memtable. The file number stays in the pending
-    /// outputs (protected from deletion) until the caller removes it.
+    /// Writes <paramref name="mems"/> into a new table of <paramref name="cfd"/> (<see cref="FlushJob"/>),
+    /// respecting the snapshots live now. The file number stays in the pending outputs (protected
+    /// from deletion) until the caller removes it; a failed job removes it and its file.
     /// </summary>
     private FileMetaData? BuildTable(ColumnFamilyData cfd, MemTable[] mems)
     {
-        if (Array.TrueForAll(mems, static m => m.IsEmpty))
-        {
-            return null;
-        }
-        ulong number = NewPendingOutput();
-        string path = FileNames.TableFile(_dir, number);
-        bool ok = false;
-        try
-        {
-            byte[]? smallest = null;
-            byte[]? largest = null;
-            ulong smallestSeq = ulong.MaxValue;
-            ulong largestSeq = 0;
-            long fileSize;
-            // The snapshots to respect are those live now. One taken later cannot need a version
-            // this flush drops: the memtables became immutable at a switch made by a write-group
-            // leader with no group still inserting (MakeRoomForWrite waits for pipelined inserts),
-            // so every entry in them was published, and a later snapshot reads the last published
-            // sequence (under the list's lock), which is at or above all of them; for it, as for
-            // a plain read, only the newest version of each key matters, and that one is always
-            // kept. At recovery no snapshot exists yet.
-            ulong[] snapshots = _snapshots.GetSequences();
-            FragmentedRangeTombstoneList? tombstones = FlushTombstones(mems);
-            using var filter = new SnapshotStripeFilter(snapshots);
-            // Points a newer tombstone of their stripe covers go (the tombstones themselves are all
-            // written below); never bottommost: level 0 lies on top of everything.
-            CompactionRangeDelAggregator? rangeDel = tombstones is { IsEmpty: false }
-                ? new CompactionRangeDelAggregator(tombstones, snapshots, bottommost: false)
-                : null;
-            using (IWritableFile file = _fs.CreateWritable(path))
-            {
-                using (var builder = new TableBuilder(cfd.TableOptions, file, cfd.BuildContext))
-                {
-                    using (InternalIterator it = NewFlushIterator(mems))
-                    {
-                        for (it.SeekToFirst(); it.Valid; it.Next())
-                        {
-                            ReadOnlySpan<byte> key = it.Key;
-                            // No deeper-levels probe: a flush never drops a deletion that is the
-                            // newest of its stripe, since older data may lie in any level below.
-                            if (!filter.ShouldKeep(key, deeper: null) || (rangeDel != null && rangeDel.ShouldDelete(key)))
-                            {
-                                continue;
-                            }
-                            ulong seq = InternalKeys.Sequence(key);
-                            smallestSeq = Math.Min(smallestSeq, seq);
-                            largestSeq = Math.Max(largestSeq, seq);
-                            builder.Add(key, it.Value);
-                        }
-                    }
-                    if (builder.NumEntries > 0)
-                    {
-                        smallest = builder.SmallestKey.ToArray();
-                        largest = builder.LargestKey.ToArray();
-                    }
-                    if (tombstones is { IsEmpty: false })
-                    {
-                        RangeTombstoneWriter.AddAll(builder, tombstones, out byte[] tSmallest, out byte[] tLargest, out ulong tMinSeq, out ulong tMaxSeq);
-                        smallest = smallest == null || InternalKeyComparer.Compare(tSmallest, smallest) < 0 ? tSmallest : smallest;
-                        largest = largest == null || InternalKeyComparer.Compare(tLargest, largest) > 0 ? tLargest : largest;
-                        smallestSeq = Math.Min(smallestSeq, tMinSeq);
-                        largestSeq = Math.Max(largestSeq, tMaxSeq);
-                    }
-                    builder.Finish();
-                    fileSize = builder.FileSize;
-                }
-                file.Sync();
-            }
-            _fs.SyncDirectory(_dir);
-            ok = true;
-            long now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
-            return new FileMetaData
-            {
-                Number = number,
-                FileSize = (ulong)fileSize,
-                Smallest = smallest!,
-                Largest = largest!,
-                SmallestSeqno = smallestSeq,
-                LargestSeqno = largestSeq,
-                OldestAncesterTime = (ulong)now,
-                FileCreationTime = (ulong)now,
-            };
-        }
-        finally
-        {
-            if (!ok)
-            {
-                lock (_mutex)
-                {
-                    _pendingOutputs.Remove(number);
-                }
-                try
-                {
-                    _fs.DeleteFile(path);
-                }
-                catch (IOException)
-                {
-                    // Swept as an obsolete file at the next open.
-                }
-            }
-        }
+        // The snapshots to respect are those live now. One taken later cannot need a version
+        // this flush drops: the memtables became immutable at a switch made by a write-group
+        // leader with no group still inserting (MakeRoomForWrite waits for pipelined inserts),
+        // so every entry in them was published, and a later snapshot reads the last published
+        // sequence (under the list's lock), which is at or above all of them; for it, as for
+        // a plain read, only the newest version of each key matters, and that one is always
+        // kept. At recovery no snapshot exists yet.
+        var job = new FlushJob(_dir, _fs, cfd, mems, _snapshots.GetSequences(), NewPendingOutput, ReleasePendingOutput);
+        return job.Run();
     }
 
-    private static InternalIterator NewFlushIterator(MemTable[] mems)
+    private void ReleasePendingOutput(ulong number)
     {
-        var children = new InternalIterator[mems.Length];
-        for (int i = 0; i < mems.Length; i++)
+        lock (_mutex)
         {
-            children[i] = mems[i].NewIterator();
+            _pendingOutputs.Remove(number);
         }
-        return MergingIterator.Create(children);
-    }
-
-    // The memtables' tombstones as one fragmented list (every sequence kept).
-    private static FragmentedRangeTombstoneList? FlushTombstones(MemTable[] mems)
-    {
-        if (mems.Length == 1)
-        {
-            return mems[0].GetRangeTombstones();
-        }
-        var fragmenter = new RangeTombstoneFragmenter();
-        foreach (MemTable m in mems)
-        {
-            if (m.GetRangeTombstones() is not { } list)
-            {
-                continue;
-            }
-            for (int i = 0; i < list.Count; i++)
-            {
-                foreach (ulong seq in list.Sequences(i))
-                {
-                    fragmenter.Add(list.Start(i), list.End(i), seq);
-                }
-            }
-        }
-        return fragmenter.Finish();
     }
 
     /// <summary>
