@@ -5,22 +5,20 @@ using KvEngine.Manifest;
 namespace KvEngine.Db;
 
 /// <summary>
-/// Background work (flushes first, then compactions) on <see cref="KvOptions.MaxBackgroundJobs"/>
+/// Background jobs (flushes first, then compactions) for the <see cref="BackgroundScheduler"/>'s
 /// threads, and manual compaction.
 /// <para>
-/// Each background thread loops: under the mutex it takes the oldest immutable memtable if no
-/// flush is running, otherwise asks the picker for a compaction if fewer than the compaction
-/// limit run (jobs minus a quarter reserved for flushes, at least one), otherwise sleeps on the
-/// wake semaphore (released at every memtable switch and after every job). Flushes run one at a
-/// time, oldest memtable first. The picker marks the files of running compactions, so no file is
-/// in two compactions; a finished compaction's edit is logged, then a new read state installed,
-/// then its files released, waiting writers woken and obsolete files deleted.
+/// A job is picked under the mutex: a family's oldest immutable memtable if none of its flushes
+/// runs (PickFlush), otherwise a compaction from the families' pickers, round robin, if fewer than
+/// the compaction limit run (jobs minus a quarter reserved for flushes, at least one). Flushes of
+/// one family run one at a time, oldest memtable first. The picker marks the files of running
+/// compactions, so no file is in two compactions; a finished compaction's edit is logged, then a
+/// new read state installed, then its files released, waiting writers woken and obsolete files
+/// deleted.
 /// </para>
 /// </summary>
 internal sealed partial class DbImpl
 {
-    private readonly CancellationTokenSource _shutdown = new();
-    private Thread[] _backgroundThreads = Array.Empty<Thread>();
     private int _autoCompactionsRunning;
     private int _nextCompactionFamily; // round robin over families for the picker, under _mutex
     private int _manualCompactionsRunning;
@@ -35,24 +33,10 @@ internal sealed partial class DbImpl
         ? _options.MaxBackgroundJobs - Math.Max(1, _options.MaxBackgroundJobs / 4)
         : 1;
 
-    private void StartBackground()
-    {
-        _backgroundThreads = new Thread[_options.MaxBackgroundJobs];
-        for (int i = 0; i < _backgroundThreads.Length; i++)
-        {
-            _backgroundThreads[i] = new Thread(BackgroundLoop)
-            {
-                IsBackground = true,
-                Name = "KvEngine background " + i,
-            };
-            _backgroundThreads[i].Start();
-        }
-    }
-
-    /// <summary>Stops background work: cancels running compactions and joins the threads.</summary>
+    /// <summary>Stops background work: cancels running compactions, waits for manual ones, joins the threads.</summary>
     private void StopBackground()
     {
-        _shutdown.Cancel();
+        _scheduler.Cancel();
         lock (_mutex)
         {
             _closing = true;
@@ -62,72 +46,57 @@ internal sealed partial class DbImpl
                 Monitor.Wait(_mutex);
             }
         }
-        _backgroundWake.Release(Math.Max(1, _backgroundThreads.Length));
-        foreach (Thread t in _backgroundThreads)
-        {
-            t.Join();
-        }
+        _scheduler.Shutdown();
     }
 
-    private void BackgroundLoop()
+    /// <summary>A scheduler thread: picks one job under the mutex and runs it (see <see cref="IBackgroundWorker"/>).</summary>
+    public bool TryRunJob()
     {
-        while (true)
+        List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? flush = null;
+        Compaction.Compaction? compaction = null;
+        ColumnFamilyData? compactionFamily = null;
+        ReadState? pinned = null;
+        lock (_mutex)
         {
-            List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? flush = null;
-            Compaction.Compaction? compaction = null;
-            ColumnFamilyData? compactionFamily = null;
-            ReadState? pinned = null;
-            lock (_mutex)
+            if (_closing || _backgroundError != null)
             {
-                if (_closing)
-                {
-                    return;
-                }
-                if (_backgroundError == null)
-                {
-                    flush = PickFlush();
-                    if (flush == null && _autoCompactionsRunning < MaxAutoCompactions)
-                    {
-                        compaction = PickCompaction(out compactionFamily, out pinned);
-                        if (compaction != null)
-                        {
-                            _autoCompactionsRunning++;
-                        }
-                    }
-                }
+                return false;
             }
-            if (flush != null)
+            flush = PickFlush();
+            if (flush == null && _autoCompactionsRunning < MaxAutoCompactions)
             {
-                RunFlush(flush);
-            }
-            else if (compaction != null)
-            {
-                try
+                compaction = PickCompaction(out compactionFamily, out pinned);
+                if (compaction != null)
                 {
-                    RunCompaction(compactionFamily!, compaction, pinned!);
+                    _autoCompactionsRunning++;
                 }
-                catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException or OperationCanceledException)
-                {
-                    // Recorded as the background error by RunCompaction (or the database is closing).
-                }
-                finally
-                {
-                    lock (_mutex)
-                    {
-                        _autoCompactionsRunning--;
-                    }
-                }
-            }
-            else
-            {
-                _backgroundWake.Wait();
-                continue;
-            }
-            if (_backgroundWake.CurrentCount == 0)
-            {
-                _backgroundWake.Release(); // let an idle thread look for work this job made possible
             }
         }
+        if (flush != null)
+        {
+            RunFlush(flush);
+            return true;
+        }
+        if (compaction == null)
+        {
+            return false;
+        }
+        try
+        {
+            RunCompaction(compactionFamily!, compaction, pinned!);
+        }
+        catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException or OperationCanceledException)
+        {
+            // Recorded as the background error by RunCompaction (or the database is closing).
+        }
+        finally
+        {
+            lock (_mutex)
+            {
+                _autoCompactionsRunning--;
+            }
+        }
+        return true;
     }
 
     /// <summary>
@@ -270,7 +239,7 @@ internal sealed partial class DbImpl
                     outputs.Add(n);
                     return n;
                 }, cfd.BuildContext);
-                var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown.Token,
+                var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _scheduler.Cancellation,
                     cfd.Options.CompactionFilter);
                 CompactionJobResult r = job.Run();
                 _versions.LogAndApply(ForFamily(cfd, r.Edit));

@@ -82,7 +82,7 @@ internal sealed partial class DbImpl
         {
             for (int attempt = 0; attempt < _options.MaxBackgroundErrorResumeCount; attempt++)
             {
-                if (_shutdown.Token.WaitHandle.WaitOne(_options.BackgroundErrorResumeRetryInterval))
+                if (_scheduler.Cancellation.WaitHandle.WaitOne(_options.BackgroundErrorResumeRetryInterval))
                 {
                     exhausted = false;
                     return; // closing
@@ -216,7 +216,7 @@ internal sealed partial class DbImpl
                 return false;
             }
         }
-        _backgroundWake.Release(); // flushes and compactions that waited on the error may run now
+        _scheduler.Wake(); // flushes and compactions that waited on the error may run now
         return true;
     }
 }

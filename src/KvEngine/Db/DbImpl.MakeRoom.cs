@@ -115,7 +115,7 @@ internal sealed partial class DbImpl
             }
             if (forcedPending)
             {
-                _backgroundWake.Release();
+                _scheduler.Wake();
             }
             if (switching == null || switching.Count == 0)
             {
@@ -260,7 +260,7 @@ internal sealed partial class DbImpl
                 _versions.AdvanceLogNumber(cfd.Versions, newLog);
             }
         }
-        _backgroundWake.Release();
+        _scheduler.Wake();
     }
 
     /// <summary>

@@ -100,7 +100,7 @@ internal sealed partial class DbImpl
         {
             db = new DbImpl(dir, options, dbLock);
             db.Recover(exists, families);
-            db.StartBackground();
+            db._scheduler.Start(options.MaxBackgroundJobs);
             if (db._compactAfterOpen)
             {
                 db.CompactRange(db._default, null, null);

@@ -38,7 +38,7 @@ namespace KvEngine.Db;
 /// lists, the family tables (<see cref="_familiesById"/> is also read lock-free: it is replaced,
 /// never changed), background scheduling and the pending outputs.
 /// </summary>
-internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker
+internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgroundWorker
 {
     private readonly string _dir;
     private readonly KvOptions _options;
@@ -50,7 +50,6 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker
     private readonly SnapshotList _snapshots = new();
     private readonly KvStatistics? _stats;
     private readonly object _mutex = new();
-    private readonly SemaphoreSlim _backgroundWake = new(0);
     private readonly HashSet<ulong> _pendingOutputs = new();
     private readonly IDisposable _dbLock;
     private readonly EngineCounters _counters;
@@ -59,6 +58,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker
     private readonly List<ColumnFamilyData> _droppedFamilies = new();
     private readonly object _familyGate = new(); // serializes family creation and drop (before _mutex)
     private readonly WriteThread _writeThread;
+    private readonly BackgroundScheduler _scheduler;
     private ColumnFamilyData?[] _familiesById;
     private IWritableFile? _logFile;
     private LogWriter? _log;
@@ -86,6 +86,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker
         _familiesById = [_default];
         _writeController = new WriteController(options.DelayedWriteRate);
         _writeThread = new WriteThread(_mutex, options.WriteThreadSpinIterations, this);
+        _scheduler = new BackgroundScheduler(this, () => Volatile.Read(ref _closing));
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics); // last: nothing after it may throw
     }
 
@@ -183,8 +184,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker
         _ownedBlockCache?.Dispose();
         _versions.Dispose();
         _writeThread.Dispose();
-        _backgroundWake.Dispose();
-        _shutdown.Dispose();
+        _scheduler.Dispose();
         _dbLock.Dispose();
         if (firstError != null)
         {
