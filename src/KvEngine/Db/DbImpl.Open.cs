@@ -73,6 +73,8 @@ internal sealed partial class DbImpl
         {
             db = new DbImpl(dir, options, dbLock);
             db.Recover(exists);
+            OptionsFile.OptionsFileStore.TryWrite(fs, dir, options, [(OptionsFile.OptionsFileWriter.DefaultColumnFamilyName, options)],
+                db._versions.NewFileNumber, db._versions.MarkFileNumberUsed, options.LoggerFactory);
             db.StartBackground();
             if (db._compactAfterOpen)
             {
