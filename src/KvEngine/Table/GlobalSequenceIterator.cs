@@ -9,7 +9,8 @@ namespace KvEngine.Table;
 /// Presents an external table's entries (stored at sequence 0, one per user key) at the file's
 /// global sequence number, as RocksDB's block iterators do with global_seqno: keys come out with
 /// that sequence, and seeks are translated so the order stays that of the rewritten keys
-/// (an entry (k, G) sorts before a target (k, s) only when G &gt; s). Owns the inner iterator.
+/// (an entry (k, G, t) sorts before a target (k, s, u) when (G, t) packs larger than (s, u)).
+/// Relies on SstFileWriter's invariant of one entry per user key. Owns the inner iterator.
 /// Not thread-safe (one user, as every iterator).
 /// </summary>
 internal sealed class GlobalSequenceIterator : InternalIterator
@@ -48,11 +49,11 @@ internal sealed class GlobalSequenceIterator : InternalIterator
 
     public override void Seek(ReadOnlySpan<byte> target)
     {
-        // Every stored entry of user key k is (k, 0): seek to k itself, then step past it when
-        // its rewritten key (k, G) sorts before the target (G > target's sequence).
+        // An external file holds one entry per user key, stored as (k, 0, type): land on k's entry,
+        // then step past it when its rewritten key (k, G, type) sorts before the target.
         ReadOnlySpan<byte> userKey = InternalKeys.UserKey(target);
-        _inner.Seek(StoredTarget(userKey, InternalKeys.MaxSequenceNumber));
-        if (_inner.Valid && InternalKeys.Sequence(target) < _sequence && InternalKeys.UserKey(_inner.Key).SequenceEqual(userKey))
+        _inner.Seek(StoredTarget(userKey, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+        if (_inner.Valid && InternalKeys.UserKey(_inner.Key).SequenceEqual(userKey) && RewrittenTag(_inner.Key) > Tag(target))
         {
             _inner.Next();
         }
@@ -60,21 +61,19 @@ internal sealed class GlobalSequenceIterator : InternalIterator
 
     public override void SeekForPrev(ReadOnlySpan<byte> target)
     {
-        // The last entry at or before the target: (k, G) qualifies when G >= target's sequence.
+        // Land on k's entry (or the last before k), then step back when the rewritten key sorts after the target.
         ReadOnlySpan<byte> userKey = InternalKeys.UserKey(target);
-        if (InternalKeys.Sequence(target) <= _sequence)
+        _inner.SeekForPrev(StoredTarget(userKey, 0, 0));
+        if (_inner.Valid && InternalKeys.UserKey(_inner.Key).SequenceEqual(userKey) && RewrittenTag(_inner.Key) < Tag(target))
         {
-            _inner.SeekForPrev(StoredTarget(userKey, 0, (ValueType)0));
-        }
-        else
-        {
-            _inner.SeekForPrev(StoredTarget(userKey, InternalKeys.MaxSequenceNumber));
-            if (_inner.Valid && InternalKeys.UserKey(_inner.Key).SequenceEqual(userKey))
-            {
-                _inner.Prev();
-            }
+            _inner.Prev();
         }
     }
+
+    /// <summary>The packed (sequence, type) trailer; a larger tag sorts first within a user key.</summary>
+    private static ulong Tag(ReadOnlySpan<byte> internalKey) => Coding.DecodeFixed64(internalKey[^InternalKeys.TrailerSize..]);
+
+    private ulong RewrittenTag(ReadOnlySpan<byte> storedKey) => (_sequence << 8) | (byte)InternalKeys.Type(storedKey);
 
     public override void Next() => _inner.Next();
 
@@ -90,7 +89,7 @@ internal sealed class GlobalSequenceIterator : InternalIterator
         }
     }
 
-    private ReadOnlySpan<byte> StoredTarget(ReadOnlySpan<byte> userKey, ulong sequence, ValueType type = ValueType.ValueTypeForSeek)
+    private ReadOnlySpan<byte> StoredTarget(ReadOnlySpan<byte> userKey, ulong sequence, ValueType type)
     {
         _target.Clear();
         _target.Append(userKey);
