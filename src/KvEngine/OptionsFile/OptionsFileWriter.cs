@@ -136,6 +136,9 @@ internal static class OptionsFileWriter
             ["compression"] = OptionValues.Format(o.Compression),
             ["bottommost_compression"] = o.BottommostCompression is { } bottom ? OptionValues.Format(bottom) : OptionValues.DisableCompressionOption,
             ["write_buffer_size"] = OptionValues.Format(o.WriteBufferSize),
+            // RocksDB persists arena_block_size sanitized from write_buffer_size (min(1 MiB, size / 8),
+            // 4 KiB aligned); a larger arena block than the write buffer trips its memtable asserts.
+            ["arena_block_size"] = OptionValues.Format(ArenaBlockSize(o.WriteBufferSize)),
             ["max_write_buffer_number"] = OptionValues.Format((long)o.MaxWriteBufferNumber),
             // RocksDB persists the sanitized value: at most max_write_buffer_number - 1.
             ["min_write_buffer_number_to_merge"] = OptionValues.Format((long)Math.Min(o.MinWriteBufferNumberToMerge, Math.Max(1, o.MaxWriteBufferNumber - 1))),
@@ -179,6 +182,13 @@ internal static class OptionsFileWriter
                 ("partition_pinning", OptionValues.Format(pinning.PartitionPinning)),
                 ("top_level_index_pinning", OptionValues.Format(pinning.TopLevelIndexPinning))),
         };
+    }
+
+    private static long ArenaBlockSize(long writeBufferSize)
+    {
+        const long Align = 4 * 1024;
+        long size = Math.Min(1L << 20, writeBufferSize / 8);
+        return (size + Align - 1) / Align * Align;
     }
 
     private static string CompressionOpts(bool enabled, int level) => OptionValues.FormatStruct(
