@@ -12,7 +12,9 @@ namespace KvEngine.OptionsFile;
 /// </summary>
 internal static class OptionValues
 {
-    public static readonly (string Name, KvCompressionType? Type)[] CompressionNames =
+    // RocksDB's enum spellings, each with KvEngine's value or null where KvEngine lacks it. The
+    // writer formats through these tables and the parser reads through them: one list per enum.
+    public static readonly (string Name, KvCompressionType? Value)[] CompressionNames =
     [
         ("kNoCompression", KvCompressionType.None),
         ("kSnappyCompression", KvCompressionType.Snappy),
@@ -22,7 +24,31 @@ internal static class OptionValues
         ("kLZ4HCCompression", KvCompressionType.Lz4HC),
         ("kXpressCompression", null),
         ("kZSTD", KvCompressionType.Zstd),
-        ("kZSTDNotFinalCompression", KvCompressionType.Zstd), // the same codec under its pre-1.0 id
+        ("kZSTDNotFinalCompression", KvCompressionType.Zstd), // ZSTD's pre-1.0 id: the same codec; formatting finds kZSTD first
+    ];
+
+    public static readonly (string Name, KvChecksumType? Value)[] ChecksumNames =
+        [("kNoChecksum", null), ("kCRC32c", KvChecksumType.Crc32C), ("kxxHash", null), ("kxxHash64", null), ("kXXH3", KvChecksumType.XxHash3)];
+
+    public static readonly (string Name, KvIndexType? Value)[] IndexTypeNames =
+        [("kBinarySearch", KvIndexType.BinarySearch), ("kHashSearch", null), ("kTwoLevelIndexSearch", KvIndexType.TwoLevelIndexSearch), ("kBinarySearchWithFirstKey", null)];
+
+    public static readonly (string Name, KvPinningTier? Value)[] PinningTierNames =
+        [("kFallback", KvPinningTier.Fallback), ("kNone", KvPinningTier.None), ("kFlushedAndSimilar", KvPinningTier.FlushedAndSimilar), ("kAll", KvPinningTier.All)];
+
+    public static readonly (string Name, CompactionStyle? Value)[] CompactionStyleNames =
+        [("kCompactionStyleLevel", CompactionStyle.Level), ("kCompactionStyleUniversal", null), ("kCompactionStyleFIFO", CompactionStyle.Fifo), ("kCompactionStyleNone", null)];
+
+    public static readonly (string Name, CompactionPri? Value)[] CompactionPriNames =
+    [
+        ("kByCompensatedSize", null), ("kOldestLargestSeqFirst", null), ("kOldestSmallestSeqFirst", null),
+        ("kMinOverlappingRatio", CompactionPri.MinOverlappingRatio), ("kRoundRobin", CompactionPri.RoundRobin),
+    ];
+
+    public static readonly (string Name, WalRecoveryMode? Value)[] WalRecoveryModeNames =
+    [
+        ("kTolerateCorruptedTailRecords", WalRecoveryMode.TolerateCorruptedTailRecords), ("kAbsoluteConsistency", WalRecoveryMode.AbsoluteConsistency),
+        ("kPointInTimeRecovery", WalRecoveryMode.PointInTimeRecovery), ("kSkipAnyCorruptedRecords", WalRecoveryMode.SkipAnyCorruptedRecords),
     ];
 
     public const string DisableCompressionOption = "kDisableCompressionOption";
@@ -36,61 +62,19 @@ internal static class OptionValues
     /// <summary>A double as RocksDB writes it (<c>std::to_string</c>, i.e. <c>%f</c>: six decimals).</summary>
     public static string Format(double value) => value.ToString("F6", CultureInfo.InvariantCulture);
 
-    public static string Format(KvCompressionType type) => type switch
+    /// <summary>RocksDB's name for <paramref name="value"/> in <paramref name="names"/>.</summary>
+    public static string FormatEnum<T>(T value, (string Name, T? Value)[] names)
+        where T : struct, Enum
     {
-        KvCompressionType.None => "kNoCompression",
-        KvCompressionType.Snappy => "kSnappyCompression",
-        KvCompressionType.Lz4 => "kLZ4Compression",
-        KvCompressionType.Lz4HC => "kLZ4HCCompression",
-        KvCompressionType.Zstd => "kZSTD",
-        _ => throw new ArgumentOutOfRangeException(nameof(type), type, "Unknown compression type."),
-    };
-
-    public static string Format(KvChecksumType type) => type switch
-    {
-        KvChecksumType.Crc32C => "kCRC32c",
-        KvChecksumType.XxHash3 => "kXXH3",
-        _ => throw new ArgumentOutOfRangeException(nameof(type), type, "Unknown checksum type."),
-    };
-
-    public static string Format(KvIndexType type) => type switch
-    {
-        KvIndexType.BinarySearch => "kBinarySearch",
-        KvIndexType.TwoLevelIndexSearch => "kTwoLevelIndexSearch",
-        _ => throw new ArgumentOutOfRangeException(nameof(type), type, "Unknown index type."),
-    };
-
-    public static string Format(KvPinningTier tier) => tier switch
-    {
-        KvPinningTier.Fallback => "kFallback",
-        KvPinningTier.None => "kNone",
-        KvPinningTier.FlushedAndSimilar => "kFlushedAndSimilar",
-        KvPinningTier.All => "kAll",
-        _ => throw new ArgumentOutOfRangeException(nameof(tier), tier, "Unknown pinning tier."),
-    };
-
-    public static string Format(CompactionStyle style) => style switch
-    {
-        CompactionStyle.Level => "kCompactionStyleLevel",
-        CompactionStyle.Fifo => "kCompactionStyleFIFO",
-        _ => throw new ArgumentOutOfRangeException(nameof(style), style, "Unknown compaction style."),
-    };
-
-    public static string Format(CompactionPri pri) => pri switch
-    {
-        CompactionPri.MinOverlappingRatio => "kMinOverlappingRatio",
-        CompactionPri.RoundRobin => "kRoundRobin",
-        _ => throw new ArgumentOutOfRangeException(nameof(pri), pri, "Unknown compaction priority."),
-    };
-
-    public static string Format(WalRecoveryMode mode) => mode switch
-    {
-        WalRecoveryMode.TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
-        WalRecoveryMode.AbsoluteConsistency => "kAbsoluteConsistency",
-        WalRecoveryMode.PointInTimeRecovery => "kPointInTimeRecovery",
-        WalRecoveryMode.SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
-        _ => throw new ArgumentOutOfRangeException(nameof(mode), mode, "Unknown WAL recovery mode."),
-    };
+        foreach ((string name, T? v) in names)
+        {
+            if (v is { } known && EqualityComparer<T>.Default.Equals(known, value))
+            {
+                return name;
+            }
+        }
+        throw new ArgumentOutOfRangeException(nameof(value), value, $"Unknown {typeof(T).Name} value.");
+    }
 
     /// <summary>
     /// RocksDB's filter_policy value for a Bloom filter of <paramref name="bitsPerKey"/> (0: none):
@@ -194,32 +178,23 @@ internal static class OptionValues
         return d;
     }
 
-    /// <summary>A compression name; null (with <paramref name="supported"/> false) for a codec this engine lacks.</summary>
-    public static KvCompressionType? ParseCompression(string value, out bool supported)
-    {
-        foreach ((string name, KvCompressionType? type) in CompressionNames)
-        {
-            if (name == value)
-            {
-                supported = type != null;
-                return type;
-            }
-        }
-        throw new OptionsFormatException($"'{value}' is not a compression type");
-    }
-
-    public static T ParseEnum<T>(string value, params (string Name, T? Value)[] names)
+    /// <summary>The value named <paramref name="value"/>; <see cref="KvException"/> when KvEngine lacks it.</summary>
+    public static T ParseEnum<T>(string value, (string Name, T? Value)[] names)
         where T : struct, Enum
     {
         foreach ((string name, T? parsed) in names)
         {
             if (name == value)
             {
-                return parsed ?? throw new KvException($"{typeof(T).Name} '{value}' is not supported by KvEngine.");
+                return parsed ?? throw new KvException($"{typeof(T).Name} '{value}' is not supported by KvEngine (supported: {Supported(names)}).");
             }
         }
         throw new OptionsFormatException($"'{value}' is not a {typeof(T).Name} value");
     }
+
+    private static string Supported<T>((string Name, T? Value)[] names)
+        where T : struct, Enum =>
+        string.Join(", ", names.Where(n => n.Value != null).Select(n => n.Name));
 
     /// <summary>
     /// Splits a struct value <c>{a=1;b={c=2;};}</c> (braces optional) into its fields, nested

@@ -115,7 +115,7 @@ internal static class OptionsFileWriter
         ["error_if_exists"] = OptionValues.Format(o.ErrorIfExists),
         ["paranoid_checks"] = OptionValues.Format(o.ParanoidChecks),
         ["best_efforts_recovery"] = OptionValues.Format(o.BestEffortsRecovery),
-        ["wal_recovery_mode"] = OptionValues.Format(o.WalRecoveryMode),
+        ["wal_recovery_mode"] = OptionValues.FormatEnum(o.WalRecoveryMode, OptionValues.WalRecoveryModeNames),
         ["allow_concurrent_memtable_write"] = OptionValues.Format(o.AllowConcurrentMemtableWrite),
         ["max_bgerror_resume_count"] = OptionValues.Format((long)o.MaxBackgroundErrorResumeCount),
         ["bgerror_resume_retry_interval"] = OptionValues.Format(o.BackgroundErrorResumeRetryInterval.Ticks / TimeSpan.TicksPerMicrosecond),
@@ -133,8 +133,8 @@ internal static class OptionsFileWriter
         {
             ["compression_opts"] = CompressionOpts(enabled: false, o.CompressionLevel),
             ["bottommost_compression_opts"] = CompressionOpts(o.BottommostCompressionLevel != null, o.BottommostCompressionLevel ?? ColumnFamilyOptions.DefaultCompressionLevel),
-            ["compression"] = OptionValues.Format(o.Compression),
-            ["bottommost_compression"] = o.BottommostCompression is { } bottom ? OptionValues.Format(bottom) : OptionValues.DisableCompressionOption,
+            ["compression"] = OptionValues.FormatEnum(o.Compression, OptionValues.CompressionNames),
+            ["bottommost_compression"] = o.BottommostCompression is { } bottom ? OptionValues.FormatEnum(bottom, OptionValues.CompressionNames) : OptionValues.DisableCompressionOption,
             ["write_buffer_size"] = OptionValues.Format(o.WriteBufferSize),
             // RocksDB persists arena_block_size sanitized from write_buffer_size (min(1 MiB, size / 8),
             // 4 KiB aligned); a larger arena block than the write buffer trips its memtable asserts.
@@ -155,8 +155,8 @@ internal static class OptionsFileWriter
             // 0 means 25 x target_file_size_base; RocksDB persists the sanitized value.
             ["max_compaction_bytes"] = OptionValues.Format(o.MaxCompactionBytes > 0 ? o.MaxCompactionBytes : o.TargetFileSizeBase * 25),
             ["level_compaction_dynamic_file_size"] = OptionValues.Format(o.LevelCompactionDynamicFileSize),
-            ["compaction_style"] = OptionValues.Format(o.CompactionStyle),
-            ["compaction_pri"] = OptionValues.Format(o.CompactionPri),
+            ["compaction_style"] = OptionValues.FormatEnum(o.CompactionStyle, OptionValues.CompactionStyleNames),
+            ["compaction_pri"] = OptionValues.FormatEnum(o.CompactionPri, OptionValues.CompactionPriNames),
             ["compaction_options_fifo"] = fifo,
         };
     }
@@ -166,7 +166,7 @@ internal static class OptionsFileWriter
         KvMetadataCacheOptions pinning = o.MetadataCacheOptions ?? new KvMetadataCacheOptions();
         return new(StringComparer.Ordinal)
         {
-            ["checksum"] = OptionValues.Format(o.Checksum),
+            ["checksum"] = OptionValues.FormatEnum(o.Checksum, OptionValues.ChecksumNames),
             ["block_size"] = OptionValues.Format((long)o.BlockSize),
             ["block_restart_interval"] = OptionValues.Format((long)o.BlockRestartInterval),
             ["filter_policy"] = OptionValues.FormatBloomFilter(o.BloomBitsPerKey),
@@ -174,13 +174,13 @@ internal static class OptionsFileWriter
             ["cache_index_and_filter_blocks"] = OptionValues.Format(o.CacheIndexAndFilterBlocks),
             ["pin_l0_filter_and_index_blocks_in_cache"] = OptionValues.Format(o.PinL0FilterAndIndexBlocksInCache),
             ["pin_top_level_index_and_filter"] = OptionValues.Format(o.PinTopLevelIndexAndFilter),
-            ["index_type"] = OptionValues.Format(o.IndexType),
+            ["index_type"] = OptionValues.FormatEnum(o.IndexType, OptionValues.IndexTypeNames),
             ["partition_filters"] = OptionValues.Format(o.PartitionFilters),
             ["metadata_block_size"] = OptionValues.Format((long)o.MetadataBlockSize),
             ["metadata_cache_options"] = OptionValues.FormatStruct(
-                ("unpartitioned_pinning", OptionValues.Format(pinning.UnpartitionedPinning)),
-                ("partition_pinning", OptionValues.Format(pinning.PartitionPinning)),
-                ("top_level_index_pinning", OptionValues.Format(pinning.TopLevelIndexPinning))),
+                ("unpartitioned_pinning", OptionValues.FormatEnum(pinning.UnpartitionedPinning, OptionValues.PinningTierNames)),
+                ("partition_pinning", OptionValues.FormatEnum(pinning.PartitionPinning, OptionValues.PinningTierNames)),
+                ("top_level_index_pinning", OptionValues.FormatEnum(pinning.TopLevelIndexPinning, OptionValues.PinningTierNames))),
         };
     }
 

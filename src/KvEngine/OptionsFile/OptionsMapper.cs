@@ -20,11 +20,7 @@ internal static class OptionsMapper
             case "best_efforts_recovery": o.BestEffortsRecovery = OptionValues.ParseBool(value); break;
             case "allow_concurrent_memtable_write": o.AllowConcurrentMemtableWrite = OptionValues.ParseBool(value); break;
             case "wal_recovery_mode":
-                o.WalRecoveryMode = OptionValues.ParseEnum<WalRecoveryMode>(value,
-                    ("kTolerateCorruptedTailRecords", WalRecoveryMode.TolerateCorruptedTailRecords),
-                    ("kAbsoluteConsistency", WalRecoveryMode.AbsoluteConsistency),
-                    ("kPointInTimeRecovery", WalRecoveryMode.PointInTimeRecovery),
-                    ("kSkipAnyCorruptedRecords", WalRecoveryMode.SkipAnyCorruptedRecords));
+                o.WalRecoveryMode = OptionValues.ParseEnum(value, OptionValues.WalRecoveryModeNames);
                 break;
             case "max_bgerror_resume_count": o.MaxBackgroundErrorResumeCount = Math.Max(0, OptionValues.ParseInt32(value)); break;
             case "bgerror_resume_retry_interval":
@@ -77,19 +73,10 @@ internal static class OptionsMapper
             case "max_compaction_bytes": o.MaxCompactionBytes = OptionValues.ParseUInt64Saturating(value); break;
             case "level_compaction_dynamic_file_size": o.LevelCompactionDynamicFileSize = OptionValues.ParseBool(value); break;
             case "compaction_style":
-                o.CompactionStyle = OptionValues.ParseEnum<CompactionStyle>(value,
-                    ("kCompactionStyleLevel", CompactionStyle.Level),
-                    ("kCompactionStyleUniversal", null),
-                    ("kCompactionStyleFIFO", CompactionStyle.Fifo),
-                    ("kCompactionStyleNone", null));
+                o.CompactionStyle = OptionValues.ParseEnum(value, OptionValues.CompactionStyleNames);
                 break;
             case "compaction_pri":
-                o.CompactionPri = OptionValues.ParseEnum<CompactionPri>(value,
-                    ("kByCompensatedSize", null),
-                    ("kOldestLargestSeqFirst", null),
-                    ("kOldestSmallestSeqFirst", null),
-                    ("kMinOverlappingRatio", CompactionPri.MinOverlappingRatio),
-                    ("kRoundRobin", CompactionPri.RoundRobin));
+                o.CompactionPri = OptionValues.ParseEnum(value, OptionValues.CompactionPriNames);
                 break;
             case "compaction_options_fifo":
                 Dictionary<string, string> fifo = OptionValues.ParseStruct(value);
@@ -123,12 +110,7 @@ internal static class OptionsMapper
         switch (name)
         {
             case "checksum":
-                o.Checksum = OptionValues.ParseEnum<KvChecksumType>(value,
-                    ("kNoChecksum", null),
-                    ("kCRC32c", KvChecksumType.Crc32C),
-                    ("kxxHash", null),
-                    ("kxxHash64", null),
-                    ("kXXH3", KvChecksumType.XxHash3));
+                o.Checksum = OptionValues.ParseEnum(value, OptionValues.ChecksumNames);
                 break;
             case "block_size": o.BlockSize = OptionValues.ParseInt32(value); break;
             case "block_restart_interval": o.BlockRestartInterval = OptionValues.ParseInt32(value); break;
@@ -138,11 +120,7 @@ internal static class OptionsMapper
             case "pin_l0_filter_and_index_blocks_in_cache": o.PinL0FilterAndIndexBlocksInCache = OptionValues.ParseBool(value); break;
             case "pin_top_level_index_and_filter": o.PinTopLevelIndexAndFilter = OptionValues.ParseBool(value); break;
             case "index_type":
-                o.IndexType = OptionValues.ParseEnum<KvIndexType>(value,
-                    ("kBinarySearch", KvIndexType.BinarySearch),
-                    ("kHashSearch", null),
-                    ("kTwoLevelIndexSearch", KvIndexType.TwoLevelIndexSearch),
-                    ("kBinarySearchWithFirstKey", null));
+                o.IndexType = OptionValues.ParseEnum(value, OptionValues.IndexTypeNames);
                 break;
             case "partition_filters": o.PartitionFilters = OptionValues.ParseBool(value); break;
             case "metadata_block_size": o.MetadataBlockSize = OptionValues.ParseInt32(value); break;
@@ -167,15 +145,7 @@ internal static class OptionsMapper
         }
     }
 
-    private static KvCompressionType Compression(string value)
-    {
-        KvCompressionType? type = OptionValues.ParseCompression(value, out bool supported);
-        if (!supported)
-        {
-            throw new KvException($"compression '{value}' is not supported by KvEngine (none, Snappy, LZ4, LZ4HC, ZSTD).");
-        }
-        return type!.Value;
-    }
+    private static KvCompressionType Compression(string value) => OptionValues.ParseEnum(value, OptionValues.CompressionNames);
 
     private static int CompressionLevel(string value, out bool enabled)
     {
@@ -184,11 +154,7 @@ internal static class OptionsMapper
         return fields.TryGetValue("level", out string? level) ? OptionValues.ParseInt32(level) : ColumnFamilyOptions.DefaultCompressionLevel;
     }
 
-    private static KvPinningTier PinningTier(string value) => OptionValues.ParseEnum<KvPinningTier>(value,
-        ("kFallback", KvPinningTier.Fallback),
-        ("kNone", KvPinningTier.None),
-        ("kFlushedAndSimilar", KvPinningTier.FlushedAndSimilar),
-        ("kAll", KvPinningTier.All));
+    private static KvPinningTier PinningTier(string value) => OptionValues.ParseEnum(value, OptionValues.PinningTierNames);
 
     /// <summary>
     /// filter_policy: "nullptr" (0), or a Bloom filter "bloomfilter:bits[:use_block_based_builder]"
