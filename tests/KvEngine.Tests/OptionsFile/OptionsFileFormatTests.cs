@@ -327,4 +327,33 @@ public class OptionsFileFormatTests
         Assert.Contains("not supported", e.Message, StringComparison.Ordinal);
         Assert.False(string.IsNullOrEmpty(what));
     }
+
+    [Fact]
+    public void DamagedFilesFailOnlyWithKvExceptions()
+    {
+        // Truncations and byte flips of a RocksDB-written file: parsed, or refused with KvException
+        // (KvCorruptionException for damage) - never another exception type.
+        byte[] original = File.ReadAllBytes(Fixture("dbbench-3-families.ini"));
+        var rng = new Random(17);
+        for (int i = 0; i < 400; i++)
+        {
+            byte[] damaged = i % 2 == 0 ? original.AsSpan(0, rng.Next(original.Length)).ToArray() : (byte[])original.Clone();
+            if (i % 2 == 1)
+            {
+                for (int flips = rng.Next(1, 4); flips > 0; flips--)
+                {
+                    const string Specials = "=[]\"#{};: x0\n";
+                    damaged[rng.Next(damaged.Length)] = (byte)Specials[rng.Next(Specials.Length)];
+                }
+            }
+            try
+            {
+                OptionsFileParser.Parse(System.Text.Encoding.UTF8.GetString(damaged), "damaged").ToKvOptions();
+            }
+            catch (KvException)
+            {
+                // expected for most inputs
+            }
+        }
+    }
 }

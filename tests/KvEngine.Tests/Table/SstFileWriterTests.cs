@@ -268,4 +268,36 @@ public class SstFileWriterTests : IDisposable
         ExternalSstFileInfo info = WriteOurs("bottom.sst", Pairs(50), new ColumnFamilyOptions { Compression = KvCompressionType.Lz4, BottommostCompression = KvCompressionType.Zstd });
         Assert.Contains("SST file compression algo: ZSTD", RocksDbTools.Properties(info.FilePath), StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void AFileOfOnlyRangeDeletionsIsReadAndIngested()
+    {
+        string path = PathOf("only-ranges.sst");
+        ExternalSstFileInfo info;
+        using (var writer = new SstFileWriter(new KvOptions { Compression = KvCompressionType.None })) // a KvOptions gives its default family's settings
+        {
+            writer.Open(path);
+            writer.DeleteRange(B("key000002"), B("key000004"));
+            info = writer.Finish();
+        }
+        Assert.Equal(0, info.NumEntries);
+        Assert.Equal(1, info.NumRangeDelEntries);
+        Assert.True(info.SmallestKey.IsEmpty && info.LargestKey.IsEmpty);
+        RocksDbTools.AssertSstDumpCheckPasses(path);
+        Assert.Contains("# range deletions: 1", RocksDbTools.Properties(path), StringComparison.Ordinal);
+        using (TableReader reader = TableReader.Open(new KvEngine.Storage.LocalRandomAccessFile(path), info.FileSize, new TableOptions(), path))
+        {
+            using InternalIterator points = reader.NewIterator(verifyChecksums: true);
+            points.SeekToFirst();
+            Assert.False(points.Valid);
+            Assert.NotNull(reader.RangeDelHandle);
+        }
+
+        string db = RocksDbWith("ranges", [("key000001", "v"), ("key000002", "v"), ("key000003", "v"), ("key000004", "v")]);
+        (int rc, string stdout, string stderr) = RocksDbTools.Run("ldb", [$"--db={db}", "ingest_extern_sst", path]);
+        Assert.True(rc == 0, $"ldb ingest_extern_sst failed ({rc}): {stdout} {stderr}");
+        (rc, stdout, stderr) = RocksDbTools.Run("ldb", [$"--db={db}", "scan"]);
+        Assert.True(rc == 0, stderr);
+        Assert.Equal(["key000001 : v", "key000004 : v"], stdout.Split('\n', StringSplitOptions.RemoveEmptyEntries));
+    }
 }
