@@ -24,8 +24,9 @@ internal sealed partial class TableReader
             using Block block = ReadMetaBlock(handle, "properties");
             return TablePropertiesCodec.Decode(block, handle.Offset);
         }
-        catch (KvCorruptionException e) when (e.Message.Contains("checksum mismatch", StringComparison.Ordinal))
+        catch (KvCorruptionException)
         {
+            // Retried only as a stale-checksum external file; any other damage fails again below.
             byte[] raw = ReadRawBlock(handle, verifyChecksum: false, "properties", out int size);
             try
             {
