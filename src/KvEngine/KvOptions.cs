@@ -143,6 +143,74 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
+    /// <summary>
+    /// The options a database was last opened with, from its newest <c>OPTIONS-NNNNNN</c> file
+    /// (RocksDB's LoadLatestOptions; KvEngine writes that file at every open and family change, as RocksDB does):
+    /// the database-wide options and the default column family's settings, so reopening with them
+    /// keeps, for example, the compression new tables are written with. Options in the file that
+    /// KvEngine has no counterpart for are ignored. Objects are not persisted: set
+    /// <see cref="ColumnFamilyOptions.BlockCache"/>, <see cref="ColumnFamilyOptions.CompactionFilter"/>,
+    /// <see cref="Statistics"/>, <see cref="LoggerFactory"/> and <see cref="MeterFactory"/> again.
+    /// </summary>
+    /// <param name="path">The database directory (written by KvEngine or by RocksDB).</param>
+    /// <returns>A new instance; the caller may change it before opening.</returns>
+    /// <exception cref="KvCorruptionException">The OPTIONS file is malformed.</exception>
+    /// <exception cref="KvException">
+    /// The directory holds no OPTIONS file, or the options need what KvEngine lacks (a comparator
+    /// other than bytewise, a merge operator, another table format, codec or checksum).
+    /// </exception>
+    public static KvOptions LoadLatest(string path)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(path);
+        return LoadLatestFamilies(path, LocalFileSystem.Instance).ToKvOptions();
+    }
+
+    /// <summary>
+    /// <see cref="LoadLatest(string)"/> with the database's other column families (RocksDB's
+    /// LoadLatestOptions with its family descriptors): open with
+    /// <see cref="KvDb.Open(string, KvOptions, IEnumerable{ColumnFamilyDescriptor})"/> and
+    /// <paramref name="columnFamilies"/> to reopen every family with the options it was written with.
+    /// </summary>
+    /// <param name="path">The database directory (written by KvEngine or by RocksDB).</param>
+    /// <param name="columnFamilies">The families other than "default", in the file's order.</param>
+    /// <returns>The database-wide options and the default family's settings.</returns>
+    /// <exception cref="KvCorruptionException">The OPTIONS file is malformed.</exception>
+    /// <exception cref="KvException">The directory holds no OPTIONS file, or a family needs what KvEngine lacks.</exception>
+    public static KvOptions LoadLatest(string path, out IReadOnlyList<ColumnFamilyDescriptor> columnFamilies)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(path);
+        OptionsFile.OptionsFileContents contents = LoadLatestFamilies(path, LocalFileSystem.Instance);
+        KvOptions options = contents.ToKvOptions();
+        var families = new List<ColumnFamilyDescriptor>(contents.Families.Count);
+        foreach (OptionsFile.NamedColumnFamilyOptions f in contents.Families)
+        {
+            if (f.Name != "default")
+            {
+                families.Add(new ColumnFamilyDescriptor(f.Name, f.Options));
+            }
+        }
+        columnFamilies = families;
+        return options;
+    }
+
+    /// <summary>
+    /// Every column family's options from the newest OPTIONS file (the family list LoadLatestOptions
+    /// returns), "default" first; <see cref="OptionsFile.OptionsFileContents.DbOptions"/> holds the
+    /// database-wide ones. Families needing a merge operator are returned as read, not refused.
+    /// </summary>
+    internal static OptionsFile.OptionsFileContents LoadLatestFamilies(string path, IFileSystem fileSystem)
+    {
+        string dir = Path.GetFullPath(path);
+        try
+        {
+            return OptionsFile.OptionsFileStore.LoadLatest(fileSystem, dir);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new KvException($"Reading the OPTIONS file of '{dir}' failed: {e.Message}", e);
+        }
+    }
+
     internal KvOptions Clone()
     {
         var clone = (KvOptions)MemberwiseClone();

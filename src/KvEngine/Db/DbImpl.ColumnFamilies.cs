@@ -24,7 +24,9 @@ internal sealed partial class DbImpl
         copy.ValidateFamily();
         lock (_familyGate)
         {
-            return CreateFamilyCore(name, copy).Handle;
+            ColumnFamilyHandle handle = CreateFamilyCore(name, copy).Handle;
+            WriteOptionsFile();
+            return handle;
         }
     }
 
@@ -64,8 +66,26 @@ internal sealed partial class DbImpl
                 }
                 Monitor.PulseAll(_mutex);
             }
+            WriteOptionsFile();
         }
         DeleteObsoleteFiles(atOpen: false);
+    }
+
+    /// <summary>
+    /// Writes a new OPTIONS file with every live family's options (at open, and after a family is
+    /// created or dropped, as RocksDB does). Best effort, as RocksDB's default
+    /// fail_if_options_file_error=false: a failure is logged.
+    /// </summary>
+    private void WriteOptionsFile()
+    {
+        List<ColumnFamilyData> live = LiveFamilies();
+        var families = new List<(string Name, ColumnFamilyOptions Options)>(live.Count);
+        foreach (ColumnFamilyData cfd in live)
+        {
+            families.Add((cfd.Name, cfd.Id == ColumnFamilyVersions.DefaultId ? _options : cfd.Options));
+        }
+        OptionsFile.OptionsFileStore.TryWrite(_fs, _dir, _options, families,
+            _versions.NewFileNumber, _versions.MarkFileNumberUsed, _options.LoggerFactory);
     }
 
     /// <summary>The live family named <paramref name="name"/>, or null.</summary>

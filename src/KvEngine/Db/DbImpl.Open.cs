@@ -100,6 +100,7 @@ internal sealed partial class DbImpl
         {
             db = new DbImpl(dir, options, dbLock);
             db.Recover(exists, families);
+            db.WriteOptionsFile();
             db._scheduler.Start(options.MaxBackgroundJobs);
             if (db._compactAfterOpen)
             {

@@ -83,7 +83,8 @@ internal sealed class TableCache : IDisposable
             }
             try
             {
-                reader = TableReader.Open(f, (long)file.FileSize, _options, path, maybeFlushed: level == 0 && (long)file.FileSize <= _options.MaxFileSizeForL0MetaPin, _limiter);
+                reader = TableReader.Open(f, (long)file.FileSize, _options, path, maybeFlushed: level == 0 && (long)file.FileSize <= _options.MaxFileSizeForL0MetaPin, _limiter,
+                    largestSequence: file.LargestSeqno);
             }
             catch
             {

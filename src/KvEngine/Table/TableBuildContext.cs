@@ -25,5 +25,14 @@ internal sealed record TableBuildContext
 
     public string DbHostId { get; init; } = "";
 
+    /// <summary>
+    /// Write no rocksdb.file.creation.time (SstFileWriter's files carry 0, which RocksDB omits);
+    /// otherwise 0 in <see cref="FileCreationTime"/> means "now".
+    /// </summary>
+    public bool OmitFileCreationTime { get; init; }
+
+    /// <summary>Extra properties written as they are (RocksDB's table properties collectors' output).</summary>
+    public IReadOnlyDictionary<string, byte[]>? UserProperties { get; init; }
+
     public static TableBuildContext Default { get; } = new();
 }

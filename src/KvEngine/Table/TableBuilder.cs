@@ -306,9 +306,16 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
         p.ColumnFamilyName = _context.ColumnFamilyName;
         p.CreationTime = _context.CreationTime;
         p.OldestKeyTime = _context.OldestKeyTime;
-        p.FileCreationTime = _context.FileCreationTime != 0
+        p.FileCreationTime = _context.FileCreationTime != 0 || _context.OmitFileCreationTime
             ? _context.FileCreationTime
             : (ulong)DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        if (_context.UserProperties != null)
+        {
+            foreach (KeyValuePair<string, byte[]> kv in _context.UserProperties)
+            {
+                p.UserCollected[kv.Key] = kv.Value;
+            }
+        }
         p.OriginalFileNumber = _context.OriginalFileNumber;
         p.DbId = _context.DbId;
         p.DbSessionId = _context.DbSessionId;

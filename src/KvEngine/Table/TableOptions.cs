@@ -119,6 +119,26 @@ internal sealed record TableOptions
     public KvStatistics? Statistics { get; init; }
 
     /// <summary>Throws <see cref="ArgumentException"/> for values the builder cannot honour.</summary>
+    /// <summary>
+    /// The table-format settings of a column family (no cache or pinning settings): block and
+    /// metadata sizes, compression, checksum, Bloom filter and index layout. SstFileWriter writes
+    /// with these; a family's table writers want the same mapping.
+    /// </summary>
+    public static TableOptions ForFamily(ColumnFamilyOptions family, KvCompressionType compression, int compressionLevel) => new()
+    {
+        BlockSize = family.BlockSize,
+        BlockRestartInterval = family.BlockRestartInterval,
+        Compression = (CompressionType)(byte)compression,
+        CompressionLevel = compressionLevel,
+        Checksum = (ChecksumType)(byte)family.Checksum,
+        FilterPolicy = family.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(family.BloomBitsPerKey) : null,
+        OptimizeFiltersForMemory = family.OptimizeFiltersForMemory,
+        IndexType = (IndexType)(uint)family.IndexType,
+        PartitionFilters = family.PartitionFilters,
+        MetadataBlockSize = family.MetadataBlockSize,
+        DecouplePartitionedFilters = family.DecouplePartitionedFilters,
+    };
+
     public void Validate()
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(BlockSize, 1, nameof(BlockSize));

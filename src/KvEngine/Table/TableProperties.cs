@@ -61,4 +61,10 @@ internal sealed class TableProperties
 
     /// <summary>Offset in the file of the properties block (set by the reader).</summary>
     public ulong PropertiesOffset { get; set; }
+
+    /// <summary>
+    /// Absolute file offset of the value of <see cref="TablePropertyNames.ExternalSstFileGlobalSeqno"/>
+    /// (0 when absent): where ingestion overwrites the 8-byte global sequence number in place.
+    /// </summary>
+    public ulong ExternalSstFileGlobalSeqnoOffset { get; set; }
 }

@@ -122,7 +122,12 @@ internal static class TablePropertiesCodec
                     Block.Throw(block.Source, "properties block is not sorted");
                 }
                 last = key.ToArray();
-                Apply(p, Encoding.UTF8.GetString(key), cursor.Value, block.Source);
+                string name = Encoding.UTF8.GetString(key);
+                Apply(p, name, cursor.Value, block.Source);
+                if (name == TablePropertyNames.ExternalSstFileGlobalSeqno)
+                {
+                    p.ExternalSstFileGlobalSeqnoOffset = blockOffset + (ulong)cursor.ValueOffset;
+                }
             }
         }
         finally

@@ -7,6 +7,12 @@ namespace KvEngine.Table;
 internal static class TablePropertyNames
 {
     public const string OriginalFileNumber = "rocksdb.original.file.number";
+
+    /// <summary>SstFileWriter's file version (fixed32 LE; 2 since RocksDB 5.x). Its presence marks an external file.</summary>
+    public const string ExternalSstFileVersion = "rocksdb.external_sst_file.version";
+
+    /// <summary>An external file's global sequence number (fixed64 LE), overwritten in place at ingestion.</summary>
+    public const string ExternalSstFileGlobalSeqno = "rocksdb.external_sst_file.global_seqno";
     public const string DataSize = "rocksdb.data.size";
     public const string IndexSize = "rocksdb.index.size";
     public const string IndexPartitions = "rocksdb.index.partitions";

@@ -8,7 +8,8 @@ namespace KvEngine.Table;
 /// <summary>Opening a <see cref="TableReader"/>: footer, metaindex, properties, index and filter, and the pinning decisions.</summary>
 internal sealed partial class TableReader
 {
-    private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer, bool maybeFlushed, OpenFileLimiter? limiter)
+    private TableReader(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, Footer footer, bool maybeFlushed, OpenFileLimiter? limiter,
+        ulong largestSequence)
     {
         _file = file;
         _limiter = limiter;
@@ -61,13 +62,13 @@ internal sealed partial class TableReader
 
         if (properties is BlockHandle ph)
         {
-            using Block propsBlock = ReadMetaBlock(ph, "properties");
-            Properties = TablePropertiesCodec.Decode(propsBlock, ph.Offset);
+            Properties = ReadProperties(ph);
         }
         else
         {
             Properties = new TableProperties();
         }
+        GlobalSequenceNumber = ExternalSstFile.GlobalSequenceNumber(Properties, largestSequence, fileName);
         _twoLevel = Properties.IndexType == IndexType.TwoLevelIndexSearch;
         _indexHasFirstKey = Properties.IndexType == IndexType.BinarySearchWithFirstKey;
         _indexKeyFormat = Properties.IndexKeyIsUserKey != 0 ? BlockKeyFormat.UserKeyIndex : BlockKeyFormat.InternalKey;
@@ -173,7 +174,11 @@ internal sealed partial class TableReader
     /// tier; the fallback for PinL0FilterAndIndexBlocksInCache). With a <paramref name="limiter"/>
     /// the file may be closed while idle and reopened by name.
     /// </summary>
-    public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, bool maybeFlushed = false, OpenFileLimiter? limiter = null)
+    /// <paramref name="largestSequence"/> is the file's largest_seqno from the MANIFEST, which gives
+    /// an ingested external file its global sequence number when the file records 0
+    /// (<see cref="ExternalSstFile.GlobalSequenceNumber"/>); <see cref="Format.InternalKeys.MaxSequenceNumber"/>: unknown.
+    public static TableReader Open(IRandomAccessFile file, long fileSize, TableOptions options, string fileName, bool maybeFlushed = false, OpenFileLimiter? limiter = null,
+        ulong largestSequence = Format.InternalKeys.MaxSequenceNumber)
     {
         ArgumentNullException.ThrowIfNull(file);
         ArgumentNullException.ThrowIfNull(options);
@@ -190,7 +195,7 @@ internal sealed partial class TableReader
                 throw new KvCorruptionException($"{fileName}: truncated while reading the footer.");
             }
             Footer footer = Footer.Decode(footerBytes, fileName);
-            var reader = new TableReader(file, fileSize, options, fileName, footer, maybeFlushed, limiter);
+            var reader = new TableReader(file, fileSize, options, fileName, footer, maybeFlushed, limiter, largestSequence);
             if (limiter != null)
             {
                 reader._limiter!.Register(reader);

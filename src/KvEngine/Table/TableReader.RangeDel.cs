@@ -64,6 +64,7 @@ internal sealed partial class TableReader
         {
             return null;
         }
-        return new BlockIterator(ReadMetaBlock(h, "range deletion"), BlockKeyFormat.InternalKey, ownsBlock: true);
+        var it = new BlockIterator(ReadMetaBlock(h, "range deletion"), BlockKeyFormat.InternalKey, ownsBlock: true);
+        return GlobalSequenceNumber == 0 ? it : new GlobalSequenceIterator(it, GlobalSequenceNumber);
     }
 }

@@ -136,6 +136,10 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         ArgumentNullException.ThrowIfNull(valueOut);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
         type = default;
+        if (sequence < GlobalSequenceNumber)
+        {
+            return false; // every entry of an ingested file is newer than the reader's sequence
+        }
         KvStatistics? stats = _options.Statistics;
         int seekLength = userKey.Length + InternalKeys.TrailerSize;
         byte[]? rented = seekLength > StackKeyLimit ? ArrayPool<byte>.Shared.Rent(seekLength) : null;
@@ -198,7 +202,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     {
                         _options.Statistics?.Record(Ticker.BloomFilterFullTruePositive);
                     }
-                    if (InternalKeys.Sequence(found) < coveringSequence)
+                    if ((GlobalSequenceNumber != 0 ? GlobalSequenceNumber : InternalKeys.Sequence(found)) < coveringSequence)
                     {
                         type = ValueType.Deletion; // deleted by a range tombstone
                         return true;
@@ -232,7 +236,11 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>A two-level iterator over every point entry.</summary>
-    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true) => TableIterator.Rent(this, verifyChecksums, fillCache);
+    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true)
+    {
+        InternalIterator it = TableIterator.Rent(this, verifyChecksums, fillCache);
+        return GlobalSequenceNumber == 0 ? it : new GlobalSequenceIterator(it, GlobalSequenceNumber);
+    }
 
     /// <summary>A cursor over an index block (or top-level index, or index partition); the caller disposes it.</summary>
     internal BlockCursor NewIndexCursor(Block index) => new(index, _indexKeyFormat, _indexValueFormat, _indexHasFirstKey);

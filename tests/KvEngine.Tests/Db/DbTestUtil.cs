@@ -87,7 +87,7 @@ internal static class DbTestUtil
         fs.ShouldFail = null;
     }
 
-    /// <summary>The database files (not LOCK/IDENTITY/CURRENT) in <paramref name="dir"/>, by kind.</summary>
+    /// <summary>The database files (not LOCK/IDENTITY/CURRENT/OPTIONS-*) in <paramref name="dir"/>, by kind.</summary>
     public static (List<string> Tables, List<string> Logs, List<string> Manifests, List<string> Other) ListFiles(IFileSystem fs, string dir)
     {
         var tables = new List<string>();
@@ -108,7 +108,7 @@ internal static class DbTestUtil
             {
                 manifests.Add(name);
             }
-            else if (name is not ("CURRENT" or "LOCK" or "IDENTITY"))
+            else if (name is not ("CURRENT" or "LOCK" or "IDENTITY") && !IsOptionsFile(name))
             {
                 other.Add(name);
             }
@@ -118,6 +118,10 @@ internal static class DbTestUtil
         manifests.Sort(StringComparer.Ordinal);
         return (tables, logs, manifests, other);
     }
+
+    /// <summary>An OPTIONS file as the database keeps them (<c>OPTIONS-NNNNNN</c>, not a leftover <c>.dbtmp</c>).</summary>
+    public static bool IsOptionsFile(string name) =>
+        KvEngine.OptionsFile.OptionsFileNames.TryParse(name, out _, out bool isTemp) && !isTemp;
 
     /// <summary>Path of the file CURRENT names.</summary>
     public static string CurrentManifest(FaultInjectionFileSystem fs, string dir)

@@ -70,6 +70,7 @@ public sealed class ObsoleteFileTests
         fs.WriteAllBytes(Path.Combine(dir, "000777.sst"), new byte[100]);     // a table no MANIFEST lists
         fs.WriteAllBytes(Path.Combine(dir, "000001.log"), new byte[10]);      // a WAL below the log number
         fs.WriteAllBytes(Path.Combine(dir, "000778.dbtmp"), "x"u8);           // a CURRENT update cut short
+        fs.WriteAllBytes(Path.Combine(dir, "OPTIONS-000779.dbtmp"), "x"u8);   // an OPTIONS write cut short
         string current = Path.GetFileName(DbTestUtil.CurrentManifest(fs, dir));
         ulong currentNumber = ulong.Parse(current.AsSpan("MANIFEST-".Length), System.Globalization.CultureInfo.InvariantCulture);
         string older = $"MANIFEST-{currentNumber - 1:D6}";
@@ -84,6 +85,7 @@ public sealed class ObsoleteFileTests
             Assert.DoesNotContain("000777.sst", names);
             Assert.DoesNotContain("000001.log", names);
             Assert.DoesNotContain("000778.dbtmp", names);
+            Assert.DoesNotContain("OPTIONS-000779.dbtmp", names);
             Assert.DoesNotContain(older, names);
             Assert.Contains("notes.txt", names);
             // New files are numbered past every name seen, so no orphan number is reused.
@@ -229,6 +231,8 @@ public sealed class ObsoleteFileTests
 
         (List<string> tables, List<string> logs, List<string> manifests, List<string> other) = DbTestUtil.ListFiles(fs, dir);
         other.Remove(ignore ?? string.Empty);
+        int optionsFiles = fs.GetChildren(dir).Count(DbTestUtil.IsOptionsFile);
+        Assert.True(optionsFiles <= KvEngine.OptionsFile.OptionsFileStore.FilesKept, $"{context}: {optionsFiles} OPTIONS files");
         Assert.True(other.Count == 0, $"{context}: unexpected files {string.Join(", ", other)}");
         Assert.True(manifests.Count == 1 && manifests[0] == manifest, $"{context}: MANIFESTs {string.Join(", ", manifests)}, CURRENT names {manifest}");
         var tableNumbers = new HashSet<ulong>();

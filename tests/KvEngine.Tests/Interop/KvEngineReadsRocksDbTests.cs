@@ -205,14 +205,19 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
     /// Opens <paramref name="db"/> with KvEngine and checks it sees exactly what <c>ldb scan</c> sees
     /// (forward, backward, point reads, absent keys), leaving files it does not know in place.
     /// </summary>
+    private static List<ulong> OptionsNumbers(string db) =>
+        Directory.GetFiles(db, "OPTIONS-*").Select(f => KvEngine.OptionsFile.OptionsFileNames.TryParse(Path.GetFileName(f), out ulong n, out bool temp) && !temp ? n : 0)
+            .Where(n => n > 0).ToList();
+
     internal static List<KeyValuePair<byte[], byte[]>> AssertKvEngineAgreesWithLdb(string db, bool expectSomeData)
     {
         List<KeyValuePair<byte[], byte[]>> expected = RocksDbOracle.Scan(db);
         Assert.True(!expectSomeData || expected.Count > 0, "ldb scan found nothing");
         string[] foreign = Directory.GetFiles(db)
             .Select(Path.GetFileName)
-            .Where(n => n!.StartsWith("OPTIONS-", StringComparison.Ordinal) || n.StartsWith("LOG", StringComparison.Ordinal))
+            .Where(n => n!.StartsWith("LOG", StringComparison.Ordinal))
             .ToArray()!;
+        ulong rocksDbOptions = OptionsNumbers(db).DefaultIfEmpty().Max();
 
         using (KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false }))
         {
@@ -224,6 +229,10 @@ public sealed class KvEngineReadsRocksDbTests : IDisposable
         {
             Assert.True(File.Exists(Path.Combine(db, name)), $"KvEngine deleted {name}, which is RocksDB's");
         }
+        // KvEngine wrote a newer OPTIONS file at open and, as RocksDB does, kept the two newest.
+        List<ulong> options = OptionsNumbers(db);
+        Assert.InRange(options.Count, 1, KvEngine.OptionsFile.OptionsFileStore.FilesKept);
+        Assert.True(options.Max() > rocksDbOptions, "KvEngine's OPTIONS file is not the newest");
 
         // Reopened from the MANIFEST and tables KvEngine wrote at recovery: still the same, for
         // KvEngine and for RocksDB.
