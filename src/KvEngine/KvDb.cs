@@ -90,10 +90,51 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Adds the merge operand <paramref name="operand"/> to <paramref name="key"/> (RocksDB's Merge):
+    /// a read returns the key's earlier value combined with its operands by
+    /// <see cref="ColumnFamilyOptions.MergeOperator"/>, so updates such as counter increments need no
+    /// read. Returns when the write is as durable as <paramref name="options"/> asks.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">No merge operator is configured.</exception>
+    public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand, WriteOptions? options = null)
+    {
+        ThrowIfNoMergeOperator();
+        WriteBatch b = ThreadBatch();
+        b.Merge(key, operand);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>
+    /// <see cref="Merge"/>, completing when the write is as durable as <paramref name="options"/> asks.
+    /// Cancellation is observed only before the write is queued: once queued it is committed.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">No merge operator is configured (thrown at once).</exception>
+    public ValueTask MergeAsync(ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> operand, WriteOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ThrowIfNoMergeOperator();
+        var b = new WriteBatch();
+        b.Merge(key.Span, operand.Span);
+        return WriteOwnedAsync(b, options, cancellationToken);
+    }
+
+    private void ThrowIfNoMergeOperator()
+    {
+        if (!_impl.HasMergeOperator)
+        {
+            throw new InvalidOperationException("Merge needs ColumnFamilyOptions.MergeOperator (RocksDB: merge_operator is not properly initialized).");
+        }
+    }
+
     /// <summary>Applies every record of <paramref name="batch"/> atomically.</summary>
     public void Write(WriteBatch batch, WriteOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(batch);
+        if (batch.HasMerge)
+        {
+            ThrowIfNoMergeOperator();
+        }
         _impl.Write(batch, options ?? WriteOptions.Default);
     }
 
@@ -150,6 +191,10 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     public ValueTask WriteAsync(WriteBatch batch, WriteOptions? options = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(batch);
+        if (batch.HasMerge)
+        {
+            ThrowIfNoMergeOperator();
+        }
         return _impl.WriteAsync(batch, options ?? WriteOptions.Default, cancellationToken);
     }
 

@@ -120,9 +120,21 @@ public sealed class WriteBatch : IDisposable
         }
     }
 
-    /// <summary>Adds a merge operand for <paramref name="key"/>.</summary>
-    internal void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand) =>
+    /// <summary>
+    /// Adds a merge operand for <paramref name="key"/> (RocksDB's Merge): reads combine it with the
+    /// key's earlier value and operands through <see cref="ColumnFamilyOptions.MergeOperator"/>.
+    /// </summary>
+    /// <exception cref="ArgumentException">
+    /// Key and operand together exceed <see cref="MaxEntrySize"/>, or the batch would exceed about 2 GiB.
+    /// </exception>
+    public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand)
+    {
         AddRecord(WriteBatchTag.Merge, key, operand, hasSecond: true);
+        HasMerge = true;
+    }
+
+    /// <summary>True when a merge record was added since the batch was created or cleared (RocksDB's HAS_MERGE content flag).</summary>
+    internal bool HasMerge { get; private set; }
 
     /// <summary>Removes every write; the batch is empty and reusable.</summary>
     public void Clear()
@@ -130,6 +142,7 @@ public sealed class WriteBatch : IDisposable
         ByteBuffer rep = Rep;
         rep.Truncate(HeaderSize);
         rep.WrittenSpanMutable.Clear();
+        HasMerge = false;
     }
 
     /// <summary>
@@ -164,6 +177,7 @@ public sealed class WriteBatch : IDisposable
         ByteBuffer rep = Rep;
         rep.Append(records);
         Coding.EncodeFixed32(rep.WrittenSpanMutable.Slice(8), (uint)count);
+        HasMerge |= other.HasMerge;
     }
 
     /// <summary>Sends every write to <paramref name="handler"/> in order, without boxing it.</summary>

@@ -157,13 +157,19 @@ internal sealed partial class DbImpl
     {
         private readonly MemTable _mem;
         private readonly bool _concurrent;
+        private readonly bool _refuseMerge;
         private ulong _sequence;
 
-        public MemTableInserter(MemTable mem, ulong firstSequence, bool concurrent)
+        /// <param name="mem">The memtable to insert into.</param>
+        /// <param name="firstSequence">The sequence number of the batch's first record.</param>
+        /// <param name="concurrent">Insert concurrently with other writers.</param>
+        /// <param name="refuseMerge">Throw on a merge record (WAL replay without a merge operator).</param>
+        public MemTableInserter(MemTable mem, ulong firstSequence, bool concurrent, bool refuseMerge = false)
         {
             _mem = mem;
             _sequence = firstSequence;
             _concurrent = concurrent;
+            _refuseMerge = refuseMerge;
         }
 
         public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) => _mem.Add(_sequence++, ValueType.Value, key, value, _concurrent);
@@ -175,8 +181,14 @@ internal sealed partial class DbImpl
         public void DeleteRange(ReadOnlySpan<byte> beginKey, ReadOnlySpan<byte> endKey) =>
             _mem.Add(_sequence++, ValueType.RangeDeletion, beginKey, endKey, _concurrent);
 
-        public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
-            throw new KvException("This log holds a merge operand; KvEngine has no merge operator.");
+        public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
+        {
+            if (_refuseMerge)
+            {
+                throw new KvException($"{KvEngine.Merge.MergeHelper.NotInitializedMessage} The log holds a merge operand; set ColumnFamilyOptions.MergeOperator.");
+            }
+            _mem.Add(_sequence++, ValueType.Merge, key, value, _concurrent);
+        }
 
         public void SkipDroppedRecord() => _sequence++;
     }

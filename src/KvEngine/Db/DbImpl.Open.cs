@@ -219,7 +219,7 @@ internal sealed partial class DbImpl
             IReadOnlySet<uint> dropped = _versions.DroppedColumnFamilies;
             WriteBatchDecoder.Validate(record, dropped);
             ulong first = CheckReplayedSequences(record, path, out uint count);
-            var inserter = new MemTableInserter(mem, first, concurrent: false);
+            var inserter = new MemTableInserter(mem, first, concurrent: false, refuseMerge: _options.MergeOperator is null);
             WriteBatchDecoder.Iterate(record, ref inserter, dropped);
             ulong last = first + count - 1;
             if (count > 0 && last > maxSequence)

@@ -101,6 +101,7 @@ internal sealed partial class DbImpl : IDisposable
             TopLevelIndexPinning = (PinningTier)(int)options.MetadataCacheOptions.TopLevelIndexPinning,
             PartitionPinning = (PinningTier)(int)options.MetadataCacheOptions.PartitionPinning,
             UnpartitionedPinning = (PinningTier)(int)options.MetadataCacheOptions.UnpartitionedPinning,
+            MergeOperatorName = options.MergeOperator?.Name,
         };
         _bottommostTableOptions = options.BottommostCompression is null && options.BottommostCompressionLevel is null
             ? _tableOptions
@@ -248,6 +249,9 @@ internal sealed partial class DbImpl : IDisposable
     }
 
     internal void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
+
+    /// <summary>True when <see cref="ColumnFamilyOptions.MergeOperator"/> is set (merges may be written).</summary>
+    public bool HasMergeOperator => _options.MergeOperator is not null;
 
     private MemTable NewMemTable() => new(ArenaBlockSize(_options.WriteBufferSize));
 

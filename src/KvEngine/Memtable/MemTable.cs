@@ -261,6 +261,31 @@ internal sealed unsafe class MemTable : IDisposable
         return false;
     }
 
+    /// <summary>
+    /// A cursor at the newest point entry of <paramref name="userKey"/> with sequence &lt;=
+    /// <paramref name="sequence"/> (or at the next key's first entry, or not Valid): the caller walks
+    /// the key's older entries with Next while the user key matches (merge operand lookups).
+    /// Allocation-free; valid while a reference is held.
+    /// </summary>
+    [SkipLocalsInit]
+    internal SkipList.Iterator SeekVersions(ReadOnlySpan<byte> userKey, ulong sequence)
+    {
+        ThrowIfFreed();
+        int keyLength = userKey.Length + InternalKeys.TrailerSize;
+        byte[]? rented = null;
+        Span<byte> lookup = keyLength <= StackLookupKeyLimit
+            ? stackalloc byte[StackLookupKeyLimit]
+            : (rented = ArrayPool<byte>.Shared.Rent(keyLength));
+        InternalKeys.Encode(lookup, userKey, sequence, ValueType.ValueTypeForSeek);
+        var it = new SkipList.Iterator(_table);
+        it.Seek(lookup[..keyLength]);
+        if (rented != null)
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
+        return it;
+    }
+
     /// <summary>An iterator over the point entries; it holds a reference until disposed.</summary>
     public InternalIterator NewIterator()
     {
