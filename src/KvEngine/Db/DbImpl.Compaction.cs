@@ -202,7 +202,7 @@ internal sealed partial class DbImpl
                     return n;
                 });
                 var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown.Token,
-                    _options.CompactionFilter);
+                    _options.CompactionFilter, _options.MergeOperator);
                 CompactionJobResult r = job.Run();
                 _versions.LogAndApply(r.Edit);
                 stats.BytesReadNonOutput = r.BytesReadStartLevel;

@@ -206,7 +206,8 @@ internal sealed partial class DbImpl
             {
                 using (var builder = new TableBuilder(_tableOptions, file))
                 {
-                    using (InternalIterator it = NewFlushIterator(mems))
+                    using (InternalIterator mergedMems = NewFlushIterator(mems))
+                    using (var it = new Merge.CompactionMergeInput(mergedMems, _options.MergeOperator, filter, rangeDel, probe: null))
                     {
                         for (it.SeekToFirst(); it.Valid; it.Next())
                         {

@@ -204,7 +204,7 @@ internal sealed partial class DbImpl
             throw;
         }
         var merged = new MergingIterator(children);
-        var db = new DbIterator(merged, sequence, lower, upper, rangeDel);
+        var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: _options.MergeOperator);
         return new PinnedIterator(db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot);
     }
 

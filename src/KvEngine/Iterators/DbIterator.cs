@@ -10,11 +10,15 @@ namespace KvEngine.Iterators;
 /// DBIter: entries newer than the read sequence are invisible, only the newest visible entry of a
 /// user key counts, and a key whose newest visible entry is a Deletion or SingleDeletion (or a Value
 /// covered by a range tombstone, see <see cref="IRangeDelAggregator"/>) is hidden. A Merge as the
-/// newest visible entry raises <see cref="KvException"/>: merge operands are not supported.
+/// newest visible entry is combined with the key's older operands and base value by the merge
+/// operator (RocksDB's MergeValuesNewToOld; see DbIterator.Merge.cs); the merged value lives in this
+/// iterator's buffers, in either direction.
 /// Optional bounds: lower (inclusive) and upper (exclusive) user keys end iteration and clamp seeks.
 /// <para>
 /// Direction state. Forward: when Valid, the internal iterator is positioned at the current entry
-/// (the newest visible Value of <see cref="Key"/>), which Key and Value read directly. Reverse: the
+/// (the newest visible Value of <see cref="Key"/>), which Key and Value read directly, except after a
+/// merge (<c>_forwardSaved</c>): the internal iterator is then past the entries the merge consumed and
+/// the key and merged value live in this iterator's buffers. Reverse: the
 /// internal iterator has moved on to the last entry before the current user key's entries (or is
 /// not Valid), so the current key and value live in this iterator's own buffers. Switching
 /// direction repositions the internal iterator on the other side of the current user key.
@@ -56,6 +60,7 @@ internal sealed partial class DbIterator : IDisposable
     private bool _valid;
     private bool _coveredByRange; // the last IsLiveValue said false because of a range tombstone
     private bool _reverse;
+    private bool _forwardSaved; // forward, but Key/Value are the saved (merged) ones
     private bool _disposed;
 
     /// <param name="internalIterator">The source; this iterator takes ownership.</param>
@@ -64,14 +69,17 @@ internal sealed partial class DbIterator : IDisposable
     /// <param name="upperBound">Exclusive upper bound user key, or null (copied).</param>
     /// <param name="rangeDelAggregator">Range tombstones at this snapshot, or null for none.</param>
     /// <param name="maxSequentialSkip">Hidden entries of one user key stepped over before reseeking (0 or more).</param>
+    /// <param name="mergeOperator">Combines merge operands; null makes a key with operands fail with <see cref="KvException"/>.</param>
     public DbIterator(
         InternalIterator internalIterator,
         ulong sequence,
         byte[]? lowerBound = null,
         byte[]? upperBound = null,
         IRangeDelAggregator? rangeDelAggregator = null,
-        int maxSequentialSkip = DefaultMaxSequentialSkip)
+        int maxSequentialSkip = DefaultMaxSequentialSkip,
+        KvMergeOperator? mergeOperator = null)
     {
+        _mergeOperator = mergeOperator;
         ArgumentNullException.ThrowIfNull(internalIterator);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
         ArgumentOutOfRangeException.ThrowIfNegative(maxSequentialSkip);
@@ -106,6 +114,7 @@ internal sealed partial class DbIterator : IDisposable
         _upper = SameOrCopy(_upper, upperBound);
         _valid = false;
         _reverse = false;
+        _forwardSaved = false;
         _coveredByRange = false;
         _savedKey.Clear();
         _savedValue.Clear();
@@ -116,6 +125,7 @@ internal sealed partial class DbIterator : IDisposable
     {
         _valid = false;
         _reverse = false;
+        _forwardSaved = false;
         _iter.Unpin();
     }
 
@@ -128,7 +138,7 @@ internal sealed partial class DbIterator : IDisposable
         get
         {
             ThrowIfNotValid();
-            return _reverse ? _savedKey.WrittenSpan : InternalKeys.UserKey(_iter.Key);
+            return _reverse || _forwardSaved ? _savedKey.WrittenSpan : InternalKeys.UserKey(_iter.Key);
         }
     }
 
@@ -138,7 +148,7 @@ internal sealed partial class DbIterator : IDisposable
         get
         {
             ThrowIfNotValid();
-            return _reverse ? _savedValue.WrittenSpan : _iter.Value;
+            return _reverse || _forwardSaved ? _savedValue.WrittenSpan : _iter.Value;
         }
     }
 
@@ -250,6 +260,12 @@ internal sealed partial class DbIterator : IDisposable
                     _iter.Seek(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
                 }
             }
+            else if (_forwardSaved)
+            {
+                // A merge consumed the key's entries: the internal iterator is already past them
+                // (any it left are hidden by skipping), and _savedKey holds the key.
+                _forwardSaved = false;
+            }
             else
             {
                 SaveKey(InternalKeys.UserKey(_iter.Key));
@@ -269,7 +285,14 @@ internal sealed partial class DbIterator : IDisposable
         ThrowIfNotValid();
         try
         {
-            if (!_reverse)
+            if (_forwardSaved)
+            {
+                // After a merge the internal iterator is past the key: go back before all of it.
+                _forwardSaved = false;
+                _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+                _reverse = true;
+            }
+            else if (!_reverse)
             {
                 // Move the internal iterator before every entry of the current key (the ones before
                 // the current entry are versions newer than the snapshot).
@@ -308,6 +331,7 @@ internal sealed partial class DbIterator : IDisposable
         _disposed = true;
         _valid = false;
         _iter.Dispose();
+        _mergeResult?.Dispose();
         _savedKey.Dispose();
         _savedValue.Dispose();
         _seekKey.Dispose();
@@ -318,6 +342,7 @@ internal sealed partial class DbIterator : IDisposable
         ObjectDisposedException.ThrowIf(_disposed, this);
         _valid = false;
         _reverse = false;
+        _forwardSaved = false;
         _savedKey.Clear();
         _savedValue.Clear();
     }
@@ -363,6 +388,12 @@ internal sealed partial class DbIterator : IDisposable
                     reseekDone = false;
                     if (IsLiveValue((ValueType)(byte)trailer, ikey))
                     {
+                        if ((ValueType)(byte)trailer == ValueType.Merge)
+                        {
+                            SaveKey(userKey);
+                            MergeForward();
+                            _forwardSaved = true;
+                        }
                         _valid = true;
                         return;
                     }
@@ -476,7 +507,19 @@ internal sealed partial class DbIterator : IDisposable
             return false;
         }
         var newestType = (ValueType)(byte)newestTrailer;
-        return IsLiveValue(newestType, ScratchKey(_savedKey.WrittenSpan, newestTrailer >> 8, newestType));
+        if (!IsLiveValue(newestType, ScratchKey(_savedKey.WrittenSpan, newestTrailer >> 8, newestType)))
+        {
+            return false;
+        }
+        if (newestType == ValueType.Merge)
+        {
+            // Merge forward from the newest visible entry (range tombstones checked per entry
+            // there), then come back before the key's entries.
+            _iter.Seek(ScratchKey(_savedKey.WrittenSpan, _sequence, ValueType.ValueTypeForSeek));
+            MergeForward();
+            _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+        }
+        return true;
     }
 
     private bool FindValueForCurrentKeyUsingSeek()
@@ -490,8 +533,15 @@ internal sealed partial class DbIterator : IDisposable
             if (UserKeyOf(ikey).SequenceEqual(_savedKey.WrittenSpan) && IsLiveValue(InternalKeys.Type(ikey), ikey))
             {
                 live = true;
-                _savedValue.Clear();
-                _savedValue.Append(_iter.Value);
+                if (InternalKeys.Type(ikey) == ValueType.Merge)
+                {
+                    MergeForward();
+                }
+                else
+                {
+                    _savedValue.Clear();
+                    _savedValue.Append(_iter.Value);
+                }
             }
         }
         _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
