@@ -12,6 +12,29 @@ internal sealed partial class DbIterator
     private MergeContext? _operands; // created on the first merge, reused
     private ByteBuffer? _mergeResult;
 
+    // Reverse: the walk back over _savedKey's entries collected the visible operands newer than the
+    // newest visible non-merge entry (oldest first) and, when that entry is a Value, saved it in
+    // _savedValue; the newest visible entry is a live Merge. Without range tombstones they are
+    // merged here (RocksDB's FindValueForCurrentKey). With them, an older entry may be deleted by a
+    // tombstone the walk did not check: merge forward from the newest visible entry instead (range
+    // tombstones checked per entry), then seek back before the key's entries.
+    private void MergeBackward(MergeContext operands, bool baseIsValue)
+    {
+        if (_rangeDel is null)
+        {
+            ByteBuffer result = _mergeResult ??= new ByteBuffer(64);
+            result.Clear();
+            MergeHelper.FullMerge(_mergeOperator, _savedKey.WrittenSpan, baseIsValue, baseIsValue ? _savedValue.WrittenSpan : default, operands, result);
+            _savedValue.Clear();
+            _savedValue.Append(result.WrittenSpan);
+            operands.Clear();
+            return;
+        }
+        _iter.Seek(ScratchKey(_savedKey.WrittenSpan, _sequence, ValueType.ValueTypeForSeek));
+        MergeForward();
+        _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+    }
+
     // The internal iterator is at the newest visible entry of _savedKey, a live (not range-deleted)
     // Merge. Collects it and the key's older operands, newest first, until a Value (the base), a
     // Deletion or an entry a range tombstone deletes (no base), or the key's end; full-merges into

@@ -1,4 +1,5 @@
 using KvEngine.Format;
+using KvEngine.Merge;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
 
@@ -475,6 +476,9 @@ internal sealed partial class DbIterator : IDisposable
         bool anyVisible = false;
         ulong newestTrailer = 0;
         int count = 0;
+        bool baseIsValue = false; // the newest non-merge visible entry so far is a Value (in _savedValue)
+        MergeContext? operands = _operands; // the visible operands newer than it, oldest first
+        operands?.Clear();
         do
         {
             ReadOnlySpan<byte> ikey = _iter.Key;
@@ -491,10 +495,23 @@ internal sealed partial class DbIterator : IDisposable
             {
                 anyVisible = true;
                 newestTrailer = trailer;
-                if ((ValueType)(byte)trailer == ValueType.Value)
+                var type = (ValueType)(byte)trailer;
+                if (type == ValueType.Value)
                 {
                     _savedValue.Clear();
                     _savedValue.Append(_iter.Value);
+                    baseIsValue = true;
+                    operands?.Clear();
+                }
+                else if (type == ValueType.Merge)
+                {
+                    operands ??= _operands = new MergeContext();
+                    operands.PushNewer(_iter.Value);
+                }
+                else
+                {
+                    baseIsValue = false;
+                    operands?.Clear();
                 }
             }
             count++;
@@ -513,11 +530,7 @@ internal sealed partial class DbIterator : IDisposable
         }
         if (newestType == ValueType.Merge)
         {
-            // Merge forward from the newest visible entry (range tombstones checked per entry
-            // there), then come back before the key's entries.
-            _iter.Seek(ScratchKey(_savedKey.WrittenSpan, _sequence, ValueType.ValueTypeForSeek));
-            MergeForward();
-            _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+            MergeBackward(operands!, baseIsValue);
         }
         return true;
     }
