@@ -11,28 +11,62 @@ internal sealed partial class DbIterator
     private readonly KvMergeOperator? _mergeOperator;
     private MergeContext? _operands; // created on the first merge, reused
     private ByteBuffer? _mergeResult;
+    private MergeContext? _keptOperands; // reverse: the operands newer than a range tombstone
+    private ulong[]? _operandSequences; // reverse: sequences of _operands, oldest first
 
     // Reverse: the walk back over _savedKey's entries collected the visible operands newer than the
-    // newest visible non-merge entry (oldest first) and, when that entry is a Value, saved it in
-    // _savedValue; the newest visible entry is a live Merge. Without range tombstones they are
-    // merged here (RocksDB's FindValueForCurrentKey). With them, an older entry may be deleted by a
-    // tombstone the walk did not check: merge forward from the newest visible entry instead (range
-    // tombstones checked per entry), then seek back before the key's entries.
-    private void MergeBackward(MergeContext operands, bool baseIsValue)
+    // newest visible non-merge entry (oldest first, their sequences in _operandSequences) and, when
+    // that entry is a Value, saved it in _savedValue; the newest visible entry is a live Merge
+    // (RocksDB's FindValueForCurrentKey). With range tombstones, the operands and base are checked
+    // newest to oldest: a tombstone deleting one deletes everything older too, so the first deleted
+    // one cuts the list (no base then).
+    private void MergeBackward(MergeContext operands, bool baseIsValue, ulong baseSequence)
     {
-        if (_rangeDel is null)
+        ReadOnlySpan<byte> key = _savedKey.WrittenSpan;
+        if (_rangeDel is not null)
         {
-            ByteBuffer result = _mergeResult ??= new ByteBuffer(64);
-            result.Clear();
-            MergeHelper.FullMerge(_mergeOperator, _savedKey.WrittenSpan, baseIsValue, baseIsValue ? _savedValue.WrittenSpan : default, operands, result);
-            _savedValue.Clear();
-            _savedValue.Append(result.WrittenSpan);
-            operands.Clear();
-            return;
+            int firstKept = 0;
+            for (int i = operands.Count - 2; i >= 0; i--) // the newest was checked by IsLiveValue
+            {
+                if (_rangeDel.ShouldDelete(ScratchKey(key, _operandSequences![i], ValueType.Merge)))
+                {
+                    firstKept = i + 1;
+                    baseIsValue = false;
+                    break;
+                }
+            }
+            if (baseIsValue && _rangeDel.ShouldDelete(ScratchKey(key, baseSequence, ValueType.Value)))
+            {
+                baseIsValue = false;
+            }
+            if (firstKept > 0)
+            {
+                MergeContext kept = _keptOperands ??= new MergeContext();
+                kept.Clear();
+                for (int i = firstKept; i < operands.Count; i++)
+                {
+                    kept.PushNewer(operands[i].Span);
+                }
+                operands.Clear();
+                operands = kept;
+            }
         }
-        _iter.Seek(ScratchKey(_savedKey.WrittenSpan, _sequence, ValueType.ValueTypeForSeek));
-        MergeForward();
-        _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+        ByteBuffer result = _mergeResult ??= new ByteBuffer(64);
+        result.Clear();
+        MergeHelper.FullMerge(_mergeOperator, key, baseIsValue, baseIsValue ? _savedValue.WrittenSpan : default, operands, result);
+        _savedValue.Clear();
+        _savedValue.Append(result.WrittenSpan);
+        operands.Clear();
+    }
+
+    private void PushOperandSequence(int index, ulong sequence)
+    {
+        _operandSequences ??= new ulong[8];
+        if (index == _operandSequences.Length)
+        {
+            Array.Resize(ref _operandSequences, index * 2);
+        }
+        _operandSequences[index] = sequence;
     }
 
     // The internal iterator is at the newest visible entry of _savedKey, a live (not range-deleted)

@@ -477,6 +477,7 @@ internal sealed partial class DbIterator : IDisposable
         ulong newestTrailer = 0;
         int count = 0;
         bool baseIsValue = false; // the newest non-merge visible entry so far is a Value (in _savedValue)
+        ulong baseSequence = 0;
         MergeContext? operands = _operands; // the visible operands newer than it, oldest first
         operands?.Clear();
         do
@@ -501,11 +502,13 @@ internal sealed partial class DbIterator : IDisposable
                     _savedValue.Clear();
                     _savedValue.Append(_iter.Value);
                     baseIsValue = true;
+                    baseSequence = trailer >> 8;
                     operands?.Clear();
                 }
                 else if (type == ValueType.Merge)
                 {
                     operands ??= _operands = new MergeContext();
+                    PushOperandSequence(operands.Count, trailer >> 8);
                     operands.PushNewer(_iter.Value);
                 }
                 else
@@ -530,7 +533,7 @@ internal sealed partial class DbIterator : IDisposable
         }
         if (newestType == ValueType.Merge)
         {
-            MergeBackward(operands!, baseIsValue);
+            MergeBackward(operands!, baseIsValue, baseSequence);
         }
         return true;
     }

@@ -172,6 +172,17 @@ public class DbIteratorTests
             Assert.Equal(["a=a1", "m=+1,+3", "n=n6", "o=o7", "z=z1"], ScanForward(it));
             Assert.Equal(["a=a1", "m=+1,+3", "n=n6", "o=o7", "z=z1"], ScanBackward(it));
         }
+        // Operands only, the older ones under the tombstone: they are cut off in both directions.
+        List<(byte[] Key, byte[] Value)> operandsOnly =
+        [
+            E("p", 9, ValueType.Merge, "p9"), E("p", 7, ValueType.Merge, "p7"), E("p", 4, ValueType.Merge, "p4"), E("p", 2, ValueType.Merge, "p2"),
+        ];
+        var cut = new TestRangeDelAggregator([(IterTestData.Bytes("p"), IterTestData.Bytes("q"), 5UL)], 10);
+        using (var it = new DbIterator(new VectorIterator(operandsOnly), 10, rangeDelAggregator: cut, mergeOperator: op))
+        {
+            Assert.Equal(["p=p7,p9"], ScanForward(it));
+            Assert.Equal(["p=p7,p9"], ScanBackward(it));
+        }
     }
 
     [Fact]
