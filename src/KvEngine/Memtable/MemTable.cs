@@ -219,34 +219,12 @@ internal sealed unsafe class MemTable : IDisposable
     /// <see cref="TryGet(ReadOnlySpan{byte}, ulong, out ValueType, out ReadOnlySpan{byte})"/>, also
     /// giving the entry's sequence number (to compare with covering range tombstones).
     /// </summary>
-    [SkipLocalsInit]
     public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, out ValueType type, out ReadOnlySpan<byte> value, out ulong entrySequence)
     {
-        ThrowIfFreed();
-        if (sequence > InternalKeys.MaxSequenceNumber)
+        SkipList.Iterator it = SeekVersions(userKey, sequence);
+        if (it.Valid)
         {
-            ThrowSequenceOutOfRange(sequence);
-        }
-        if (userKey.Length > Array.MaxLength - InternalKeys.TrailerSize)
-        {
-            ThrowTooLarge(userKey.Length, 0);
-        }
-
-        int keyLength = userKey.Length + InternalKeys.TrailerSize;
-        byte[]? rented = null;
-        Span<byte> lookup = keyLength <= StackLookupKeyLimit
-            ? stackalloc byte[StackLookupKeyLimit]
-            : (rented = ArrayPool<byte>.Shared.Rent(keyLength));
-        InternalKeys.Encode(lookup, userKey, sequence, ValueType.ValueTypeForSeek);
-        byte* entry = _table.FindGreaterOrEqual(lookup[..keyLength]);
-        if (rented != null)
-        {
-            ArrayPool<byte>.Shared.Return(rented);
-        }
-
-        if (entry != null)
-        {
-            MemTableEntry.Decode(entry, out ReadOnlySpan<byte> internalKey, out ReadOnlySpan<byte> entryValue);
+            MemTableEntry.Decode(it.Entry, out ReadOnlySpan<byte> internalKey, out ReadOnlySpan<byte> entryValue);
             if (InternalKeys.UserKey(internalKey).SequenceEqual(userKey))
             {
                 type = InternalKeys.Type(internalKey);
@@ -271,6 +249,14 @@ internal sealed unsafe class MemTable : IDisposable
     internal SkipList.Iterator SeekVersions(ReadOnlySpan<byte> userKey, ulong sequence)
     {
         ThrowIfFreed();
+        if (sequence > InternalKeys.MaxSequenceNumber)
+        {
+            ThrowSequenceOutOfRange(sequence);
+        }
+        if (userKey.Length > Array.MaxLength - InternalKeys.TrailerSize)
+        {
+            ThrowTooLarge(userKey.Length, 0);
+        }
         int keyLength = userKey.Length + InternalKeys.TrailerSize;
         byte[]? rented = null;
         Span<byte> lookup = keyLength <= StackLookupKeyLimit

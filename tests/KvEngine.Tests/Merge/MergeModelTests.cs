@@ -199,7 +199,7 @@ public sealed class MergeModelTests
                 }
             }
             snapshots.ReleaseAll();
-            CheckFullScan(db, model, $"seed {seed} final");
+            RangeDel.RangeDelModelTests.CheckFullScan(db, model, $"seed {seed} final");
             int deeper = 0;
             for (int level = 1; level < 7; level++)
             {
@@ -207,10 +207,10 @@ public sealed class MergeModelTests
             }
             Assert.True(deeper > 0, $"seed {seed}: no file below level 0");
             db.CompactRange(null, null);
-            CheckFullScan(db, model, $"seed {seed} after a full compaction");
+            RangeDel.RangeDelModelTests.CheckFullScan(db, model, $"seed {seed} after a full compaction");
             db.Dispose();
             db = KvDb.Open(path, options);
-            CheckFullScan(db, model, $"seed {seed} after reopen");
+            RangeDel.RangeDelModelTests.CheckFullScan(db, model, $"seed {seed} after reopen");
         }
         finally
         {
@@ -237,29 +237,6 @@ public sealed class MergeModelTests
             return rng.Next(20) == 0 ? [1, 2, 3] : UInt64AddOperator.Encode((ulong)rng.Next(1, 1000));
         }
         return System.Text.Encoding.ASCII.GetBytes($"v{op}.{rng.Next(100)}");
-    }
-
-    private static void CheckFullScan(KvDb db, SortedDictionary<byte[], byte[]> model, string where)
-    {
-        using KvIterator it = db.NewIterator();
-        it.SeekToFirst();
-        foreach (KeyValuePair<byte[], byte[]> e in model)
-        {
-            Assert.True(it.Valid, $"{where}: iterator ended before {S(e.Key)}");
-            Assert.Equal(S(e.Key), S(it.Key.ToArray()));
-            Assert.True(e.Value.AsSpan().SequenceEqual(it.Value), $"{where}: value of {S(e.Key)} is {S(it.Value.ToArray())}, model {S(e.Value)}");
-            it.Next();
-        }
-        Assert.False(it.Valid, $"{where}: iterator has extra entries");
-        it.SeekToLast();
-        foreach (KeyValuePair<byte[], byte[]> e in model.Reverse())
-        {
-            Assert.True(it.Valid, $"{where}: reverse iterator ended before {S(e.Key)}");
-            Assert.Equal(S(e.Key), S(it.Key.ToArray()));
-            Assert.True(e.Value.AsSpan().SequenceEqual(it.Value), $"{where}: reverse value of {S(e.Key)}");
-            it.Prev();
-        }
-        Assert.False(it.Valid, $"{where}: reverse iterator has extra entries");
     }
 
     private static bool Same(byte[]? a, byte[]? b) => a == null ? b == null : b != null && a.AsSpan().SequenceEqual(b);
