@@ -133,7 +133,11 @@ public sealed class WriteBatch : IDisposable
         HasMerge = true;
     }
 
-    /// <summary>True when a merge record was added since the batch was created or cleared (RocksDB's HAS_MERGE content flag).</summary>
+    /// <summary>
+    /// True when a merge record was added (by <see cref="Merge"/> or <see cref="Append"/>) since the
+    /// batch was created or cleared (RocksDB's HAS_MERGE content flag). A <see cref="FromRep"/> copy
+    /// does not scan its records for it.
+    /// </summary>
     internal bool HasMerge { get; private set; }
 
     /// <summary>Removes every write; the batch is empty and reusable.</summary>
