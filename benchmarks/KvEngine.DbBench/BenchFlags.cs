@@ -90,6 +90,21 @@ internal sealed class BenchFlags
 
     public long ReadCount => Reads < 0 ? Num : Reads;
 
+    /// <summary>db_bench's -merge_operator: "" (none), "uint64add" or "stringappend" (the ones KvEngine has).</summary>
+    public string MergeOperator { get; private set; } = "";
+
+    /// <summary>db_bench's -mergereadpercent: percent of readrandommergerandom's operations that merge, the rest read (70).</summary>
+    public int MergeReadPercent { get; private set; } = 70;
+
+    /// <summary>db_bench's -merge_keys: the key space of the merge benchmarks; -1 means -num.</summary>
+    public long MergeKeys { get; private set; } = -1;
+
+    /// <summary>db_bench's readwrites_: -num when neither -reads nor -writes is set, else the larger of them.</summary>
+    public long ReadWriteCount => Writes < 0 && Reads < 0 ? Num : Math.Max(Writes, Reads);
+
+    /// <summary>The key space of mergerandom and readrandommergerandom (db_bench's merge_keys_).</summary>
+    public long MergeKeySpace => MergeKeys < 0 ? Num : MergeKeys;
+
     public long WriteCount => Writes < 0 ? Num : Writes;
 
     /// <summary>
@@ -142,6 +157,19 @@ internal sealed class BenchFlags
             case "benchmarks": Benchmarks = v; break;
             case "num": Num = Long(v, raw, 1); break;
             case "reads": Reads = Long(v, raw, -1); break;
+            case "merge_operator":
+                // db_bench's spellings; "put" and "max" (and put_v1, stringappendtest, sortlist) are
+                // RocksDB test operators KvEngine does not ship.
+                MergeOperator = v switch
+                {
+                    "" or "uint64add" or "stringappend" => v,
+                    "put" or "put_v1" or "max" or "stringappendtest" or "sortlist" =>
+                        throw Bad(raw, $"KvEngine has no '{v}' merge operator; kvbench takes uint64add or stringappend"),
+                    _ => throw Bad(raw, "unknown merge operator; db_bench's names are put, put_v1, uint64add, stringappend, stringappendtest, max, sortlist"),
+                };
+                break;
+            case "mergereadpercent": MergeReadPercent = (int)Long(v, raw, 0); break;
+            case "merge_keys": MergeKeys = Long(v, raw, -1); break;
             case "duration": Duration = (int)Long(v, raw, 0); break;
             case "threads": Threads = (int)Long(v, raw, 1); ThreadsSet = true; break;
             case "key_size": KeySize = (int)Long(v, raw, 1); break;

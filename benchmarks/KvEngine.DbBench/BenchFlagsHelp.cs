@@ -15,12 +15,15 @@ internal static class BenchFlagsHelp
     [
         ("benchmarks", "fillseq,fillrandom,overwrite,readrandom,readseq",
             "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
-            "deleterandom, readwhilewriting, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats; or filterbench, cachebench alone"),
+            "deleterandom, readwhilewriting, mergerandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats; or filterbench, cachebench alone"),
         ("engine", "kvengine", "Engine the workloads run on: kvengine, or rocksdb (release RocksDB via the RocksDbSharp package; " +
             "flags it cannot honour are refused)"),
         ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),
         ("num", "1000000", "Number of key/values to place in the database"),
         ("reads", "-1", "Number of read operations to do; -1 means -num"),
+        ("merge_operator", "", "Merge operator for mergerandom and readrandommergerandom: uint64add or stringappend (db_bench's names)"),
+        ("mergereadpercent", "70", "readrandommergerandom: percent of operations that merge (the rest read)"),
+        ("merge_keys", "-1", "Number of distinct keys the merge benchmarks use; -1 means -num"),
         ("duration", "0", "Seconds to run each benchmark for instead of -num/-reads (0: off)"),
         ("threads", "1", "Number of concurrent threads to run"),
         ("key_size", "16", "Size of each key (at least 8)"),

@@ -73,6 +73,8 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             "seekrandom" => SeekRandom,
             "deleterandom" => DeleteRandom,
             "readwhilewriting" => ReadRandom,
+            "mergerandom" => MergeRandom,
+            "readrandommergerandom" => ReadRandomMergeRandom,
             "stats" or "sstables" or "waitforcompaction" or "flush" or "compact" or "block_cache_entry_stats" => null,
             _ => throw new ArgumentException($"unknown benchmark '{name}'"),
         };
@@ -122,6 +124,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             "fillsync" => Math.Max(1, _f.Num / 1000),
             "readrandom" or "readseq" or "readreverse" or "seekrandom" or "readwhilewriting" => _f.ReadCount,
             "fillseq" or "fillrandom" or "overwrite" => _f.WriteCount,
+            "mergerandom" or "readrandommergerandom" => _f.ReadWriteCount,
             _ => _f.Num,
         };
         ThreadState[] states = RunThreads(method, name == "readwhilewriting", out long processAllocated);
@@ -349,6 +352,74 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         }
         s.Done = i;
         s.Message = string.Create(s_c, $"({s.Found} of {i} found)");
+    }
+
+    // db_bench's MergeRandom: merge a generated value into a random key of the merge key space.
+    private void MergeRandom(ThreadState s)
+    {
+        ThrowIfNoMergeOperator("mergerandom");
+        Histogram? h = s.Histogram;
+        long keys = _f.MergeKeySpace;
+        long i = 0;
+        for (; KeepGoing(i); i++)
+        {
+            long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
+            KeyGenerator.Fill(s.Key, s.Random.NextInt64(keys));
+            _engine.Merge(s.Key, s.Values.Next(_f.ValueSize), _f.Sync);
+            s.Bytes += _f.KeySize + _f.ValueSize;
+            h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+            Progress(s, i);
+        }
+        s.Done = i;
+        s.Message = string.Create(s_c, $"( updates:{_opsPerThread})");
+    }
+
+    // db_bench's ReadRandomMergeRandom: per operation, a merge with probability -mergereadpercent percent,
+    // else a Get, on a random key of the merge key space.
+    private void ReadRandomMergeRandom(ThreadState s)
+    {
+        ThrowIfNoMergeOperator("readrandommergerandom");
+        var value = new ArrayBufferWriter<byte>(Math.Max(16, _f.ValueSize));
+        Histogram? h = s.Histogram;
+        long keys = _f.MergeKeySpace;
+        long gets = 0;
+        long merges = 0;
+        long hits = 0;
+        int maxLength = 0;
+        long i = 0;
+        for (; KeepGoing(i); i++)
+        {
+            long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
+            KeyGenerator.Fill(s.Key, s.Random.NextInt64(keys));
+            if (s.Random.Next(100) < _f.MergeReadPercent)
+            {
+                _engine.Merge(s.Key, s.Values.Next(_f.ValueSize), _f.Sync);
+                merges++;
+            }
+            else
+            {
+                value.ResetWrittenCount();
+                if (_engine.TryGet(s.Key, value))
+                {
+                    hits++;
+                    maxLength = Math.Max(maxLength, value.WrittenCount);
+                }
+                gets++;
+            }
+            h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+            Progress(s, i);
+        }
+        s.Done = i;
+        s.Found = hits;
+        s.Message = string.Create(s_c, $"(reads:{gets} merges:{merges} total:{_opsPerThread} hits:{hits} maxlength:{maxLength})");
+    }
+
+    private void ThrowIfNoMergeOperator(string benchmark)
+    {
+        if (_f.MergeOperator.Length == 0)
+        {
+            throw new ArgumentException($"{benchmark} needs -merge_operator (uint64add or stringappend), as db_bench's does");
+        }
     }
 
     private void SeekRandom(ThreadState s)

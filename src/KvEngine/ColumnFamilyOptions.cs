@@ -74,6 +74,14 @@ public class ColumnFamilyOptions
     /// </summary>
     public KvCompactionFilter? CompactionFilter { get; set; }
 
+    /// <summary>
+    /// Combines the merge operands written with <see cref="KvDb.Merge(ReadOnlySpan{byte}, ReadOnlySpan{byte}, WriteOptions)"/> (RocksDB: merge_operator;
+    /// null, the default, means merges cannot be read or compacted). Its name is written into every
+    /// table; a database whose tables or log hold operands opens only with an operator of the same
+    /// name. Shared by every read and compaction: must be thread-safe. See <see cref="KvMergeOperator"/>.
+    /// </summary>
+    public KvMergeOperator? MergeOperator { get; set; }
+
     /// <summary>Level-0 files that trigger a compaction into the base level (4).</summary>
     public int Level0FileNumCompactionTrigger { get; set; } = 4;
 
@@ -216,6 +224,7 @@ public class ColumnFamilyOptions
         BloomBitsPerKey = other.BloomBitsPerKey;
         DisableAutoCompactions = other.DisableAutoCompactions;
         CompactionFilter = other.CompactionFilter;
+        MergeOperator = other.MergeOperator;
         Level0FileNumCompactionTrigger = other.Level0FileNumCompactionTrigger;
         Level0SlowdownWritesTrigger = other.Level0SlowdownWritesTrigger;
         Level0StopWritesTrigger = other.Level0StopWritesTrigger;

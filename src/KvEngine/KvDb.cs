@@ -202,6 +202,55 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Adds the merge operand <paramref name="operand"/> to <paramref name="key"/> (RocksDB's Merge):
+    /// a read returns the key's earlier value combined with its operands by
+    /// <see cref="ColumnFamilyOptions.MergeOperator"/>, so updates such as counter increments need no
+    /// read. Returns when the write is as durable as <paramref name="options"/> asks.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">No merge operator is configured.</exception>
+    public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand, WriteOptions? options = null)
+    {
+        ThrowIfNoMergeOperator(_impl.DefaultFamily);
+        WriteBatch b = ThreadBatch();
+        b.Merge(key, operand);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>
+    /// <see cref="Merge(ReadOnlySpan{byte}, ReadOnlySpan{byte}, WriteOptions)"/>, completing when the write is as durable as <paramref name="options"/> asks.
+    /// Cancellation is observed only before the write is queued: once queued it is committed.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">No merge operator is configured (thrown at once).</exception>
+    public ValueTask MergeAsync(ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> operand, WriteOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ThrowIfNoMergeOperator(_impl.DefaultFamily);
+        var b = new WriteBatch();
+        b.Merge(key.Span, operand.Span);
+        return WriteOwnedAsync(b, options, cancellationToken);
+    }
+
+    /// <summary>Adds the merge operand <paramref name="operand"/> to <paramref name="key"/> in <paramref name="columnFamily"/>; see <see cref="Merge(ReadOnlySpan{byte}, ReadOnlySpan{byte}, WriteOptions)"/>.</summary>
+    /// <exception cref="InvalidOperationException">The family has no <see cref="ColumnFamilyOptions.MergeOperator"/>.</exception>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public void Merge(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand, WriteOptions? options = null)
+    {
+        ThrowIfNoMergeOperator(_impl.Resolve(columnFamily));
+        WriteBatch b = ThreadBatch();
+        b.Merge(columnFamily, key, operand);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    private static void ThrowIfNoMergeOperator(ColumnFamilyData cfd)
+    {
+        if (cfd.Options.MergeOperator is null)
+        {
+            throw new InvalidOperationException(
+                $"Merge needs ColumnFamilyOptions.MergeOperator on column family '{cfd.Name}' (RocksDB: merge_operator is not properly initialized).");
+        }
+    }
+
     /// <summary>Applies every record of <paramref name="batch"/> atomically.</summary>
     public void Write(WriteBatch batch, WriteOptions? options = null)
     {

@@ -46,6 +46,7 @@ public sealed class WriteBatch : IDisposable
     private readonly long _maxRepresentationSize;
     private ByteBuffer? _rep;
     private List<uint>? _otherFamilies;
+    private List<uint>? _mergeFamilies;
 
     /// <summary>Creates an empty batch.</summary>
     public WriteBatch()
@@ -159,9 +160,48 @@ public sealed class WriteBatch : IDisposable
         return columnFamily.Id;
     }
 
-    /// <summary>Adds a merge operand for <paramref name="key"/>.</summary>
-    internal void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand) =>
+    /// <summary>
+    /// Adds a merge operand for <paramref name="key"/> (RocksDB's Merge): reads combine it with the
+    /// key's earlier value and operands through <see cref="ColumnFamilyOptions.MergeOperator"/>.
+    /// </summary>
+    /// <exception cref="ArgumentException">
+    /// Key and operand together exceed <see cref="MaxEntrySize"/>, or the batch would exceed about 2 GiB.
+    /// </exception>
+    public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand)
+    {
         AddRecord(WriteBatchTag.Merge, 0, key, operand, hasSecond: true);
+        NoteMerge(0);
+    }
+
+    /// <summary>Adds a merge operand for <paramref name="key"/> in <paramref name="columnFamily"/>; see <see cref="Merge(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>.</summary>
+    /// <exception cref="ArgumentException">
+    /// Key and operand together exceed <see cref="MaxEntrySize"/>, or the batch would exceed about 2 GiB.
+    /// </exception>
+    public void Merge(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand)
+    {
+        uint id = FamilyId(columnFamily);
+        AddRecord(WriteBatchTag.Merge, id, key, operand, hasSecond: true);
+        NoteMerge(id);
+    }
+
+    /// <summary>The families the batch's merge records write, each once; null when none.</summary>
+    internal IReadOnlyList<uint>? MergeColumnFamilies => _mergeFamilies is { Count: > 0 } ? _mergeFamilies : null;
+
+    private void NoteMerge(uint columnFamily)
+    {
+        HasMerge = true;
+        if (!(_mergeFamilies ??= new List<uint>(1)).Contains(columnFamily))
+        {
+            _mergeFamilies.Add(columnFamily);
+        }
+    }
+
+    /// <summary>
+    /// True when a merge record was added (by <see cref="Merge(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>
+    /// or <see cref="Append"/>) since the batch was created or cleared (RocksDB's HAS_MERGE content
+    /// flag). A <see cref="FromRep"/> copy does not scan its records for it.
+    /// </summary>
+    internal bool HasMerge { get; private set; }
 
     /// <summary>Removes every write; the batch is empty and reusable.</summary>
     public void Clear()
@@ -171,6 +211,8 @@ public sealed class WriteBatch : IDisposable
         rep.WrittenSpanMutable.Clear();
         _otherFamilies?.Clear();
         WritesDefaultColumnFamily = false;
+        HasMerge = false;
+        _mergeFamilies?.Clear();
     }
 
     /// <summary>
@@ -207,6 +249,13 @@ public sealed class WriteBatch : IDisposable
         rep.Append(records);
         Coding.EncodeFixed32(rep.WrittenSpanMutable.Slice(8), (uint)count);
         WritesDefaultColumnFamily |= other.WritesDefaultColumnFamily;
+        if (other._mergeFamilies != null)
+        {
+            foreach (uint id in other._mergeFamilies)
+            {
+                NoteMerge(id);
+            }
+        }
         if (other._otherFamilies != null)
         {
             foreach (uint id in other._otherFamilies)

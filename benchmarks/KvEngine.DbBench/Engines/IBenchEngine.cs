@@ -35,6 +35,9 @@ internal interface IBenchEngine<TIterator, TBatch> : IDisposable
 
     void Delete(ReadOnlySpan<byte> key, bool sync);
 
+    /// <summary>Adds a merge operand (needs the engine's merge operator, from <c>-merge_operator</c>).</summary>
+    void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand, bool sync);
+
     /// <summary>A new, empty write batch, owned by the caller (dispose it).</summary>
     TBatch NewBatch();
 

@@ -32,6 +32,7 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
 
     public void Open() => _db = KvDb.Open(_f.Db, new KvOptions
     {
+        MergeOperator = MergeOperatorFor(_f.MergeOperator),
         BlockCache = _blockCache ??= new KvBlockCache(_f.CacheSize, _f.CacheNumShardBits,
             compressedSecondaryCacheSize: _f.UseCompressedSecondaryCache ? _f.CompressedSecondaryCacheSize : 0,
             compressedSecondaryCacheCompression: _f.CompressedSecondaryCacheCompressionType, compressedSecondaryCacheSplit: _f.CompressedSecondaryCacheSplit),
@@ -87,6 +88,16 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
     public readonly void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, bool sync) => _db!.Put(key, value, sync ? _syncWrite : _write);
 
     public readonly void Delete(ReadOnlySpan<byte> key, bool sync) => _db!.Delete(key, sync ? _syncWrite : _write);
+
+    public readonly void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand, bool sync) => _db!.Merge(key, operand, sync ? _syncWrite : _write);
+
+    /// <summary>The operator db_bench's -merge_operator names (null for none).</summary>
+    internal static KvMergeOperator? MergeOperatorFor(string name) => name switch
+    {
+        "uint64add" => UInt64AddOperator.Instance,
+        "stringappend" => new StringAppendOperator(), // db_bench: delimiter ','
+        _ => null,
+    };
 
     public readonly KvEngineBenchBatch NewBatch() => new(new WriteBatch());
 

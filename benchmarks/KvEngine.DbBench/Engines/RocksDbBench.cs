@@ -72,6 +72,17 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
         ThrowIfError(err);
     }
 
+    public readonly void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand, bool sync)
+    {
+        IntPtr err;
+        fixed (byte* k = key)
+        fixed (byte* v = operand)
+        {
+            Native.Instance.rocksdb_merge(_handle, (sync ? _syncWrite : _write).Handle, k, (UIntPtr)key.Length, v, (UIntPtr)operand.Length, out err);
+        }
+        ThrowIfError(err);
+    }
+
     public readonly void Delete(ReadOnlySpan<byte> key, bool sync)
     {
         IntPtr err;

@@ -23,6 +23,10 @@ internal static class RocksDbOptionsMapper
                 refused.Add($"-benchmarks={b} (a KvEngine component benchmark; it has no RocksDB counterpart in kvbench)");
             }
         }
+        if (f.MergeOperator.Length > 0)
+        {
+            refused.Add("-merge_operator (RocksDbSharp's merge operators call back into .NET per merge, which would measure the callbacks; compare with db_bench instead)");
+        }
         if (f.UseCompressedSecondaryCache)
         {
             refused.Add("-use_compressed_secondary_cache / -compressed_secondary_cache_* (RocksDbSharp's C API has no compressed secondary cache)");

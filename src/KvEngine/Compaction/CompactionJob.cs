@@ -26,8 +26,10 @@ namespace KvEngine.Compaction;
 /// the key space they overlap (whole, with the file boundaries clamped to the share), and at the
 /// bottom of the tree those every snapshot sees are dropped. An output holding only tombstones is
 /// written when no point entry survives.
+/// Merge operands are resolved first (<see cref="Merge.CompactionMergeInput"/>: full merge on reaching
+/// a base or the bottom of the tree, partial merge otherwise, never across a snapshot boundary).
 /// Compaction filter (<see cref="KvCompactionFilter"/>, RocksDB's CompactionIterator::InvokeFilterIfNeeded):
-/// a value the stripe filter keeps whose sequence number is above every live snapshot (so the newest
+/// a value (a merged one included) the stripe filter keeps whose sequence number is above every live snapshot (so the newest
 /// of its key, and invisible to snapshots) is offered to the filter. Remove turns it into a deletion
 /// with the same sequence number, which hides every older version of the key; the stripe filter has
 /// already dropped the older versions of this compaction (same stripe), and the deletion itself is
@@ -44,6 +46,7 @@ internal sealed class CompactionJob
     private readonly ulong[] _snapshots;
     private readonly CancellationToken _cancel;
     private readonly KvCompactionFilter? _userFilter;
+    private readonly KvMergeOperator? _mergeOperator;
 
     /// <param name="compaction">What to compact.</param>
     /// <param name="inputVersion">A version (kept referenced by the caller) holding the inputs.</param>
@@ -51,9 +54,11 @@ internal sealed class CompactionJob
     /// <param name="snapshotsAscending">Sequence numbers of the live snapshots, taken now.</param>
     /// <param name="cancel">Stops the job (database closing).</param>
     /// <param name="compactionFilter">The application's filter, or null.</param>
+    /// <param name="mergeOperator">Merges operands (see <see cref="Merge.CompactionMergeInput"/>), or null.</param>
     public CompactionJob(Compaction compaction, Version inputVersion, CompactionEnvironment env, ulong[] snapshotsAscending,
-        CancellationToken cancel, KvCompactionFilter? compactionFilter = null)
+        CancellationToken cancel, KvCompactionFilter? compactionFilter = null, KvMergeOperator? mergeOperator = null)
     {
+        _mergeOperator = mergeOperator;
         _userFilter = compactionFilter;
         _c = compaction;
         _version = inputVersion;
@@ -88,7 +93,8 @@ internal sealed class CompactionJob
         long droppedByFilter = 0;
         try
         {
-            using InternalIterator input = OpenInputs();
+            using InternalIterator inputs = OpenInputs();
+            using var input = new Merge.CompactionMergeInput(inputs, _mergeOperator, filter, rangeDel, probe);
             for (input.SeekToFirst(); input.Valid; input.Next())
             {
                 _cancel.ThrowIfCancellationRequested();

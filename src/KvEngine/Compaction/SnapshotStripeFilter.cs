@@ -7,7 +7,8 @@ namespace KvEngine.Compaction;
 
 /// <summary>
 /// Decides, for the entries of a compaction in internal-key order (user key ascending, newest
-/// first), which to keep (RocksDB's CompactionIterator without merge operands or filters).
+/// first), which to keep (RocksDB's CompactionIterator's visibility rules; merge runs are resolved
+/// before, by <see cref="Merge.CompactionMergeInput"/>).
 /// <para>
 /// The live snapshots s0 &lt; s1 &lt; ... cut the sequence numbers into stripes: an entry with
 /// sequence q belongs to the stripe of the first snapshot &gt;= q, or to the stripe after the last
@@ -15,7 +16,10 @@ namespace KvEngine.Compaction;
 /// entries of one user key, only the newest in each stripe can ever be read: every other one is
 /// dropped. A deletion is dropped too when every snapshot sees it (its sequence is at most the
 /// earliest snapshot) and no level below the output can hold the key, since then nothing remains
-/// for it to hide; the older entries of its stripe go with it.
+/// for it to hide; the older entries of its stripe go with it. Merge operands: a run of operands at
+/// the top of a stripe (what <see cref="Merge.CompactionMergeInput"/> leaves when it cannot merge
+/// them) is kept whole, since together they make the stripe's newest value; an entry after a
+/// non-merge entry of its stripe is shadowed as usual. Operands are never dropped as deletions.
 /// </para>
 /// Not thread-safe; one per compaction.
 /// </summary>
@@ -26,6 +30,7 @@ internal sealed class SnapshotStripeFilter : IDisposable
     private readonly ByteBuffer _userKey = new(64);
     private bool _hasKey;
     private int _lastStripe;
+    private bool _stripeAllMerges; // every kept entry of the current key's current stripe is a Merge
 
     /// <param name="snapshotsAscending">Sequence numbers of the live snapshots, ascending.</param>
     public SnapshotStripeFilter(ulong[] snapshotsAscending)
@@ -70,17 +75,20 @@ internal sealed class SnapshotStripeFilter : IDisposable
         ulong trailer = InternalKeys.Trailer(internalKey);
         ulong sequence = trailer >> 8;
         var type = (ValueType)(byte)trailer;
-        if (type is not (ValueType.Value or ValueType.Deletion or ValueType.SingleDeletion))
+        if (type is not (ValueType.Value or ValueType.Deletion or ValueType.SingleDeletion or ValueType.Merge))
         {
-            throw new KvException(type == ValueType.Merge
-                ? "A table holds merge operands; KvEngine has no merge operator and cannot compact it."
-                : $"A table holds an entry of type {(int)type}, which compaction does not support.");
+            throw new KvException($"A table holds an entry of type {(int)type}, which compaction does not support.");
         }
         int stripe = StripeOf(sequence);
         if (_hasKey && userKey.SequenceEqual(_userKey.WrittenSpan))
         {
             if (stripe == _lastStripe)
             {
+                if (type == ValueType.Merge && _stripeAllMerges)
+                {
+                    return true; // the next operand of an unmerged run
+                }
+                _stripeAllMerges = false;
                 DroppedShadowed++;
                 return false;
             }
@@ -92,7 +100,8 @@ internal sealed class SnapshotStripeFilter : IDisposable
             _hasKey = true;
         }
         _lastStripe = stripe;
-        if (type != ValueType.Value && sequence <= _earliestSnapshot && deeper != null && deeper.KeyNotExistsBeyondOutputLevel(userKey))
+        _stripeAllMerges = type == ValueType.Merge;
+        if (type is ValueType.Deletion or ValueType.SingleDeletion && sequence <= _earliestSnapshot && deeper != null && deeper.KeyNotExistsBeyondOutputLevel(userKey))
         {
             DroppedDeletions++;
             return false;

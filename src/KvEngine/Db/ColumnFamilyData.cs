@@ -197,5 +197,6 @@ internal sealed class ColumnFamilyData
         TopLevelIndexPinning = (PinningTier)(int)options.MetadataCacheOptions.TopLevelIndexPinning,
         PartitionPinning = (PinningTier)(int)options.MetadataCacheOptions.PartitionPinning,
         UnpartitionedPinning = (PinningTier)(int)options.MetadataCacheOptions.UnpartitionedPinning,
+        MergeOperatorName = options.MergeOperator?.Name,
     };
 }

@@ -240,7 +240,7 @@ internal sealed partial class DbImpl
                     return n;
                 }, cfd.BuildContext);
                 var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _scheduler.Cancellation,
-                    cfd.Options.CompactionFilter);
+                    cfd.Options.CompactionFilter, cfd.Options.MergeOperator);
                 CompactionJobResult r = job.Run();
                 _versions.LogAndApply(ForFamily(cfd, r.Edit));
                 stats.BytesReadNonOutput = r.BytesReadStartLevel;

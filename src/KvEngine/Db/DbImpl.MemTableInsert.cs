@@ -114,19 +114,26 @@ internal sealed partial class DbImpl
         private readonly ColumnFamilyData?[] _families;
         private readonly bool _concurrent;
         private readonly ulong _logNumber;
+        private readonly bool _refuseMerge;
         private MemTable? _mem;
+        private bool _mergeRefused;
         private ulong _sequence;
 
-        /// <summary>
-        /// <paramref name="logNumber"/>: the WAL being replayed at recovery (records of a family
-        /// whose log number is above it are skipped); <see cref="ulong.MaxValue"/> for live writes.
-        /// </summary>
-        public MemTableInserter(ColumnFamilyData?[] families, ulong firstSequence, bool concurrent, ulong logNumber = ulong.MaxValue)
+        /// <param name="families">The column families by id (null: dropped or unknown; their records are skipped).</param>
+        /// <param name="firstSequence">The sequence number of the batch's first record.</param>
+        /// <param name="concurrent">Insert concurrently with other writers.</param>
+        /// <param name="logNumber">
+        /// The WAL being replayed at recovery (records of a family whose log number is above it are
+        /// skipped); <see cref="ulong.MaxValue"/> for live writes.
+        /// </param>
+        /// <param name="refuseMerge">Throw on a merge record of a family without a merge operator (WAL replay).</param>
+        public MemTableInserter(ColumnFamilyData?[] families, ulong firstSequence, bool concurrent, ulong logNumber = ulong.MaxValue, bool refuseMerge = false)
         {
             _families = families;
             _sequence = firstSequence;
             _concurrent = concurrent;
             _logNumber = logNumber;
+            _refuseMerge = refuseMerge;
         }
 
         public bool SeekColumnFamily(uint columnFamily)
@@ -138,6 +145,7 @@ internal sealed partial class DbImpl
                 return false;
             }
             _mem = cfd.Mem;
+            _mergeRefused = _refuseMerge && cfd.Options.MergeOperator is null;
             return true;
         }
 
@@ -150,8 +158,14 @@ internal sealed partial class DbImpl
         public void DeleteRange(ReadOnlySpan<byte> beginKey, ReadOnlySpan<byte> endKey) =>
             _mem!.Add(_sequence++, ValueType.RangeDeletion, beginKey, endKey, _concurrent);
 
-        public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
-            throw new KvException("This log holds a merge operand; KvEngine has no merge operator.");
+        public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
+        {
+            if (_mergeRefused)
+            {
+                throw new KvException($"{KvEngine.Merge.MergeHelper.NotInitializedMessage} The log holds a merge operand; set ColumnFamilyOptions.MergeOperator.");
+            }
+            _mem!.Add(_sequence++, ValueType.Merge, key, value, _concurrent);
+        }
 
         public void SkipDroppedRecord() => _sequence++;
     }

@@ -308,7 +308,7 @@ internal sealed partial class DbImpl
             // Validate the whole batch before applying any of it: a batch is atomic.
             WriteBatchDecoder.Validate(record);
             ulong first = CheckReplayedSequences(record, path, out uint count);
-            var inserter = new MemTableInserter(families, first, concurrent: false, logNumber);
+            var inserter = new MemTableInserter(families, first, concurrent: false, logNumber, refuseMerge: true);
             WriteBatchDecoder.Iterate(record, ref inserter);
             ulong last = first + count - 1;
             if (count > 0 && last > maxSequence)

@@ -24,15 +24,21 @@ internal sealed partial class DbImpl
         {
             ulong sequence = ReadSequence(options);
             ulong covering = 0;
-            if (TryGetFromMemTables(state, key, sequence, value, ref covering, out bool found))
+            bool found;
+            if (TryGetFromMemTables(state, key, sequence, value, ref covering, out ValueType memType))
             {
                 stats?.Record(Ticker.MemtableHit);
+                found = memType == ValueType.Merge
+                    ? Merge.MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
+                    : CheckType(memType);
             }
             else
             {
                 stats?.Record(Ticker.MemtableMiss);
                 found = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
-                    CheckType(type);
+                    (type == ValueType.Merge
+                        ? Merge.MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
+                        : CheckType(type));
                 if (stats != null && level >= 0)
                 {
                     stats.Record(level == 0 ? Ticker.GetHitL0 : level == 1 ? Ticker.GetHitL1 : Ticker.GetHitL2AndUp);
@@ -187,7 +193,7 @@ internal sealed partial class DbImpl
             throw;
         }
         var merged = new MergingIterator(children);
-        var db = new DbIterator(merged, sequence, lower, upper, rangeDel);
+        var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: cfd.Options.MergeOperator);
         return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot);
     }
 
@@ -228,19 +234,20 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// True when a memtable decided the lookup (<paramref name="found"/> tells how).
+    /// True when a memtable decided the lookup: <paramref name="type"/> is Value (written to
+    /// <paramref name="value"/>), Deletion, or Merge (nothing written: the caller merges).
     /// <paramref name="covering"/> collects the newest visible range tombstone covering the key;
     /// a memtable whose tombstones cover it decides (every older source holds only older entries).
     /// </summary>
-    private static bool TryGetFromMemTables(ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out bool found)
+    private static bool TryGetFromMemTables(ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out ValueType type)
     {
-        if (TryGetFromMemTable(state.Mem, key, sequence, value, ref covering, out found))
+        if (TryGetFromMemTable(state.Mem, key, sequence, value, ref covering, out type))
         {
             return true;
         }
         foreach (MemTable imm in state.Immutable)
         {
-            if (TryGetFromMemTable(imm, key, sequence, value, ref covering, out found))
+            if (TryGetFromMemTable(imm, key, sequence, value, ref covering, out type))
             {
                 return true;
             }
@@ -248,24 +255,23 @@ internal sealed partial class DbImpl
         return false;
     }
 
-    private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out bool found)
+    private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out ValueType type)
     {
         if (mem.GetRangeTombstones() is { } tombstones)
         {
             covering = Math.Max(covering, tombstones.MaxCoveringSequence(key, sequence));
         }
-        if (!mem.TryGet(key, sequence, out ValueType type, out ReadOnlySpan<byte> v, out ulong entrySequence))
+        if (!mem.TryGet(key, sequence, out type, out ReadOnlySpan<byte> v, out ulong entrySequence))
         {
-            found = false;
+            type = ValueType.Deletion;
             return covering > 0;
         }
         if (entrySequence < covering)
         {
-            found = false;
+            type = ValueType.Deletion;
             return true;
         }
-        found = CheckType(type);
-        if (found)
+        if (type != ValueType.Merge && CheckType(type))
         {
             value.Write(v);
         }
@@ -276,7 +282,6 @@ internal sealed partial class DbImpl
     {
         ValueType.Value => true,
         ValueType.Deletion or ValueType.SingleDeletion => false,
-        ValueType.Merge => throw new KvException("The key holds merge operands; KvEngine has no merge operator."),
         _ => throw new KvCorruptionException($"Unexpected entry type {(int)type}."),
     };
 }

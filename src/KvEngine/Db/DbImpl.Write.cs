@@ -33,18 +33,29 @@ internal sealed partial class DbImpl
     /// </summary>
     private void ValidateFamilies(WriteBatch batch)
     {
-        if (batch.OtherColumnFamilies is not { } ids)
-        {
-            return;
-        }
         ColumnFamilyData?[] byId = Volatile.Read(ref _familiesById);
-        foreach (uint id in ids)
+        if (batch.OtherColumnFamilies is { } ids)
         {
-            if (id >= (uint)byId.Length || byId[id] == null)
+            foreach (uint id in ids)
             {
-                throw new ArgumentException(
-                    $"The batch writes column family {id.ToString(System.Globalization.CultureInfo.InvariantCulture)}, which this database does not have (dropped, or of another database).",
-                    nameof(batch));
+                if (id >= (uint)byId.Length || byId[id] == null)
+                {
+                    throw new ArgumentException(
+                        $"The batch writes column family {id.ToString(System.Globalization.CultureInfo.InvariantCulture)}, which this database does not have (dropped, or of another database).",
+                        nameof(batch));
+                }
+            }
+        }
+        if (batch.MergeColumnFamilies is { } merges)
+        {
+            // RocksDB: "merge_operator is not properly initialized" (refused here, before the WAL).
+            foreach (uint id in merges)
+            {
+                if (id < (uint)byId.Length && byId[id] is { } cfd && cfd.Options.MergeOperator is null)
+                {
+                    throw new InvalidOperationException(
+                        $"The batch merges into column family '{cfd.Name}', which has no ColumnFamilyOptions.MergeOperator (RocksDB: merge_operator is not properly initialized).");
+                }
             }
         }
     }

@@ -93,6 +93,7 @@ internal sealed class TableCache : IDisposable
             }
             try
             {
+                Merge.MergeOperatorCheck.ThrowIfIncompatible(reader.Properties, _options.MergeOperatorName, path);
                 FileBounds.RangeTombstoneClip(file, out byte[] lower, out byte[] upper);
                 reader.LoadRangeTombstones(lower, upper);
             }

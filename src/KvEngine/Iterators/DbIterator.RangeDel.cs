@@ -47,7 +47,7 @@ internal sealed partial class DbIterator
                     _coveredByRange = true;
                     return false;
                 }
-                throw new KvException("merge operands are not supported");
+                return true; // the caller merges (MergeForward)
             default:
                 throw new KvCorruptionException($"Unexpected value type 0x{(byte)type:x2} in an internal key.");
         }

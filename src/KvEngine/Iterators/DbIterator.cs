@@ -1,4 +1,5 @@
 using KvEngine.Format;
+using KvEngine.Merge;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
 
@@ -10,11 +11,15 @@ namespace KvEngine.Iterators;
 /// DBIter: entries newer than the read sequence are invisible, only the newest visible entry of a
 /// user key counts, and a key whose newest visible entry is a Deletion or SingleDeletion (or a Value
 /// covered by a range tombstone, see <see cref="IRangeDelAggregator"/>) is hidden. A Merge as the
-/// newest visible entry raises <see cref="KvException"/>: merge operands are not supported.
+/// newest visible entry is combined with the key's older operands and base value by the merge
+/// operator (RocksDB's MergeValuesNewToOld; see DbIterator.Merge.cs); the merged value lives in this
+/// iterator's buffers, in either direction.
 /// Optional bounds: lower (inclusive) and upper (exclusive) user keys end iteration and clamp seeks.
 /// <para>
 /// Direction state. Forward: when Valid, the internal iterator is positioned at the current entry
-/// (the newest visible Value of <see cref="Key"/>), which Key and Value read directly. Reverse: the
+/// (the newest visible Value of <see cref="Key"/>), which Key and Value read directly, except after a
+/// merge (<c>_forwardSaved</c>): the internal iterator is then past the entries the merge consumed and
+/// the key and merged value live in this iterator's buffers. Reverse: the
 /// internal iterator has moved on to the last entry before the current user key's entries (or is
 /// not Valid), so the current key and value live in this iterator's own buffers. Switching
 /// direction repositions the internal iterator on the other side of the current user key.
@@ -56,6 +61,7 @@ internal sealed partial class DbIterator : IDisposable
     private bool _valid;
     private bool _coveredByRange; // the last IsLiveValue said false because of a range tombstone
     private bool _reverse;
+    private bool _forwardSaved; // forward, but Key/Value are the saved (merged) ones
     private bool _disposed;
 
     /// <param name="internalIterator">The source; this iterator takes ownership.</param>
@@ -64,14 +70,17 @@ internal sealed partial class DbIterator : IDisposable
     /// <param name="upperBound">Exclusive upper bound user key, or null (copied).</param>
     /// <param name="rangeDelAggregator">Range tombstones at this snapshot, or null for none.</param>
     /// <param name="maxSequentialSkip">Hidden entries of one user key stepped over before reseeking (0 or more).</param>
+    /// <param name="mergeOperator">Combines merge operands; null makes a key with operands fail with <see cref="KvException"/>.</param>
     public DbIterator(
         InternalIterator internalIterator,
         ulong sequence,
         byte[]? lowerBound = null,
         byte[]? upperBound = null,
         IRangeDelAggregator? rangeDelAggregator = null,
-        int maxSequentialSkip = DefaultMaxSequentialSkip)
+        int maxSequentialSkip = DefaultMaxSequentialSkip,
+        KvMergeOperator? mergeOperator = null)
     {
+        _mergeOperator = mergeOperator;
         ArgumentNullException.ThrowIfNull(internalIterator);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
         ArgumentOutOfRangeException.ThrowIfNegative(maxSequentialSkip);
@@ -106,6 +115,7 @@ internal sealed partial class DbIterator : IDisposable
         _upper = SameOrCopy(_upper, upperBound);
         _valid = false;
         _reverse = false;
+        _forwardSaved = false;
         _coveredByRange = false;
         _savedKey.Clear();
         _savedValue.Clear();
@@ -116,6 +126,7 @@ internal sealed partial class DbIterator : IDisposable
     {
         _valid = false;
         _reverse = false;
+        _forwardSaved = false;
         _iter.Unpin();
     }
 
@@ -128,7 +139,7 @@ internal sealed partial class DbIterator : IDisposable
         get
         {
             ThrowIfNotValid();
-            return _reverse ? _savedKey.WrittenSpan : InternalKeys.UserKey(_iter.Key);
+            return _reverse || _forwardSaved ? _savedKey.WrittenSpan : InternalKeys.UserKey(_iter.Key);
         }
     }
 
@@ -138,7 +149,7 @@ internal sealed partial class DbIterator : IDisposable
         get
         {
             ThrowIfNotValid();
-            return _reverse ? _savedValue.WrittenSpan : _iter.Value;
+            return _reverse || _forwardSaved ? _savedValue.WrittenSpan : _iter.Value;
         }
     }
 
@@ -250,6 +261,12 @@ internal sealed partial class DbIterator : IDisposable
                     _iter.Seek(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
                 }
             }
+            else if (_forwardSaved)
+            {
+                // A merge consumed the key's entries: the internal iterator is already past them
+                // (any it left are hidden by skipping), and _savedKey holds the key.
+                _forwardSaved = false;
+            }
             else
             {
                 SaveKey(InternalKeys.UserKey(_iter.Key));
@@ -269,7 +286,14 @@ internal sealed partial class DbIterator : IDisposable
         ThrowIfNotValid();
         try
         {
-            if (!_reverse)
+            if (_forwardSaved)
+            {
+                // After a merge the internal iterator is past the key: go back before all of it.
+                _forwardSaved = false;
+                _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+                _reverse = true;
+            }
+            else if (!_reverse)
             {
                 // Move the internal iterator before every entry of the current key (the ones before
                 // the current entry are versions newer than the snapshot).
@@ -308,6 +332,7 @@ internal sealed partial class DbIterator : IDisposable
         _disposed = true;
         _valid = false;
         _iter.Dispose();
+        _mergeResult?.Dispose();
         _savedKey.Dispose();
         _savedValue.Dispose();
         _seekKey.Dispose();
@@ -318,6 +343,7 @@ internal sealed partial class DbIterator : IDisposable
         ObjectDisposedException.ThrowIf(_disposed, this);
         _valid = false;
         _reverse = false;
+        _forwardSaved = false;
         _savedKey.Clear();
         _savedValue.Clear();
     }
@@ -363,6 +389,12 @@ internal sealed partial class DbIterator : IDisposable
                     reseekDone = false;
                     if (IsLiveValue((ValueType)(byte)trailer, ikey))
                     {
+                        if ((ValueType)(byte)trailer == ValueType.Merge)
+                        {
+                            SaveKey(userKey);
+                            MergeForward();
+                            _forwardSaved = true;
+                        }
                         _valid = true;
                         return;
                     }
@@ -444,6 +476,10 @@ internal sealed partial class DbIterator : IDisposable
         bool anyVisible = false;
         ulong newestTrailer = 0;
         int count = 0;
+        bool baseIsValue = false; // the newest non-merge visible entry so far is a Value (in _savedValue)
+        ulong baseSequence = 0;
+        MergeContext? operands = _operands; // the visible operands newer than it, oldest first
+        operands?.Clear();
         do
         {
             ReadOnlySpan<byte> ikey = _iter.Key;
@@ -460,10 +496,25 @@ internal sealed partial class DbIterator : IDisposable
             {
                 anyVisible = true;
                 newestTrailer = trailer;
-                if ((ValueType)(byte)trailer == ValueType.Value)
+                var type = (ValueType)(byte)trailer;
+                if (type == ValueType.Value)
                 {
                     _savedValue.Clear();
                     _savedValue.Append(_iter.Value);
+                    baseIsValue = true;
+                    baseSequence = trailer >> 8;
+                    operands?.Clear();
+                }
+                else if (type == ValueType.Merge)
+                {
+                    operands ??= _operands = new MergeContext();
+                    PushOperandSequence(operands.Count, trailer >> 8);
+                    operands.PushNewer(_iter.Value);
+                }
+                else
+                {
+                    baseIsValue = false;
+                    operands?.Clear();
                 }
             }
             count++;
@@ -476,7 +527,15 @@ internal sealed partial class DbIterator : IDisposable
             return false;
         }
         var newestType = (ValueType)(byte)newestTrailer;
-        return IsLiveValue(newestType, ScratchKey(_savedKey.WrittenSpan, newestTrailer >> 8, newestType));
+        if (!IsLiveValue(newestType, ScratchKey(_savedKey.WrittenSpan, newestTrailer >> 8, newestType)))
+        {
+            return false;
+        }
+        if (newestType == ValueType.Merge)
+        {
+            MergeBackward(operands!, baseIsValue, baseSequence);
+        }
+        return true;
     }
 
     private bool FindValueForCurrentKeyUsingSeek()
@@ -490,8 +549,15 @@ internal sealed partial class DbIterator : IDisposable
             if (UserKeyOf(ikey).SequenceEqual(_savedKey.WrittenSpan) && IsLiveValue(InternalKeys.Type(ikey), ikey))
             {
                 live = true;
-                _savedValue.Clear();
-                _savedValue.Append(_iter.Value);
+                if (InternalKeys.Type(ikey) == ValueType.Merge)
+                {
+                    MergeForward();
+                }
+                else
+                {
+                    _savedValue.Clear();
+                    _savedValue.Append(_iter.Value);
+                }
             }
         }
         _iter.SeekForPrev(ScratchKey(_savedKey.WrittenSpan, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));

@@ -219,34 +219,12 @@ internal sealed unsafe class MemTable : IDisposable
     /// <see cref="TryGet(ReadOnlySpan{byte}, ulong, out ValueType, out ReadOnlySpan{byte})"/>, also
     /// giving the entry's sequence number (to compare with covering range tombstones).
     /// </summary>
-    [SkipLocalsInit]
     public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, out ValueType type, out ReadOnlySpan<byte> value, out ulong entrySequence)
     {
-        ThrowIfFreed();
-        if (sequence > InternalKeys.MaxSequenceNumber)
+        SkipList.Iterator it = SeekVersions(userKey, sequence);
+        if (it.Valid)
         {
-            ThrowSequenceOutOfRange(sequence);
-        }
-        if (userKey.Length > Array.MaxLength - InternalKeys.TrailerSize)
-        {
-            ThrowTooLarge(userKey.Length, 0);
-        }
-
-        int keyLength = userKey.Length + InternalKeys.TrailerSize;
-        byte[]? rented = null;
-        Span<byte> lookup = keyLength <= StackLookupKeyLimit
-            ? stackalloc byte[StackLookupKeyLimit]
-            : (rented = ArrayPool<byte>.Shared.Rent(keyLength));
-        InternalKeys.Encode(lookup, userKey, sequence, ValueType.ValueTypeForSeek);
-        byte* entry = _table.FindGreaterOrEqual(lookup[..keyLength]);
-        if (rented != null)
-        {
-            ArrayPool<byte>.Shared.Return(rented);
-        }
-
-        if (entry != null)
-        {
-            MemTableEntry.Decode(entry, out ReadOnlySpan<byte> internalKey, out ReadOnlySpan<byte> entryValue);
+            MemTableEntry.Decode(it.Entry, out ReadOnlySpan<byte> internalKey, out ReadOnlySpan<byte> entryValue);
             if (InternalKeys.UserKey(internalKey).SequenceEqual(userKey))
             {
                 type = InternalKeys.Type(internalKey);
@@ -259,6 +237,39 @@ internal sealed unsafe class MemTable : IDisposable
         value = default;
         entrySequence = 0;
         return false;
+    }
+
+    /// <summary>
+    /// A cursor at the newest point entry of <paramref name="userKey"/> with sequence &lt;=
+    /// <paramref name="sequence"/> (or at the next key's first entry, or not Valid): the caller walks
+    /// the key's older entries with Next while the user key matches (merge operand lookups).
+    /// Allocation-free; valid while a reference is held.
+    /// </summary>
+    [SkipLocalsInit]
+    internal SkipList.Iterator SeekVersions(ReadOnlySpan<byte> userKey, ulong sequence)
+    {
+        ThrowIfFreed();
+        if (sequence > InternalKeys.MaxSequenceNumber)
+        {
+            ThrowSequenceOutOfRange(sequence);
+        }
+        if (userKey.Length > Array.MaxLength - InternalKeys.TrailerSize)
+        {
+            ThrowTooLarge(userKey.Length, 0);
+        }
+        int keyLength = userKey.Length + InternalKeys.TrailerSize;
+        byte[]? rented = null;
+        Span<byte> lookup = keyLength <= StackLookupKeyLimit
+            ? stackalloc byte[StackLookupKeyLimit]
+            : (rented = ArrayPool<byte>.Shared.Rent(keyLength));
+        InternalKeys.Encode(lookup, userKey, sequence, ValueType.ValueTypeForSeek);
+        var it = new SkipList.Iterator(_table);
+        it.Seek(lookup[..keyLength]);
+        if (rented != null)
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
+        return it;
     }
 
     /// <summary>An iterator over the point entries; it holds a reference until disposed.</summary>

@@ -26,7 +26,7 @@ internal sealed class OptionsFileContents
     /// <summary>
     /// The database's options including the default family's settings (what
     /// <see cref="KvOptions.LoadLatest(string)"/> returns). Throws <see cref="KvException"/> when any family
-    /// needs a merge operator, which KvEngine cannot provide.
+    /// needs a merge operator KvEngine cannot build (one that is not built in).
     /// </summary>
     public KvOptions ToKvOptions()
     {
@@ -45,7 +45,7 @@ internal sealed class OptionsFileContents
         if (family.MergeOperator != null)
         {
             throw new KvException(
-                $"Column family '{family.Name}' uses merge operator '{family.MergeOperator}', which KvEngine does not provide.");
+                $"Column family '{family.Name}' uses merge operator '{family.MergeOperator}', which is not built into KvEngine: open with ColumnFamilyOptions.MergeOperator set to an operator of that name.");
         }
     }
 }

@@ -145,7 +145,9 @@ internal static class OptionsFileParser
                     case OptionsFileWriter.CfOptionsSection:
                         if (name == "merge_operator")
                         {
-                            mergeOperator = value == "nullptr" ? null : value;
+                            // A built-in operator is rebuilt; another one is kept by name and refused by the caller.
+                            family!.MergeOperator = MergeOperatorOption.TryCreate(value, out bool known);
+                            mergeOperator = known ? null : value;
                         }
                         else
                         {

@@ -140,6 +140,7 @@ internal static class OptionsFileWriter
             ["compression"] = OptionValues.FormatEnum(o.Compression, OptionValues.CompressionNames),
             ["bottommost_compression"] = o.BottommostCompression is { } bottom ? OptionValues.FormatEnum(bottom, OptionValues.CompressionNames) : OptionValues.DisableCompressionOption,
             ["write_buffer_size"] = OptionValues.Format(o.WriteBufferSize),
+            ["merge_operator"] = MergeOperatorOption.Format(o.MergeOperator),
             // RocksDB persists arena_block_size sanitized from write_buffer_size (min(1 MiB, size / 8),
             // 4 KiB aligned); a larger arena block than the write buffer trips its memtable asserts.
             ["arena_block_size"] = OptionValues.Format(ArenaBlockSize(o.WriteBufferSize)),

@@ -322,7 +322,7 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
         p.DbHostId = _context.DbHostId;
         p.FilterPolicyName = _options.FilterPolicy?.Name ?? "";
         p.ComparatorName = InternalKeyComparer.BytewiseComparatorName;
-        p.MergeOperatorName = "nullptr";
+        p.MergeOperatorName = _options.MergeOperatorName ?? "nullptr";
         p.PrefixExtractorName = "nullptr";
         p.PropertyCollectorsNames = "[]";
         p.CompressionName = CompressionTypeNames.ToRocksDbName(_options.Compression);

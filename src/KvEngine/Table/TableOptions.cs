@@ -118,6 +118,13 @@ internal sealed record TableOptions
     /// <summary>Where readers count filter results and block reads; null counts nothing.</summary>
     public KvStatistics? Statistics { get; init; }
 
+    /// <summary>
+    /// The configured merge operator's name, or null for none: written as the
+    /// <c>rocksdb.merge.operator</c> property ("nullptr" when null), and checked against the
+    /// property of tables holding merge operands when they are opened (see <see cref="Db.TableCache"/>).
+    /// </summary>
+    public string? MergeOperatorName { get; init; }
+
     /// <summary>Throws <see cref="ArgumentException"/> for values the builder cannot honour.</summary>
     /// <summary>
     /// The table-format settings of a column family (no cache or pinning settings): block and

@@ -120,8 +120,9 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     /// <summary>
     /// Finds the newest entry for <paramref name="userKey"/> with sequence &lt;= <paramref name="sequence"/>.
-    /// Returns false when there is none. For Value and Merge entries the value is appended to
-    /// <paramref name="valueOut"/>; Deletion and SingleDeletion append nothing.
+    /// Returns false when there is none. For a Value entry the value is appended to
+    /// <paramref name="valueOut"/>; Merge (the caller collects the operands), Deletion and
+    /// SingleDeletion append nothing.
     /// </summary>
     public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache = true) =>
         TryGet(userKey, sequence, valueOut, out type, verifyChecksums, fillCache, coveringSequence: 0);
@@ -210,9 +211,9 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     switch (type)
                     {
                         case ValueType.Value:
-                        case ValueType.Merge:
                             valueOut.Write(data.Value);
                             return true;
+                        case ValueType.Merge: // the caller collects the operands (Merge.MergeLookup)
                         case ValueType.Deletion:
                         case ValueType.SingleDeletion:
                             return true;

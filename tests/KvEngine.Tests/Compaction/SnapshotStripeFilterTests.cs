@@ -59,10 +59,20 @@ public sealed class SnapshotStripeFilterTests
     }
 
     [Fact]
-    public void RejectsMergeOperands()
+    public void KeepsARunOfOperandsAtTheTopOfAStripeAndNeverDropsThemAsDeletions()
     {
-        using var f = new SnapshotStripeFilter(Array.Empty<ulong>());
-        Assert.Throws<KvException>(() => f.ShouldKeep(Ik("k", 1, ValueType.Merge), null));
+        // What CompactionMergeInput leaves when the operator declines a partial merge: the run stays
+        // whole; an entry after a non-merge entry of the stripe is shadowed as usual.
+        using var f = new SnapshotStripeFilter([3]);
+        var probe = new DeeperLevelsProbe(MakeVersion(), 1); // nothing below
+        Assert.True(f.ShouldKeep(Ik("k", 9, ValueType.Merge), probe));
+        Assert.True(f.ShouldKeep(Ik("k", 8, ValueType.Merge), probe));
+        Assert.False(f.ShouldKeep(Ik("k", 7, ValueType.Value), probe));
+        Assert.False(f.ShouldKeep(Ik("k", 6, ValueType.Merge), probe));
+        Assert.True(f.ShouldKeep(Ik("k", 2, ValueType.Merge), probe)); // the snapshot's stripe: an operand at the bottom stays
+        Assert.True(f.ShouldKeep(Ik("m", 9, ValueType.Value), probe));
+        Assert.False(f.ShouldKeep(Ik("m", 8, ValueType.Merge), probe));
+        Assert.False(f.ShouldKeep(Ik("n", 2, ValueType.Deletion), probe)); // a deletion every snapshot sees, nothing below: dropped
     }
 
     [Fact]

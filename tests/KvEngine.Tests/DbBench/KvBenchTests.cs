@@ -84,6 +84,7 @@ public sealed partial class KvBenchTests : IDisposable
     [InlineData("-use_compressed_secondary_cache=1", "compressed secondary cache")]
     [InlineData("-level_compaction_dynamic_file_size=false", "level_compaction_dynamic_file_size")]
     [InlineData("-benchmarks=cachebench", "cachebench")]
+    [InlineData("-merge_operator=uint64add", "-merge_operator")]
     public void RocksDbEngineRefusesFlagsItCannotMap(string flag, string expected)
     {
         string db = Path.Combine(_dir.FullName, "db");
@@ -150,6 +151,9 @@ public sealed partial class KvBenchTests : IDisposable
     [InlineData("-compression_type=bzip2", "compression")]
     [InlineData("-benchmarks=nosuchbench", "nosuchbench")]
     [InlineData("-engine=leveldb", "expected kvengine or rocksdb")]
+    [InlineData("-merge_operator=put", "no 'put' merge operator")]
+    [InlineData("-merge_operator=sum", "unknown merge operator")]
+    [InlineData("-benchmarks=mergerandom", "mergerandom needs -merge_operator")]
     public void BadFlagsAreErrorsWithAMessage(string flag, string expected)
     {
         (int code, _, string stderr) = Run($"-db={Path.Combine(_dir.FullName, "db")}", "-num=10", flag);
@@ -190,6 +194,39 @@ public sealed partial class KvBenchTests : IDisposable
             live.Add(keys.ToString());
         }
         Assert.Equal(live[0], live[1]);
+    }
+
+    [Fact]
+    public void MergeBenchmarksBehaveAsDbBench()
+    {
+        // mergerandom merges -num operands; readrandommergerandom merges -mergereadpercent percent
+        // of its operations and reads the rest; every operand is in the database as uint64add counters.
+        string db = Path.Combine(_dir.FullName, "merge");
+        (int code, string stdout, string stderr) = Run($"-db={db}", "-benchmarks=mergerandom,readrandommergerandom",
+            "-merge_operator=uint64add", "-value_size=8", "-num=3000", "-seed=3", "-mergereadpercent=60", "-merge_keys=500",
+            "-write_buffer_size=16384");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"mergerandom\s*:\s*[\d.]+ micros/op \d+ ops/sec .*\( updates:3000\)", stdout);
+        Match m = Regex.Match(stdout, @"readrandommergerandom\s*:.*\(reads:(\d+) merges:(\d+) total:3000 hits:(\d+) maxlength:(\d+)\)");
+        Assert.True(m.Success, stdout);
+        long reads = long.Parse(m.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture);
+        long merges = long.Parse(m.Groups[2].Value, System.Globalization.CultureInfo.InvariantCulture);
+        Assert.Equal(3000, reads + merges);
+        Assert.InRange(merges, 1600, 2000); // 60% of 3000, give or take the draw
+        Assert.Equal(reads, long.Parse(m.Groups[3].Value, System.Globalization.CultureInfo.InvariantCulture)); // 500 keys, all merged by then
+        Assert.Equal("8", m.Groups[4].Value);
+        using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false, MergeOperator = UInt64AddOperator.Instance });
+        Assert.Equal((ulong)(3000 + merges), kv.LatestSequenceNumber);
+        int keys = 0;
+        using (KvIterator it = kv.NewIterator())
+        {
+            for (it.SeekToFirst(); it.Valid; it.Next())
+            {
+                Assert.Equal(8, it.Value.Length);
+                keys++;
+            }
+        }
+        Assert.Equal(500, keys);
     }
 
     [Fact]

@@ -5,7 +5,8 @@ namespace KvEngine.Tests.Interop;
 /// <summary>
 /// RocksDB 7.8 features KvEngine does not implement yet. Opening or reading such a database must
 /// raise a <see cref="KvException"/> that names the feature — never a crash, never a wrong answer
-/// (for example merge operands read as plain values). Range deletions are supported: see RangeDel/RangeDelInteropTests.
+/// (for example blob references read as plain values). Range deletions and merge operands are supported: see
+/// RangeDel/RangeDelInteropTests and <see cref="MergeInteropTests"/>.
 /// </summary>
 public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
 {
@@ -14,7 +15,6 @@ public sealed class UnsupportedRocksDbFeaturesTests : IDisposable
     public void Dispose() => _dir.Delete(recursive: true);
 
     [Theory]
-    [InlineData("merge", "merge", new[] { "-compression_type=lz4", "-merge_operator=put", "-benchmarks=fillrandom,mergerandom" })]
     [InlineData("blob", "blob", new[] { "-compression_type=lz4", "-enable_blob_files=true", "-min_blob_size=50" })]
     [InlineData("wal-zstd", "wal_compression", new[] { "-compression_type=lz4", "-wal_compression=zstd" })]
     [InlineData("num-levels-10", "num_levels", new[] { "-compression_type=lz4", "-num_levels=10", "-level_compaction_dynamic_level_bytes=true",

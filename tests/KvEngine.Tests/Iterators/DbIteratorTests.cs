@@ -99,7 +99,7 @@ public class DbIteratorTests
     }
 
     [Fact]
-    public void MergeAsNewestVisibleEntryIsRejected()
+    public void MergeWithoutAnOperatorIsRejected()
     {
         List<(byte[] Key, byte[] Value)> entries =
         [
@@ -110,7 +110,7 @@ public class DbIteratorTests
         using (var it = new DbIterator(new VectorIterator(entries), 10))
         {
             it.SeekToFirst();
-            Assert.Equal("merge operands are not supported", Assert.Throws<KvException>(() => it.Next()).Message);
+            Assert.StartsWith("merge_operator is not properly initialized", Assert.Throws<KvException>(() => it.Next()).Message, StringComparison.Ordinal);
             Assert.False(it.Valid);
             it.SeekToLast();
             Assert.Throws<KvException>(() => it.Prev());
@@ -129,6 +129,59 @@ public class DbIteratorTests
         {
             Assert.Equal(["a=a1", "z=z1"], ScanForward(it));
             Assert.Equal(["a=a1", "z=z1"], ScanBackward(it));
+        }
+    }
+
+    [Fact]
+    public void MergesOperandsOverTheirBaseInBothDirections()
+    {
+        List<(byte[] Key, byte[] Value)> entries =
+        [
+            E("a", 1, ValueType.Value, "a1"),
+            E("m", 9, ValueType.Merge, "+3"), E("m", 8, ValueType.Merge, "+1"), E("m", 4, ValueType.Value, "m4"), E("m", 3, ValueType.Merge, "+2"),
+            E("n", 6, ValueType.Merge, "n6"), E("n", 5, ValueType.Deletion, ""), E("n", 2, ValueType.Value, "n2"),
+            E("o", 7, ValueType.Merge, "o7"),
+            E("z", 1, ValueType.Value, "z1"),
+        ];
+        var op = new StringAppendOperator();
+        using (var it = new DbIterator(new VectorIterator(entries), 10, mergeOperator: op))
+        {
+            string[] all = ["a=a1", "m=m4,+1,+3", "n=n6", "o=o7", "z=z1"];
+            Assert.Equal(all, ScanForward(it));
+            Assert.Equal(all, ScanBackward(it));
+            it.Seek("m"u8);
+            it.Next();
+            it.Prev(); // forward to reverse across a merged key
+            Assert.Equal("m=m4,+1,+3", IterTestData.Text(it.Key) + "=" + IterTestData.Text(it.Value));
+            it.SeekForPrev("n"u8);
+            it.Next(); // reverse to forward
+            Assert.Equal("o=o7", IterTestData.Text(it.Key) + "=" + IterTestData.Text(it.Value));
+            it.Seek("m"u8);
+            it.Prev(); // reverse from a forward merged position
+            Assert.Equal("a=a1", IterTestData.Text(it.Key) + "=" + IterTestData.Text(it.Value));
+        }
+        using (var it = new DbIterator(new VectorIterator(entries), 8, mergeOperator: op))
+        {
+            Assert.Equal(["a=a1", "m=m4,+1", "n=n6", "o=o7", "z=z1"], ScanForward(it));
+            Assert.Equal(["a=a1", "m=m4,+1", "n=n6", "o=o7", "z=z1"], ScanBackward(it));
+        }
+        // A tombstone at 5 over [m, o): m's base (4) is deleted, so its operands merge without it.
+        var agg = new TestRangeDelAggregator([(IterTestData.Bytes("m"), IterTestData.Bytes("o"), 5UL)], 10);
+        using (var it = new DbIterator(new VectorIterator(entries), 10, rangeDelAggregator: agg, mergeOperator: op))
+        {
+            Assert.Equal(["a=a1", "m=+1,+3", "n=n6", "o=o7", "z=z1"], ScanForward(it));
+            Assert.Equal(["a=a1", "m=+1,+3", "n=n6", "o=o7", "z=z1"], ScanBackward(it));
+        }
+        // Operands only, the older ones under the tombstone: they are cut off in both directions.
+        List<(byte[] Key, byte[] Value)> operandsOnly =
+        [
+            E("p", 9, ValueType.Merge, "p9"), E("p", 7, ValueType.Merge, "p7"), E("p", 4, ValueType.Merge, "p4"), E("p", 2, ValueType.Merge, "p2"),
+        ];
+        var cut = new TestRangeDelAggregator([(IterTestData.Bytes("p"), IterTestData.Bytes("q"), 5UL)], 10);
+        using (var it = new DbIterator(new VectorIterator(operandsOnly), 10, rangeDelAggregator: cut, mergeOperator: op))
+        {
+            Assert.Equal(["p=p7,p9"], ScanForward(it));
+            Assert.Equal(["p=p7,p9"], ScanBackward(it));
         }
     }
 

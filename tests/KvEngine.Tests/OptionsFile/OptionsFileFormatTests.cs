@@ -76,6 +76,7 @@ public class OptionsFileFormatTests
         CompactionPri = CompactionPri.RoundRobin,
         FifoMaxTableFilesSize = 5L << 30,
         FifoAllowCompaction = true,
+        MergeOperator = new StringAppendOperator((byte)':'),
     };
 
     /// <summary>Asserts every persisted public option of <paramref name="actual"/> equals <paramref name="expected"/>'s.</summary>
@@ -90,6 +91,16 @@ public class OptionsFileFormatTests
             }
             object? e = p.GetValue(expected);
             object? a = p.GetValue(actual);
+            if (e is KvMergeOperator eo)
+            {
+                KvMergeOperator ao = Assert.IsAssignableFrom<KvMergeOperator>(a);
+                Assert.Equal(eo.Name, ao.Name);
+                if (eo is StringAppendOperator es)
+                {
+                    Assert.Equal(es.Delimiter.ToArray(), ((StringAppendOperator)ao).Delimiter.ToArray());
+                }
+                continue;
+            }
             if (e is KvMetadataCacheOptions em && a is KvMetadataCacheOptions am)
             {
                 Assert.Equal((em.TopLevelIndexPinning, em.PartitionPinning, em.UnpartitionedPinning), (am.TopLevelIndexPinning, am.PartitionPinning, am.UnpartitionedPinning));
@@ -242,16 +253,26 @@ public class OptionsFileFormatTests
     }
 
     [Fact]
-    public void MergeOperatorKvEngineLacksIsRefusedByLoadButKeptByTheFamilyList()
+    public void BuiltInMergeOperatorsAreRebuiltFromTheirOptionString()
     {
         // ldb opens the default family with StringAppendOperator(':'); cf1 was created without one.
         OptionsFileContents parsed = ParseFixture("ldb-2-families-stringappend.ini");
         Assert.Equal(["default", "cf1"], parsed.Families.Select(f => f.Name));
-        Assert.Equal("{id=StringAppendOperator;delimiter=:;}", parsed.Families[0].MergeOperator);
-        Assert.Null(parsed.Families[1].MergeOperator);
+        var append = Assert.IsType<StringAppendOperator>(parsed.Families[0].Options.MergeOperator);
+        Assert.Equal(":"u8.ToArray(), append.Delimiter.ToArray());
+        Assert.Null(parsed.Families[1].Options.MergeOperator);
+        Assert.IsType<StringAppendOperator>(parsed.ToKvOptions().MergeOperator);
+        Assert.IsType<UInt64AddOperator>(OptionsFileParser.Parse(Cf("  merge_operator=UInt64AddOperator\n"), "t").Families[0].Options.MergeOperator);
+    }
+
+    [Fact]
+    public void AMergeOperatorKvEngineLacksIsRefusedByLoadButKeptByTheFamilyList()
+    {
+        OptionsFileContents parsed = OptionsFileParser.Parse(Cf("  merge_operator={id=MyOperator;x=1;}\n"), "t");
+        Assert.Equal("{id=MyOperator;x=1;}", parsed.Families[0].MergeOperator);
         KvException e = Assert.Throws<KvException>(() => parsed.ToKvOptions());
         Assert.IsNotType<KvCorruptionException>(e);
-        Assert.Contains("StringAppendOperator", e.Message, StringComparison.Ordinal);
+        Assert.Contains("MyOperator", e.Message, StringComparison.Ordinal);
     }
 
     private const string Minimal = "[Version]\n  rocksdb_version=7.8.3\n  options_file_version=1.1\n[DBOptions]\n  max_open_files=10\n[CFOptions \"default\"]\n  write_buffer_size=1048576\n[TableOptions/BlockBasedTable \"default\"]\n  block_size=8192\n";
