@@ -1,3 +1,4 @@
+
 namespace KvEngine;
 
 /// <summary>

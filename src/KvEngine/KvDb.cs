@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using KvEngine.Db;
 using KvEngine.Iterators;
+using KvEngine.Versions;
 
 namespace KvEngine;
 

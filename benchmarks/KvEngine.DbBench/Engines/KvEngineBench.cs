@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text;
+using KvEngine.Versions;
 
 namespace KvEngine.DbBench.Engines;
 
@@ -117,11 +118,11 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
     public readonly string SsTables()
     {
         var sb = new StringBuilder();
-        Db.Version v = _db!.Impl.Versions.Current;
-        for (int level = 0; level < Db.Version.NumLevels; level++)
+        Versions.Version v = _db!.Impl.Versions.Current;
+        for (int level = 0; level < Versions.Version.NumLevels; level++)
         {
             sb.Append("--- level ").Append(level).Append(" ---\n");
-            foreach (Manifest.FileMetaData f in v.Files(level))
+            foreach (Versions.FileMetaData f in v.Files(level))
             {
                 sb.Append(' ').Append(f.Number).Append(':').Append(f.FileSize).Append('\n');
             }

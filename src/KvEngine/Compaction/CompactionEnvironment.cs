@@ -1,6 +1,7 @@
 using KvEngine.Db;
 using KvEngine.Storage;
 using KvEngine.Table;
+using KvEngine.Versions;
 
 namespace KvEngine.Compaction;
 

@@ -2,12 +2,12 @@ using System.Buffers;
 using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.RangeDel;
 using KvEngine.Util;
 
 using ValueType = KvEngine.Format.ValueType;
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Compaction;
 

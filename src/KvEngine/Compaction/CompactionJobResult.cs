@@ -1,4 +1,4 @@
-using KvEngine.Manifest;
+using KvEngine.Versions;
 
 namespace KvEngine.Compaction;
 

@@ -1,3 +1,5 @@
+using KvEngine.Versions;
+
 namespace KvEngine.Compaction;
 
 /// <summary>
@@ -6,7 +8,7 @@ namespace KvEngine.Compaction;
 /// </summary>
 internal sealed record CompactionOptions
 {
-    public int NumLevels { get; init; } = Db.Version.NumLevels;
+    public int NumLevels { get; init; } = Versions.Version.NumLevels;
 
     public int Level0FileNumCompactionTrigger { get; init; } = 4;
 

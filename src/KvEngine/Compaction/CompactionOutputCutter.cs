@@ -1,5 +1,5 @@
 using KvEngine.Format;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 
 namespace KvEngine.Compaction;
 

@@ -1,6 +1,6 @@
-using KvEngine.Manifest;
+using KvEngine.Versions;
 
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Compaction;
 

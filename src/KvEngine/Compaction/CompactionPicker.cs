@@ -1,8 +1,8 @@
 using KvEngine.Db;
 using KvEngine.Format;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Compaction;
 

@@ -2,7 +2,8 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
+using KvEngine.Versions;
 
 namespace KvEngine.Compaction;
 

@@ -1,6 +1,7 @@
 using KvEngine.Db;
 
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
+using KvEngine.Versions;
 
 namespace KvEngine.Compaction;
 

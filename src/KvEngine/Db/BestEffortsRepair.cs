@@ -1,7 +1,7 @@
 using System.Globalization;
 using KvEngine.Format;
 using KvEngine.Iterators;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.RangeDel;
 using KvEngine.Storage;
 using KvEngine.Table;

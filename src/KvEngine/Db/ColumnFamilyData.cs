@@ -3,6 +3,8 @@ using KvEngine.Filters;
 using KvEngine.Memtable;
 using KvEngine.Storage;
 using KvEngine.Table;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Db;
 

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using KvEngine.Compaction;
-using KvEngine.Manifest;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Db;
 

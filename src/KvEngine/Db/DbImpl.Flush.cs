@@ -1,7 +1,7 @@
 using KvEngine.Compaction;
 using KvEngine.Format;
 using KvEngine.Iterators;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Memtable;
 using KvEngine.RangeDel;
 using KvEngine.Storage;

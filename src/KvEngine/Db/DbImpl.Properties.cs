@@ -1,5 +1,7 @@
 using System.Globalization;
 using System.Text;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Db;
 
@@ -102,7 +104,7 @@ internal sealed partial class DbImpl
             scores = cfd.Picker.ComputeScores(v, Compaction.LevelTargets.Compute(v, cfd.CompactionOptions));
             for (int level = 0; level < Version.NumLevels; level++)
             {
-                foreach (Manifest.FileMetaData f in v.Files(level))
+                foreach (Versions.FileMetaData f in v.Files(level))
                 {
                     if (cfd.Picker.IsBeingCompacted(f.Number))
                     {

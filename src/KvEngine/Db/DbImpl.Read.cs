@@ -4,6 +4,8 @@ using KvEngine.Iterators;
 using KvEngine.Memtable;
 
 using ValueType = KvEngine.Format.ValueType;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Db;
 
@@ -172,7 +174,7 @@ internal sealed partial class DbImpl
             {
                 children[n++] = imm.NewIterator();
             }
-            foreach (Manifest.FileMetaData f in v.Files(0))
+            foreach (Versions.FileMetaData f in v.Files(0))
             {
                 children[n++] = cfd.Tables.Get(f, 0).NewIterator(verifyChecksums, fillCache);
             }

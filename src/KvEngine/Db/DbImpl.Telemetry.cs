@@ -1,3 +1,6 @@
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
+
 namespace KvEngine.Db;
 
 /// <summary>

@@ -3,6 +3,7 @@ using KvEngine.Diagnostics;
 using KvEngine.Storage;
 using KvEngine.Table;
 using KvEngine.Wal;
+using KvEngine.Versions;
 
 namespace KvEngine.Db;
 

@@ -1,4 +1,6 @@
 using KvEngine.Memtable;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Db;
 

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
-using KvEngine.Manifest;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 using KvEngine.Storage;
 
 namespace KvEngine.Db;

@@ -1,3 +1,5 @@
+using KvEngine.Versions;
+
 namespace KvEngine.Db;
 
 /// <summary>

@@ -1,6 +1,7 @@
 using System.Diagnostics.Metrics;
 using System.Runtime.CompilerServices;
 using KvEngine.Compaction;
+using KvEngine.Versions;
 
 namespace KvEngine.Diagnostics;
 
@@ -166,7 +167,7 @@ internal sealed class KvEngineInstruments
 
     private static object[] BoxLevels()
     {
-        var levels = new object[Db.Version.NumLevels];
+        var levels = new object[Versions.Version.NumLevels];
         for (int i = 0; i < levels.Length; i++)
         {
             levels[i] = i;

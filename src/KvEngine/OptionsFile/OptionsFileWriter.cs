@@ -1,4 +1,6 @@
 using System.Text;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.OptionsFile;
 

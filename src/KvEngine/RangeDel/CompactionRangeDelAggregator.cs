@@ -1,6 +1,6 @@
 using KvEngine.Db;
 using KvEngine.Format;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 
 namespace KvEngine.RangeDel;
 

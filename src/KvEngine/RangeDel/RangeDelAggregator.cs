@@ -1,7 +1,7 @@
 using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 
 namespace KvEngine.RangeDel;
 
@@ -52,12 +52,12 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
         {
             AddList(sources, imm.GetRangeTombstones(), child++);
         }
-        Db.Version v = state.Version;
+        Versions.Version v = state.Version;
         foreach (FileMetaData f in v.Files(0))
         {
             AddList(sources, tables.Get(f, 0).RangeTombstones, child++);
         }
-        for (int level = 1; level < Db.Version.NumLevels; level++)
+        for (int level = 1; level < Versions.Version.NumLevels; level++)
         {
             if (v.NumFiles(level) > 0)
             {
@@ -134,7 +134,7 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
         {
             return source.List;
         }
-        int i = Db.Version.FindFile(files, userKey);
+        int i = Versions.Version.FindFile(files, userKey);
         if (i < files.Length && !FileBounds.Contains(files[i], userKey))
         {
             i++; // the first candidate ended at the key exclusively (a sentinel): try the next file

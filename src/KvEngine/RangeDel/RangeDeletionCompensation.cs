@@ -1,18 +1,19 @@
 using KvEngine.Db;
+using KvEngine.Versions;
 
 namespace KvEngine.RangeDel;
 
 /// <summary>
 /// A new file's compensated range-deletion size (RocksDB 8.0's compensated_range_deletion_size,
 /// PR 10734): the bytes its tombstones may delete in the levels below its own, estimated with
-/// <see cref="Db.Version.ApproximateBytesBelow"/> over each fragment it holds, clipped to the file's
+/// <see cref="Versions.Version.ApproximateBytesBelow"/> over each fragment it holds, clipped to the file's
 /// share of the key space. Compaction picking adds it to the file's size, so files whose tombstones
 /// cover much older data are compacted down (and the data dropped) sooner. Stateless; the caller
 /// keeps the version referenced.
 /// </summary>
 internal static class RangeDeletionCompensation
 {
-    public static ulong Estimate(Db.Version version, TableCache tables, int level, FragmentedRangeTombstoneList list,
+    public static ulong Estimate(Versions.Version version, TableCache tables, int level, FragmentedRangeTombstoneList list,
         int first, int last, byte[]? lower, byte[]? upper)
     {
         ulong total = 0;

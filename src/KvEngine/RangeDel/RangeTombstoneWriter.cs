@@ -3,6 +3,7 @@ using KvEngine.Format;
 using KvEngine.Table;
 
 using ValueType = KvEngine.Format.ValueType;
+using KvEngine.Versions;
 
 namespace KvEngine.RangeDel;
 

@@ -121,7 +121,7 @@ internal sealed record TableOptions
     /// <summary>
     /// The configured merge operator's name, or null for none: written as the
     /// <c>rocksdb.merge.operator</c> property ("nullptr" when null), and checked against the
-    /// property of tables holding merge operands when they are opened (see <see cref="Db.TableCache"/>).
+    /// property of tables holding merge operands when they are opened (see the table cache, Versions/TableCache.cs).
     /// </summary>
     public string? MergeOperatorName { get; init; }
 

@@ -2,6 +2,7 @@ using KvEngine.Db;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
 using KvEngine.Wal;
+using KvEngine.Versions;
 
 namespace KvEngine.Fuzz.Targets;
 
@@ -55,6 +56,6 @@ internal static class WriteBatchTarget
     }
 
     private static ColumnFamilyData Family(uint id, string name) =>
-        new(new ColumnFamilyVersions(id, name, Db.Version.Empty(null), 0), new ColumnFamilyOptions { WriteBufferSize = 1 << 16 }, s_cache, null,
+        new(new ColumnFamilyVersions(id, name, Versions.Version.Empty(null), 0), new ColumnFamilyOptions { WriteBufferSize = 1 << 16 }, s_cache, null,
             "/fuzz", new Storage.FaultInjectionFileSystem(), null, typeof(WriteBatchTarget));
 }

@@ -1,5 +1,5 @@
 using System.Buffers.Binary;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Storage;
 using Xunit.Abstractions;
 
@@ -67,9 +67,9 @@ public sealed class AlignmentWriteAmpTests
             db.Impl.RunCompactionsInline();
         }
         var sizes = new List<long>();
-        KvEngine.Db.Version v = db.Impl.Versions.Current;
+        KvEngine.Versions.Version v = db.Impl.Versions.Current;
         int bottom = 0;
-        for (int level = 1; level < KvEngine.Db.Version.NumLevels; level++)
+        for (int level = 1; level < KvEngine.Versions.Version.NumLevels; level++)
         {
             if (v.NumFiles(level) > 0)
             {

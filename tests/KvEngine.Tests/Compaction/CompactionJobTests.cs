@@ -2,6 +2,7 @@ using KvEngine.Storage;
 
 using static KvEngine.Tests.Compaction.CompactionTestUtil;
 using ValueType = KvEngine.Format.ValueType;
+using KvEngine.Versions;
 
 namespace KvEngine.Tests.Compaction;
 
@@ -157,7 +158,7 @@ public sealed class CompactionJobTests
         Assert.True(db.Counters.CompactWriteBytes > 0);
         Assert.NotEqual(number, db.Impl.Versions.Current.Files(1)[0].Number);
         Assert.Equal(K("3"), db.Get(K("a")));
-        Assert.False(_fs.FileExists(KvEngine.Db.FileNames.TableFile(db.Path, number)), "the merged input was not deleted");
+        Assert.False(_fs.FileExists(KvEngine.Versions.FileNames.TableFile(db.Path, number)), "the merged input was not deleted");
     }
 
     [Fact]

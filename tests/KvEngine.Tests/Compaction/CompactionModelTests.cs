@@ -1,5 +1,6 @@
 using KvEngine.Storage;
 using KvEngine.Tests.Db;
+using KvEngine.Versions;
 
 namespace KvEngine.Tests.Compaction;
 
@@ -39,9 +40,9 @@ public sealed class CompactionModelTests
         quiet.DisableAutoCompactions = true;
         using KvDb db = KvDb.Open(path, quiet);
         var live = new HashSet<ulong>();
-        for (int level = 0; level < KvEngine.Db.Version.NumLevels; level++)
+        for (int level = 0; level < KvEngine.Versions.Version.NumLevels; level++)
         {
-            foreach (KvEngine.Manifest.FileMetaData f in db.Impl.Versions.Current.Files(level))
+            foreach (KvEngine.Versions.FileMetaData f in db.Impl.Versions.Current.Files(level))
             {
                 live.Add(f.Number);
             }
@@ -49,7 +50,7 @@ public sealed class CompactionModelTests
         var onDisk = new HashSet<ulong>();
         foreach (string name in fs.GetChildren(db.Path))
         {
-            if (KvEngine.Db.FileNames.TryParse(name, out KvEngine.Db.DbFileType type, out ulong number) && type == KvEngine.Db.DbFileType.Table)
+            if (KvEngine.Versions.FileNames.TryParse(name, out KvEngine.Versions.DbFileType type, out ulong number) && type == KvEngine.Versions.DbFileType.Table)
             {
                 onDisk.Add(number);
             }
@@ -130,7 +131,7 @@ public sealed class CompactionModelTests
                     db = KvDb.Open(path, options);
                     CheckScan(db, model, null, where + " after reopen");
                 }
-                for (int level = 1; level < KvEngine.Db.Version.NumLevels; level++)
+                for (int level = 1; level < KvEngine.Versions.Version.NumLevels; level++)
                 {
                     if (db.Impl.Versions.Current.NumFiles(level) > 0)
                     {

@@ -1,5 +1,5 @@
 using KvEngine.Compaction;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 
 using static KvEngine.Tests.Compaction.CompactionTestUtil;
 

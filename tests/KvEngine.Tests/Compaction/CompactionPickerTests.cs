@@ -1,11 +1,11 @@
 using KvEngine.Compaction;
 using KvEngine.Format;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 
 using static KvEngine.Tests.Compaction.CompactionTestUtil;
 using ValueType = KvEngine.Format.ValueType;
 using Picked = KvEngine.Compaction.Compaction;
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Tests.Compaction;
 

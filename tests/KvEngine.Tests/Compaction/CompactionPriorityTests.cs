@@ -1,13 +1,13 @@
 using KvEngine.Compaction;
 using KvEngine.Db;
 using KvEngine.Format;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Storage;
 
 using static KvEngine.Tests.Compaction.CompactionTestUtil;
 using Picked = KvEngine.Compaction.Compaction;
 using ValueType = KvEngine.Format.ValueType;
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Tests.Compaction;
 

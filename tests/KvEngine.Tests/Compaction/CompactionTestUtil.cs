@@ -2,12 +2,12 @@ using System.Text;
 using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Storage;
 using KvEngine.Table;
 
 using ValueType = KvEngine.Format.ValueType;
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Tests.Compaction;
 

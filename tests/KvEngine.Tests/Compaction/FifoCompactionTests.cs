@@ -1,11 +1,11 @@
 using KvEngine.Compaction;
 using KvEngine.Db;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Storage;
 
 using static KvEngine.Tests.Compaction.CompactionTestUtil;
 using ValueType = KvEngine.Format.ValueType;
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Tests.Compaction;
 

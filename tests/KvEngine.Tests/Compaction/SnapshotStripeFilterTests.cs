@@ -3,6 +3,7 @@ using KvEngine.Format;
 
 using static KvEngine.Tests.Compaction.CompactionTestUtil;
 using ValueType = KvEngine.Format.ValueType;
+using KvEngine.Versions;
 
 namespace KvEngine.Tests.Compaction;
 
@@ -30,7 +31,7 @@ public sealed class SnapshotStripeFilterTests
     [Fact]
     public void DropsDeletionsOnlyWhenNothingBelowAndEverySnapshotSeesThem()
     {
-        KvEngine.Db.Version empty = MakeVersion();
+        KvEngine.Versions.Version empty = MakeVersion();
         using (var f = new SnapshotStripeFilter(Array.Empty<ulong>()))
         {
             var probe = new DeeperLevelsProbe(empty, 1);
@@ -38,7 +39,7 @@ public sealed class SnapshotStripeFilterTests
             Assert.False(f.ShouldKeep(Ik("k", 2), probe)); // hidden by the dropped deletion
             Assert.Equal(1, f.DroppedDeletions);
         }
-        KvEngine.Db.Version below = MakeVersion((3, File(1, "j", "l", 100)));
+        KvEngine.Versions.Version below = MakeVersion((3, File(1, "j", "l", 100)));
         using (var f = new SnapshotStripeFilter(Array.Empty<ulong>()))
         {
             var probe = new DeeperLevelsProbe(below, 1);
@@ -78,7 +79,7 @@ public sealed class SnapshotStripeFilterTests
     [Fact]
     public void ProbeChecksEveryDeeperLevelByRange()
     {
-        KvEngine.Db.Version v = MakeVersion(
+        KvEngine.Versions.Version v = MakeVersion(
             (1, File(1, "a", "z", 100)),
             (2, File(2, "c", "e", 100)),
             (3, File(3, "m", "p", 100)));

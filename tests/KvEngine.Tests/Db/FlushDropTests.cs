@@ -1,7 +1,7 @@
 using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Storage;
 using KvEngine.Table;
 

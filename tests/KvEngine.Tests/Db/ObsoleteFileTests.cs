@@ -1,4 +1,5 @@
 using KvEngine.Storage;
+using KvEngine.Versions;
 
 namespace KvEngine.Tests.Db;
 
@@ -222,7 +223,7 @@ public sealed class ObsoleteFileTests
     private static void AssertOnlyLiveFiles(FaultInjectionFileSystem fs, bool exactlyOneLog, string context, string? ignore = null)
     {
         string dir = DbTestUtil.DbPath;
-        var versions = new KvEngine.Db.VersionSet(dir, fs);
+        var versions = new KvEngine.Versions.VersionSet(dir, fs);
         versions.Recover();
         HashSet<ulong> live = versions.LiveTableNumbers();
         ulong logNumber = versions.MinLogNumberToKeep;

@@ -1,4 +1,4 @@
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Storage;
 using KvEngine.Tests.Wal;
 using KvEngine.Util;

@@ -1,5 +1,7 @@
 using System.Reflection;
 using KvEngine.OptionsFile;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Tests.OptionsFile;
 

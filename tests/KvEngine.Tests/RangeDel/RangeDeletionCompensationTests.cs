@@ -1,9 +1,9 @@
 using KvEngine.Compaction;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Tests.Db;
 
 using static KvEngine.Tests.Compaction.CompactionTestUtil;
-using Version = KvEngine.Db.Version;
+using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Tests.RangeDel;
 

@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>A live column family as a MANIFEST replay found it (see <see cref="ManifestReader"/>). Not thread-safe.</summary>
 internal sealed class RecoveredFamily

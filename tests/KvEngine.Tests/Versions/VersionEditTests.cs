@@ -1,10 +1,10 @@
 using System.Text;
 using KvEngine.Format;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Tests.Manifest;
+namespace KvEngine.Tests.Versions;
 
 public class VersionEditTests
 {

@@ -1,14 +1,14 @@
 using System.Text;
 using System.Text.RegularExpressions;
 using KvEngine.Format;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Storage;
 using KvEngine.Tests.Wal;
 using KvEngine.Util;
 using KvEngine.Wal;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Tests.Manifest;
+namespace KvEngine.Tests.Versions;
 
 /// <summary>
 /// MANIFESTs written by RocksDB 7.8 (ldb) decoded by us and compared with `ldb manifest_dump

@@ -1,7 +1,6 @@
 using KvEngine.Iterators;
-using KvEngine.Manifest;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// The files of one sorted level, opened through the table cache for a <see cref="LevelIterator"/>.

@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// One column family as the <see cref="VersionSet"/> records it: id, name, current

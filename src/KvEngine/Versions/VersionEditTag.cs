@@ -1,4 +1,4 @@
-namespace KvEngine.Manifest;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// Field tags of a VersionEdit (RocksDB 7.8 db/version_edit.h, enum Tag), each a varint32 in the

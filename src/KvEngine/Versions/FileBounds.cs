@@ -1,9 +1,8 @@
 using KvEngine.Format;
-using KvEngine.Manifest;
 
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// A table file's key range as range tombstones shape it (RocksDB's FileMetaData boundaries and

@@ -1,11 +1,10 @@
 using System.Text;
 using KvEngine.Format;
-using KvEngine.Manifest;
 using KvEngine.Storage;
 using KvEngine.Util;
 using KvEngine.Wal;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// The MANIFEST and everything it records: each column family's current <see cref="Version"/> and

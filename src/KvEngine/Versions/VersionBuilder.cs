@@ -1,7 +1,6 @@
 using KvEngine.Format;
-using KvEngine.Manifest;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// Applies a sequence of <see cref="VersionEdit"/>s to a base <see cref="Version"/> and produces a

@@ -1,9 +1,8 @@
 using System.Collections.Concurrent;
-using KvEngine.Manifest;
 using KvEngine.Storage;
 using KvEngine.Table;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// Open table readers by file number. A reader is opened on first use and kept until its file

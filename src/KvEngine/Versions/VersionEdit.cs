@@ -3,7 +3,7 @@ using System.Text;
 using KvEngine.Format;
 using KvEngine.Util;
 
-namespace KvEngine.Manifest;
+namespace KvEngine.Versions;
 
 // VersionEdit := field*                       (one per MANIFEST log record; RocksDB 7.8 order)
 // field := DbId 8193 name: varstring

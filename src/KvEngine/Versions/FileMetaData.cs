@@ -1,4 +1,4 @@
-namespace KvEngine.Manifest;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// What the MANIFEST records about one table file (the persisted part of RocksDB's FileMetaData,

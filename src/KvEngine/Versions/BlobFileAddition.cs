@@ -1,4 +1,4 @@
-namespace KvEngine.Manifest;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// A blob file added to the database (integrated BlobDB; RocksDB db/blob/blob_file_addition.h).

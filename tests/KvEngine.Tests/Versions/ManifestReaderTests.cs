@@ -1,7 +1,7 @@
 using System.Text;
 using KvEngine.Db;
 using KvEngine.Format;
-using KvEngine.Manifest;
+using KvEngine.Versions;
 using KvEngine.Storage;
 using KvEngine.Util;
 using KvEngine.Wal;

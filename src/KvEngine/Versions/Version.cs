@@ -1,9 +1,8 @@
 using KvEngine.Format;
-using KvEngine.Manifest;
 
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// One immutable state of the LSM tree: the table files of each level. Level 0 files may overlap

@@ -1,6 +1,5 @@
-using KvEngine.Manifest;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// The WALs KvEngine recorded creating that are still live (at or above the log number). Every WAL

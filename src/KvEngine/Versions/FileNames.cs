@@ -1,6 +1,6 @@
 using System.Globalization;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// RocksDB's file names inside a database directory: <c>CURRENT</c>, <c>LOCK</c>, <c>IDENTITY</c>,

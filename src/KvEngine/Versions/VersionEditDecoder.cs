@@ -2,7 +2,7 @@ using System.Text;
 using KvEngine.Format;
 using KvEngine.Util;
 
-namespace KvEngine.Manifest;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// Decodes one MANIFEST record into a <see cref="VersionEdit"/> as RocksDB 7.8's

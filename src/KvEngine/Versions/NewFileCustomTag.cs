@@ -1,4 +1,4 @@
-namespace KvEngine.Manifest;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// Tags of the custom fields closing a NewFile4 record (RocksDB db/version_edit.h, enum

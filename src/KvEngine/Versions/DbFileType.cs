@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>Kinds of files in a database directory.</summary>
 internal enum DbFileType

@@ -1,6 +1,6 @@
 using System.Globalization;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// A flush or compaction finished for a column family that was dropped meanwhile: its edit is not

@@ -1,12 +1,11 @@
 using System.Globalization;
 using System.Text;
 using KvEngine.Format;
-using KvEngine.Manifest;
 using KvEngine.Storage;
 using KvEngine.Util;
 using KvEngine.Wal;
 
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// Reads CURRENT and the MANIFEST it names, as RocksDB's VersionEditHandler does: column families

@@ -1,4 +1,4 @@
-namespace KvEngine.Manifest;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// A WAL tracked in the MANIFEST (track_and_verify_wals_in_manifest; RocksDB db/wal_edit.h), with

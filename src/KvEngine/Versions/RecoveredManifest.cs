@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Versions;
 
 /// <summary>
 /// What a MANIFEST replay found (see <see cref="ManifestReader"/>): the live column families in id
