@@ -83,9 +83,7 @@ internal sealed partial class TableReader
         {
             if (cache == null)
             {
-                // Native, like the filter: freed the moment the reader is (an index of a 64 MiB table
-                // is ~0.5 MiB; as a managed array every obsolete table left one on the large-object heap).
-                _indexBlock = ReadNativeBlock(footer.Index, verifyChecksum: true, CacheEntryRole.Index, _twoLevel ? "top-level index" : "index");
+                _indexBlock = ReadMetaBlock(footer.Index, _twoLevel ? "top-level index" : "index");
             }
             else
             {
@@ -114,7 +112,7 @@ internal sealed partial class TableReader
                 {
                     if (cache == null)
                     {
-                        _filterIndexBlock = ReadNativeBlock(fh, verifyChecksum: true, CacheEntryRole.FilterMeta, "top-level filter index");
+                        _filterIndexBlock = ReadMetaBlock(fh, "top-level filter index");
                     }
                     else
                     {

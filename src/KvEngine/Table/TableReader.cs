@@ -15,7 +15,7 @@ namespace KvEngine.Table;
 /// <summary>
 /// Reads one block-based table (format_version 2..5; layout in <see cref="TableBuilder"/>).
 /// Open reads the footer, metaindex, properties, index and filter. The index and filter stay in the
-/// reader (in native memory: the index from <see cref="TableOptions.BlockAllocator"/>, the filter from <see cref="TableOptions.FilterAllocator"/>), or, with
+/// reader (the filter in native memory from <see cref="TableOptions.FilterAllocator"/>), or, with
 /// <see cref="TableOptions.CacheIndexAndFilterBlocks"/>, go into the block cache at high priority,
 /// are looked up per read and may be evicted and read again (pinned for the reader's lifetime when
 /// opened with pinMetaBlocks); data
