@@ -49,6 +49,9 @@ internal sealed class BenchFlags
     public bool Histogram { get; private set; }
     public bool VerifyChecksum { get; private set; } = true;
     public int ReportIntervalSeconds { get; private set; }
+
+    /// <summary>kvbench's own: milliseconds between samples of the resident set (the breakdown at peak).</summary>
+    public int MemorySampleMs { get; private set; } = 100;
     public long TargetFileSizeBase { get; private set; } = 64L << 20;
     public long MaxBytesForLevelBase { get; private set; } = 256L << 20;
     public double MaxBytesForLevelMultiplier { get; private set; } = 10;
@@ -199,6 +202,7 @@ internal sealed class BenchFlags
             case "histogram": Histogram = Bool(v, raw); break;
             case "verify_checksum": VerifyChecksum = Bool(v, raw); break;
             case "report_interval_seconds": ReportIntervalSeconds = (int)Long(v, raw, 0); break;
+            case "memory_sample_ms": MemorySampleMs = (int)Long(v, raw, 1); break;
             case "optimize_filters_for_memory": OptimizeFiltersForMemory = Bool(v, raw); break;
             case "cache_size": CacheSize = Long(v, raw, 0); CacheSizeSet = true; break;
             case "cache_numshardbits": CacheNumShardBits = (int)Long(v, raw, -1); break;

@@ -87,6 +87,7 @@ internal static class BenchFlagsHelp
         ("histogram", "false", "Print latency histograms"),
         ("verify_checksum", "true", "Verify block checksums on reads"),
         ("report_interval_seconds", "0", "Seconds between progress reports (0: off)"),
+        ("memory_sample_ms", "100", "kvbench: milliseconds between resident-set samples; the memory breakdown is printed at the highest one"),
     ];
 
     /// <summary>Prints every flag with its default, as db_bench's --help does.</summary>

@@ -25,6 +25,10 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
     // A mutable struct: used in place through this field, never copied.
     private TEngine _engine;
 
+    // Held while the engine opens or closes, and by the memory sampler while it reads the engine.
+    private readonly object _engineGate = new();
+    private MemorySampler? _sampler;
+
     public BenchRunner(BenchFlags flags, TEngine engine)
     {
         _f = flags;
@@ -39,26 +43,37 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             {
                 Directory.Delete(_f.Db, recursive: true);
             }
-            _engine.Open();
+            lock (_engineGate)
+            {
+                _engine.Open();
+            }
+            _sampler = new MemorySampler(_engineGate, SampleEngineMemory, _f.MemorySampleMs);
             PrintHeader();
             try
             {
                 foreach (string name in _f.Benchmarks.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
                 {
+                    _sampler.Phase = name;
                     RunOne(name);
                 }
             }
             finally
             {
+                _sampler.Phase = "end";
+                MemoryReport.Print(Console.Out, _sampler);
+                _sampler.Dispose();
                 _engine.PrintReport(Console.Out);
             }
         }
         finally
         {
+            _sampler?.Dispose();
             _engine.Dispose();
         }
         return 0;
     }
+
+    private EngineMemory SampleEngineMemory() => _engine.SampleMemory();
 
     private void RunOne(string name)
     {
@@ -114,9 +129,12 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
                 Console.WriteLine($"{name,-12} : skipped (--use_existing_db is true)");
                 return;
             }
-            _engine.Close();
-            Directory.Delete(_f.Db, recursive: true);
-            _engine.Open();
+            lock (_engineGate)
+            {
+                _engine.Close();
+                Directory.Delete(_f.Db, recursive: true);
+                _engine.Open();
+            }
         }
         _syncWrites = name == "fillsync" || _f.Sync;
         _opsPerThread = name switch

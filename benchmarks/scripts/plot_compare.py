@@ -3,6 +3,10 @@
 
   /usr/bin/python3 benchmarks/scripts/plot_compare.py rangedel rangedel.txt docs/img/rangedel.png
   /usr/bin/python3 benchmarks/scripts/plot_compare.py sweep sweep.txt docs/img/partition_sweep.png
+  /usr/bin/python3 benchmarks/scripts/plot_compare.py memory docs/data/memory-10M/peak_rss.tsv docs/img/memory_peak_rss.png
+
+memory: a tab-separated file with a header line "keys<TAB>series<TAB>peak_rss_mib", one row per
+kvbench run (peak RSS as /usr/bin/time or kvbench's Memory line gives it); one line per series.
 """
 import re
 import sys
@@ -29,6 +33,27 @@ def blocks(path):
             out[-1][1][m.group(1)] = (int(m.group(2)), int(m.group(3)))
     return out
 
+
+
+def memory(path, png):
+    series = {}
+    for n, line in enumerate(open(path)):
+        if n == 0 or not line.strip():
+            continue
+        keys, name, mib = line.rstrip("\n").split("\t")
+        series.setdefault(name, []).append((int(keys) / 1e6, float(mib)))
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for name, rows in series.items():
+        rows.sort()
+        ax.plot([k for k, _ in rows], [m for _, m in rows], "o-", label=name)
+    ax.set_xlabel("keys (millions), one thread, 8 MiB block cache, 64 MiB write buffer")
+    ax.set_ylabel("peak RSS (MiB)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    ax.set_title("Peak resident set, engine_compare.sh workload")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
 
 def rangedel(path, png):
     data = blocks(path)
@@ -76,4 +101,4 @@ def sweep(path, png):
 
 
 if __name__ == "__main__":
-    {"rangedel": rangedel, "sweep": sweep}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    {"rangedel": rangedel, "sweep": sweep, "memory": memory}[sys.argv[1]](sys.argv[2], sys.argv[3])

@@ -61,6 +61,12 @@ internal interface IBenchEngine<TIterator, TBatch> : IDisposable
     /// <summary>db_bench's <c>sstables</c> output: the live table files per level.</summary>
     string SsTables();
 
-    /// <summary>After the run: memory, block cache and (with <c>-statistics</c>) statistics, in db_bench's words where it has them.</summary>
+    /// <summary>
+    /// The engine's memory figures now (<see cref="EngineMemory.Unknown"/> while closed); called by
+    /// kvbench's memory sampler from its own thread while benchmark threads run, never during open or close.
+    /// </summary>
+    EngineMemory SampleMemory();
+
+    /// <summary>After the run: block cache and (with <c>-statistics</c>) statistics, in db_bench's words where it has them.</summary>
     void PrintReport(TextWriter output);
 }

@@ -130,9 +130,14 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         return sb.ToString();
     }
 
+    public readonly EngineMemory SampleMemory()
+    {
+        KvDb? db = _db;
+        return db == null ? EngineMemory.Unknown : MemoryReport.KvEngineMemory(db.GetProperty);
+    }
+
     public readonly void PrintReport(TextWriter output)
     {
-        MemoryReport.Print(output, MemoryReport.NativeAllocatorUsage());
         if (_blockCache != null)
         {
             CacheReport.Print(output, _blockCache);

@@ -118,10 +118,14 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
     /// <summary>db_bench's sstables: the <c>rocksdb.sstables</c> property.</summary>
     public readonly string SsTables() => _db!.GetProperty("rocksdb.sstables") ?? string.Empty;
 
+    public readonly EngineMemory SampleMemory()
+    {
+        RocksDb? db = _db;
+        return db == null ? EngineMemory.Unknown : MemoryReport.RocksDbMemory(db.GetProperty);
+    }
+
     public readonly void PrintReport(TextWriter output)
     {
-        MemoryReport.Print(output, string.Create(CultureInfo.InvariantCulture,
-            $"RocksDB memtables {Mb("rocksdb.cur-size-all-mem-tables")} MB, table readers {Mb("rocksdb.estimate-table-readers-mem")} MB, block cache {Mb("rocksdb.block-cache-usage")} MB (pinned {Mb("rocksdb.block-cache-pinned-usage")} MB)"));
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"Block cache: capacity {_f.CacheSize}, usage {(ulong)Native.Instance.rocksdb_cache_get_usage(_blockCache)}"));
         if (_f.Statistics)

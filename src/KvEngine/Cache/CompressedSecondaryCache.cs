@@ -78,6 +78,8 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
             return false;
         }
         bool ok;
+        long requested = entry.RequestedBytes;
+        long allocated = entry.AllocatedBytes;
         try
         {
             ok = TryMaterialize(entry, out contents);
@@ -87,7 +89,7 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
         {
             _cache.Release(h);
         }
-        _cache.Erase(key);
+        _cache.Erase(key); // may free the entry, which then goes back to this thread's pool
         if (!ok)
         {
             Interlocked.Increment(ref _corruptDropped);
@@ -98,8 +100,8 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
         {
             stats.Record(Ticker.SecondaryCacheHits);
             stats.Record(Ticker.CompressedSecondaryCacheHits);
-            stats.Record(Ticker.SecondaryCachePromotedRequestedBytes, entry.RequestedBytes);
-            stats.Record(Ticker.SecondaryCachePromotedAllocatedBytes, entry.AllocatedBytes);
+            stats.Record(Ticker.SecondaryCachePromotedRequestedBytes, requested);
+            stats.Record(Ticker.SecondaryCachePromotedAllocatedBytes, allocated);
         }
         return true;
     }

@@ -13,40 +13,35 @@ namespace KvEngine.Cache;
 /// </code>
 /// cut by <see cref="ChunkSplitter"/> (or one exact chunk without split), with a CRC32C of the
 /// stored bytes. Reading walks the chain, checking every link and size against the allocations it
-/// owns, so damaged headers are caught rather than followed. Immutable after creation; the cache
-/// frees it once.
+/// owns, so damaged headers are caught rather than followed. Immutable from <see cref="Create"/>
+/// until the cache frees it (once). <see cref="Free"/> recycles the object (with its chunk table)
+/// through <see cref="ThreadLocalPool{T}"/>, so a demotion creates no managed object in steady
+/// state; any use after Free is a bug.
 /// </summary>
 internal sealed unsafe class CompressedSecondaryEntry : CacheValue
 {
-    private readonly NativeBuffer[] _chunks;
-    private readonly CacheEntryRole _role;
-    private readonly long _requested;
-    private readonly long _allocated;
+    /// <summary>Most chunks an entry has (see <see cref="Create"/>).</summary>
+    private const int MaxChunks = 16;
 
-    private CompressedSecondaryEntry(NativeBuffer[] chunks, CacheEntryRole role, int storedLength, int uncompressedLength, CompressionType compression, uint crc)
+    private readonly NativeBuffer[] _chunks = new NativeBuffer[MaxChunks]; // [0, _count) owned
+    private int _count;
+    private CacheEntryRole _role;
+    private long _requested;
+    private long _allocated;
+
+    private CompressedSecondaryEntry()
     {
-        _chunks = chunks;
-        _role = role;
-        StoredLength = storedLength;
-        UncompressedLength = uncompressedLength;
-        Compression = compression;
-        Checksum = crc;
-        foreach (NativeBuffer c in chunks)
-        {
-            _requested += c.Length;
-            _allocated += c.UsableSize;
-        }
     }
 
-    public int StoredLength { get; }
+    public int StoredLength { get; private set; }
 
-    public int UncompressedLength { get; }
+    public int UncompressedLength { get; private set; }
 
-    public CompressionType Compression { get; }
+    public CompressionType Compression { get; private set; }
 
-    public uint Checksum { get; }
+    public uint Checksum { get; private set; }
 
-    public int ChunkCount => _chunks.Length;
+    public int ChunkCount => _count;
 
     public override CacheEntryRole Role => _role;
 
@@ -65,7 +60,7 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
         // at most 8 chunks follow the first: 16 slots always suffice.
         int count = 0;
         int remaining = stored.Length;
-        Span<int> sizes = stackalloc int[16];
+        Span<int> sizes = stackalloc int[MaxChunks];
         while (true)
         {
             int size;
@@ -86,7 +81,8 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
                 break;
             }
         }
-        var chunks = new NativeBuffer[count];
+        CompressedSecondaryEntry entry = ThreadLocalPool<CompressedSecondaryEntry>.TryRent() ?? new CompressedSecondaryEntry();
+        NativeBuffer[] chunks = entry._chunks;
         int filled = 0;
         try
         {
@@ -112,10 +108,25 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
             for (int i = 0; i < filled; i++)
             {
                 chunks[i].Dispose();
+                chunks[i] = default;
             }
+            ThreadLocalPool<CompressedSecondaryEntry>.Return(entry);
             throw;
         }
-        return new CompressedSecondaryEntry(chunks, role, stored.Length, uncompressedLength, compression, Crc32C.Compute(stored));
+        entry._count = count;
+        entry._role = role;
+        entry.StoredLength = stored.Length;
+        entry.UncompressedLength = uncompressedLength;
+        entry.Compression = compression;
+        entry.Checksum = Crc32C.Compute(stored);
+        entry._requested = 0;
+        entry._allocated = 0;
+        for (int i = 0; i < count; i++)
+        {
+            entry._requested += chunks[i].Length;
+            entry._allocated += chunks[i].UsableSize;
+        }
+        return entry;
     }
 
     /// <summary>Merges the chunks into <paramref name="destination"/> (<see cref="StoredLength"/> bytes); false when a header or the checksum is wrong.</summary>
@@ -127,7 +138,7 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
         }
         int offset = 0;
         byte* p = _chunks[0].Pointer;
-        for (int i = 0; i < _chunks.Length; i++)
+        for (int i = 0; i < _count; i++)
         {
             if (p != _chunks[i].Pointer)
             {
@@ -150,6 +161,7 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
     /// <summary>Flips one payload bit of chunk <paramref name="chunk"/> (fault injection for tests).</summary>
     internal void CorruptPayloadForTesting(int chunk, int byteIndex)
     {
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(chunk, _count);
         NativeBuffer c = _chunks[chunk];
         c.Pointer[ChunkSplitter.HeaderBytes + (byteIndex % (c.Length - ChunkSplitter.HeaderBytes))] ^= 0x10;
     }
@@ -157,17 +169,25 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
     /// <summary>The allocation sizes of the chunks (requested and usable).</summary>
     internal IEnumerable<(int Requested, int Usable)> ChunkSizes()
     {
-        foreach (NativeBuffer c in _chunks)
+        for (int i = 0; i < _count; i++)
         {
-            yield return (c.Length, c.UsableSize);
+            yield return (_chunks[i].Length, _chunks[i].UsableSize);
         }
     }
 
     public override void Free()
     {
-        foreach (NativeBuffer c in _chunks)
+        int count = _count;
+        if (count == 0)
         {
-            c.Dispose();
+            return;
         }
+        _count = 0;
+        for (int i = 0; i < count; i++)
+        {
+            _chunks[i].Dispose();
+            _chunks[i] = default;
+        }
+        ThreadLocalPool<CompressedSecondaryEntry>.Return(this);
     }
 }

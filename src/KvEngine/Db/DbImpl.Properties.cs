@@ -77,6 +77,8 @@ internal sealed partial class DbImpl
                     return _blockCache.Usage.ToString(c);
                 case "rocksdb.block-cache-pinned-usage":
                     return _blockCache.PinnedUsage.ToString(c);
+                case "rocksdb.estimate-table-readers-mem":
+                    return _tables.ApproximateReadersMemory().ToString(c);
                 case "rocksdb.block-cache-entry-stats":
                     return BlockCacheEntryStats.Format(_blockCache.Primary);
                 case "rocksdb.background-errors":

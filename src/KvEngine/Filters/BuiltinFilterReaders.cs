@@ -42,7 +42,7 @@ internal static class BuiltinFilterReaders
     /// <summary>
     /// Like <see cref="Create"/>, but copies the filter so <paramref name="filterBlock"/> may be reused:
     /// a FastLocalBloom block's whole lines go to native memory from <paramref name="allocator"/>
-    /// (a <see cref="FastLocalBloomNativeReader"/>, which the caller disposes); other formats to a managed copy.
+    /// (a pooled <see cref="FastLocalBloomNativeReader"/>, which the caller disposes once); other formats to a managed copy.
     /// </summary>
     public static IFilterBitsReader Load(ReadOnlySpan<byte> filterBlock, NativeAllocator allocator)
     {
@@ -56,7 +56,7 @@ internal static class BuiltinFilterReaders
             try
             {
                 filterBlock.Slice(0, bits.Length).CopyTo(bits.Span);
-                return new FastLocalBloomNativeReader(bits, numProbes);
+                return FastLocalBloomNativeReader.Rent(bits, numProbes);
             }
             catch
             {

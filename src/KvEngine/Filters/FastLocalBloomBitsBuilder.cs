@@ -15,8 +15,14 @@ namespace KvEngine.Filters;
 /// <summary>
 /// Collects the XXPH3 hashes of a filter's keys and writes a FastLocalBloom filter block
 /// bit-identical to RocksDB 7.8's FastLocalBloomBitsBuilder. A key whose hash equals the previous
-/// key's is counted once. Hashes live in a pooled, growable ulong buffer reused across
-/// <see cref="Finish(IBufferWriter{byte})"/> calls, so adding keys does not allocate per key.
+/// key's is counted once. Hashes live in a growable buffer, so adding keys does not allocate per
+/// key: a pooled array up to <see cref="BoundedArrayPool{T}.PooledLimitBytes"/> (reused across
+/// <see cref="Finish(IBufferWriter{byte})"/> calls), beyond it native memory from
+/// <see cref="NativeAllocator.Shared"/> (page mappings for the large sizes), freed when the filter is
+/// finished. A whole-table filter of a 64 MiB table holds about a million hashes (8 MiB, 16 MiB of
+/// capacity after doubling); as managed arrays every table built left ~32 MiB of doubling steps on
+/// the large-object heap until a full collection, which at 10M keys kept ~100 MiB of dead arrays in
+/// the resident set (docs/benchmarks.md, "Memory at 10M keys").
 /// With a <see cref="FilterMemoryOptimizer"/> the default size gives way to one whose bit array
 /// fills an allocator size class exactly, and the probe count follows the final bits per key.
 /// Not thread-safe; one builder per filter being written. <see cref="Dispose"/> returns the buffer.
@@ -27,8 +33,14 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
 
     private readonly int _millibitsPerKey;
     private readonly FilterMemoryOptimizer? _optimizer;
-    private ulong[] _hashes;
+    private static readonly int s_pooledCapacity = BoundedArrayPool<ulong>.PooledLimitBytes / sizeof(ulong);
+
+    private ulong[] _hashes; // the pooled array; its hashes are the live ones unless _large is allocated
+    private NativeBuffer _large; // native hashes past the pooled capacity; its one owner
+    private unsafe ulong* _largeData;
+    private int _capacity;
     private int _count;
+    private bool _disposed;
 
     /// <param name="millibitsPerKey">Target density in thousandths of a bit per key (at least 1000).</param>
     /// <param name="optimizer">Sizes filters to fill size classes (optimize_filters_for_memory); null for RocksDB's default sizing.</param>
@@ -38,6 +50,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         _millibitsPerKey = millibitsPerKey;
         _optimizer = optimizer;
         _hashes = BoundedArrayPool<ulong>.Rent(InitialCapacity);
+        _capacity = _hashes.Length;
     }
 
     public int MillibitsPerKey => _millibitsPerKey;
@@ -45,21 +58,42 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     public int KeyCount => _count;
 
     /// <summary>The hashes added since the last finish, in order (valid until the next add or finish).</summary>
-    public ReadOnlySpan<ulong> Hashes => _hashes.AsSpan(0, _count);
+    public unsafe ReadOnlySpan<ulong> Hashes => _large.IsAllocated ? new ReadOnlySpan<ulong>(_largeData, _count) : _hashes.AsSpan(0, _count);
+
+    /// <summary>Bytes the hash buffer holds now (pooled array or native block).</summary>
+    public long BufferBytes => _large.IsAllocated ? _large.UsableSize : (long)_hashes.Length * sizeof(ulong);
 
     public void AddKey(ReadOnlySpan<byte> key) => AddHash(XxPh3.Hash64(key));
 
     /// <summary>Adds a key by its <see cref="XxPh3.Hash64(ReadOnlySpan{byte})"/> hash.</summary>
-    public void AddHash(ulong hash)
+    public unsafe void AddHash(ulong hash)
     {
-        ObjectDisposedException.ThrowIf(_hashes.Length == 0, this);
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        if (_large.IsAllocated)
+        {
+            if (_largeData[_count - 1] == hash)
+            {
+                return;
+            }
+            if (_count == _capacity)
+            {
+                Grow();
+            }
+            _largeData[_count++] = hash;
+            return;
+        }
         if (_count > 0 && _hashes[_count - 1] == hash)
         {
             return;
         }
-        if (_count == _hashes.Length)
+        if (_count == _capacity)
         {
             Grow();
+            if (_large.IsAllocated)
+            {
+                _largeData[_count++] = hash;
+                return;
+            }
         }
         _hashes[_count++] = hash;
     }
@@ -96,11 +130,11 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     public FastLocalBloomNativeReader? FinishInMemory(NativeAllocator allocator)
     {
         ArgumentNullException.ThrowIfNull(allocator);
-        ObjectDisposedException.ThrowIf(_hashes.Length == 0, this);
+        ObjectDisposedException.ThrowIf(_disposed, this);
         long bitsLength = _optimizer == null ? CalculateSpace() - FastLocalBloomMath.MetadataLength : ChooseBitsLength();
         if (bitsLength == 0)
         {
-            _count = 0;
+            Reset();
             return null;
         }
         if (bitsLength > SizeClasses.MaxSize)
@@ -115,7 +149,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         try
         {
             AddAll(bits.Span, numProbes);
-            _count = 0;
+            Reset();
             return new FastLocalBloomNativeReader(bits, numProbes);
         }
         catch
@@ -136,7 +170,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     public void Finish(IBufferWriter<byte> output, long lenWithMetadata, bool probesFromActualSize)
     {
         ArgumentNullException.ThrowIfNull(output);
-        ObjectDisposedException.ThrowIf(_hashes.Length == 0, this);
+        ObjectDisposedException.ThrowIf(_disposed, this);
         ArgumentOutOfRangeException.ThrowIfLessThan(lenWithMetadata, FastLocalBloomMath.MetadataLength);
         long bitsLength = lenWithMetadata - FastLocalBloomMath.MetadataLength;
         if (bitsLength % FastLocalBloomMath.CacheLineBytes != 0)
@@ -166,7 +200,21 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         block[len + 1] = FilterTrailer.FastLocalBloomSubImpl;
         block[len + 2] = (byte)numProbes;
         output.Advance(length);
+        Reset();
+    }
+
+    /// <summary>Forgets the hashes and frees a native buffer (the pooled array stays for the next filter).</summary>
+    private unsafe void Reset()
+    {
         _count = 0;
+        if (_large.IsAllocated)
+        {
+            NativeBuffer large = _large;
+            _large = default;
+            _largeData = null;
+            _capacity = _hashes.Length;
+            large.Dispose();
+        }
     }
 
     /// <summary>
@@ -178,7 +226,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     {
         const int Ahead = 8;
         uint numLines = (uint)(bits.Length / FastLocalBloomMath.CacheLineBytes);
-        ReadOnlySpan<ulong> hashes = _hashes.AsSpan(0, _count);
+        ReadOnlySpan<ulong> hashes = Hashes;
         int n = hashes.Length;
         int* offsets = stackalloc int[Ahead];
         fixed (byte* data = bits)
@@ -221,27 +269,44 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         }
     }
 
-    private void Grow()
+    private unsafe void Grow()
     {
-        if (_hashes.Length >= Array.MaxLength)
+        if (_capacity < s_pooledCapacity)
+        {
+            int want = Math.Min(_capacity * 2, s_pooledCapacity);
+            ulong[] bigger = BoundedArrayPool<ulong>.Rent(want);
+            _hashes.AsSpan(0, _count).CopyTo(bigger);
+            BoundedArrayPool<ulong>.Return(_hashes);
+            _hashes = bigger;
+            _capacity = Math.Min(bigger.Length, s_pooledCapacity);
+            return;
+        }
+        long wantBytes = (long)_capacity * 2 * sizeof(ulong);
+        if (wantBytes > SizeClasses.MaxSize)
         {
             throw new InvalidOperationException("Too many keys for one filter.");
         }
-        int want = (int)Math.Min((long)_hashes.Length * 2, Array.MaxLength);
-        ulong[] bigger = BoundedArrayPool<ulong>.Rent(want);
-        _hashes.AsSpan(0, _count).CopyTo(bigger);
-        BoundedArrayPool<ulong>.Return(_hashes);
-        _hashes = bigger;
+        NativeBuffer grown = NativeAllocator.Shared.Allocate((int)wantBytes);
+        ulong* data = (ulong*)grown.Pointer;
+        Hashes.CopyTo(new Span<ulong>(data, _count));
+        NativeBuffer old = _large;
+        _large = grown;
+        _largeData = data;
+        _capacity = grown.UsableSize / sizeof(ulong);
+        old.Dispose();
     }
 
     public void Dispose()
     {
+        if (_disposed)
+        {
+            return;
+        }
+        _disposed = true;
+        Reset();
         ulong[] hashes = _hashes;
         _hashes = [];
-        _count = 0;
-        if (hashes.Length > 0)
-        {
-            BoundedArrayPool<ulong>.Return(hashes);
-        }
+        _capacity = 0;
+        BoundedArrayPool<ulong>.Return(hashes);
     }
 }

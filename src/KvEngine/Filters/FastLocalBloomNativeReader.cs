@@ -1,4 +1,5 @@
 using KvEngine.Memory;
+using KvEngine.Util;
 
 namespace KvEngine.Filters;
 
@@ -8,19 +9,47 @@ namespace KvEngine.Filters;
 /// allocation is exactly the bits and <see cref="MemoryUsage"/> is its usable size. Queries are
 /// lock-free and allocation-free. Owns the buffer: <see cref="Dispose"/> frees it and must not race
 /// with queries (the owner, e.g. the table reader, disposes after its last use).
+/// <para>
+/// Readers from <see cref="Rent"/> (filters loaded on block-cache misses) are recycled through
+/// <see cref="ThreadLocalPool{T}"/> by their Dispose, so loading a filter creates no managed object
+/// in steady state; such a reader has exactly one owner, and any use after its Dispose is a bug.
+/// </para>
 /// </summary>
 internal sealed unsafe class FastLocalBloomNativeReader : IFilterBitsReader, IDisposable
 {
-    private readonly NativeBuffer _bits;
-    private readonly byte* _pointer;
-    private readonly int _length;
-    private readonly uint _numLines;
-    private readonly int _numProbes;
+    private NativeBuffer _bits;
+    private byte* _pointer;
+    private int _length;
+    private uint _numLines;
+    private int _numProbes;
     private int _disposed;
+    private bool _recyclable;
 
     /// <param name="bits">Whole 64-byte lines (at least one), already filled; the reader takes ownership.</param>
     /// <param name="numProbes">Probes per key, 1..30.</param>
     public FastLocalBloomNativeReader(NativeBuffer bits, int numProbes)
+    {
+        Init(bits, numProbes);
+    }
+
+    private FastLocalBloomNativeReader()
+    {
+    }
+
+    /// <summary>
+    /// Like the constructor, but the object is a pooled one when this thread has one, and goes back
+    /// to the pool on <see cref="Dispose"/>. On an invalid argument nothing is taken (the caller still owns <paramref name="bits"/>).
+    /// </summary>
+    public static FastLocalBloomNativeReader Rent(NativeBuffer bits, int numProbes)
+    {
+        Validate(bits, numProbes);
+        FastLocalBloomNativeReader reader = ThreadLocalPool<FastLocalBloomNativeReader>.TryRent() ?? new FastLocalBloomNativeReader();
+        reader.Init(bits, numProbes);
+        reader._recyclable = true;
+        return reader;
+    }
+
+    private static void Validate(NativeBuffer bits, int numProbes)
     {
         if (bits.Length < FastLocalBloomMath.CacheLineBytes || bits.Length % FastLocalBloomMath.CacheLineBytes != 0)
         {
@@ -28,11 +57,17 @@ internal sealed unsafe class FastLocalBloomNativeReader : IFilterBitsReader, IDi
         }
         ArgumentOutOfRangeException.ThrowIfLessThan(numProbes, 1);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(numProbes, 30);
+    }
+
+    private void Init(NativeBuffer bits, int numProbes)
+    {
+        Validate(bits, numProbes);
         _bits = bits;
         _pointer = bits.Pointer;
         _length = bits.Length;
         _numLines = (uint)(bits.Length / FastLocalBloomMath.CacheLineBytes);
         _numProbes = numProbes;
+        _disposed = 0;
     }
 
     public int NumProbes => _numProbes;
@@ -64,7 +99,12 @@ internal sealed unsafe class FastLocalBloomNativeReader : IFilterBitsReader, IDi
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            _bits.Dispose();
+            _bits.Dispose(); // the stale copy stays, so debug checks still catch a use after free
+            if (_recyclable)
+            {
+                _recyclable = false;
+                ThreadLocalPool<FastLocalBloomNativeReader>.Return(this);
+            }
         }
     }
 }

@@ -49,6 +49,21 @@ internal sealed class FragmentedRangeTombstoneList
     /// <summary>Tombstones the list was built from (before fragmenting, after clipping).</summary>
     public int NumTombstones { get; }
 
+    /// <summary>Approximate managed bytes the list holds: its key and sequence arrays (object headers estimated).</summary>
+    public long ApproximateMemoryUsage
+    {
+        get
+        {
+            const int ArrayOverhead = 24; // object header, method table, length (64-bit)
+            long bytes = 3 * ArrayOverhead + (long)_starts.Length * 2 * IntPtr.Size + (long)_seqStart.Length * sizeof(int) + (long)_seqs.Length * sizeof(ulong);
+            for (int i = 0; i < _starts.Length; i++)
+            {
+                bytes += 2 * ArrayOverhead + _starts[i].Length + _ends[i].Length;
+            }
+            return bytes;
+        }
+    }
+
     public ReadOnlySpan<byte> Start(int fragment) => _starts[fragment];
 
     public ReadOnlySpan<byte> End(int fragment) => _ends[fragment];

@@ -23,7 +23,7 @@ internal sealed class BlockBuilder : IDisposable
 {
     private readonly int _restartInterval;
     private readonly bool _valueDeltaEncoding;
-    private readonly ByteBuffer _buffer = new(4096);
+    private readonly ByteBuffer _buffer = new(4096, spillToNative: true); // index blocks reach megabytes
     private readonly ByteBuffer _lastKey = new(64);
     private uint[] _restarts = new uint[16];
     private int _restartCount;

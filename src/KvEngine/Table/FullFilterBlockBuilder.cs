@@ -38,7 +38,7 @@ internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
 
     public BlockHandle Finish(ITableBlockWriter writer, out long filterSize)
     {
-        using var filter = new ByteBuffer(4096);
+        using var filter = new ByteBuffer(4096, spillToNative: true); // a whole-table filter: megabytes, once
         _bits.Finish(filter);
         filterSize = filter.Length;
         return writer.WriteBlock(filter.WrittenSpan, CompressionType.None);

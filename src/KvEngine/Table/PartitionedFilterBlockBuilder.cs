@@ -38,7 +38,7 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
     private readonly PartitionedIndexBuilder _index;
     private readonly int _restartInterval;
     private readonly long _keysPerPartition;
-    private readonly ByteBuffer _filters = new(4096);
+    private readonly ByteBuffer _filters = new(4096, spillToNative: true);
     private readonly ByteBuffer _keys = new(256);
     private readonly ByteBuffer _prevKey = new(64);
     private readonly List<(int KeyOffset, int KeyLength, int FilterOffset, int FilterLength)> _partitions = [];

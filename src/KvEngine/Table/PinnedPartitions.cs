@@ -30,9 +30,13 @@ internal sealed class PinnedPartitions : IDisposable
         _values = values;
         _handles = handles;
         _cache = cache;
-        foreach (CacheValue v in values)
+        for (int i = 0; i < values.Length; i++)
         {
-            Bytes += v.AllocatedBytes;
+            Bytes += values[i].AllocatedBytes;
+            if (handles[i] == null)
+            {
+                OwnedBytes += values[i].AllocatedBytes;
+            }
         }
     }
 
@@ -40,6 +44,9 @@ internal sealed class PinnedPartitions : IDisposable
 
     /// <summary>Bytes the partitions occupy (allocated sizes).</summary>
     public long Bytes { get; }
+
+    /// <summary>Bytes of the partitions owned here rather than pinned in the block cache (counted by neither the cache's usage nor its pinned usage).</summary>
+    public long OwnedBytes { get; }
 
     /// <summary>The partition starting at <paramref name="offset"/>, or null.</summary>
     public CacheValue? Find(ulong offset)

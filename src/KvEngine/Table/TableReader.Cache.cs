@@ -99,7 +99,7 @@ internal sealed partial class TableReader
         }
         try
         {
-            return new FilterCacheValue(new FastLocalBloomNativeReader(contents, _filterNumProbes), contents.Length + FastLocalBloomMath.MetadataLength);
+            return FilterCacheValue.Rent(FastLocalBloomNativeReader.Rent(contents, _filterNumProbes), contents.Length + FastLocalBloomMath.MetadataLength);
         }
         catch (ArgumentException e)
         {
@@ -195,7 +195,7 @@ internal sealed partial class TableReader
             }
         }
         RecordMiss(CacheEntryRole.Filter);
-        var value = new FilterCacheValue(LoadFilter(handle, out int length, demotable ? "filter" : "filter partition"), length, demotable);
+        var value = FilterCacheValue.Rent(LoadFilter(handle, out int length, demotable ? "filter" : "filter partition"), length, demotable);
         try
         {
             return value.Reader.MayMatch(userKey);

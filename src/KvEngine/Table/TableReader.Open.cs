@@ -138,7 +138,7 @@ internal sealed partial class TableReader
                     IFilterBitsReader reader = LoadFilter(fh, out int length);
                     FilterMemoryUsage = reader is FastLocalBloomNativeReader native ? native.MemoryUsage : length;
                     _filterNumProbes = reader is FastLocalBloomNativeReader n ? n.NumProbes : 0;
-                    var value = new FilterCacheValue(reader, length);
+                    var value = FilterCacheValue.Rent(reader, length);
                     if (cache == null || !cache.TryInsert(new CacheKey(_cacheId, fh.Offset), value, CachePriority.High, out LruHandle? h))
                     {
                         _filter = reader;

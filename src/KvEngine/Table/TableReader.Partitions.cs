@@ -164,8 +164,8 @@ internal sealed partial class TableReader
         if ((Compression.CompressionType)raw[size] != Compression.CompressionType.None)
         {
             using Block block = DecodeNativeBlock(raw, handle, CacheEntryRole.Filter, "filter partition");
-            return new FilterCacheValue(_options.FilterPolicy!.LoadReader(block.Contents, _options.FilterAllocator), block.Length, demotable: false);
+            return FilterCacheValue.Rent(_options.FilterPolicy!.LoadReader(block.Contents, _options.FilterAllocator), block.Length, demotable: false);
         }
-        return new FilterCacheValue(_options.FilterPolicy!.LoadReader(raw[..size], _options.FilterAllocator), size, demotable: false);
+        return FilterCacheValue.Rent(_options.FilterPolicy!.LoadReader(raw[..size], _options.FilterAllocator), size, demotable: false);
     }
 }

@@ -73,6 +73,28 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// </summary>
     public long FilterMemoryUsage { get; }
 
+    /// <summary>
+    /// Bytes this reader holds outside the block cache (RocksDB's TableReader::ApproximateMemoryUsage,
+    /// summed by <c>rocksdb.estimate-table-readers-mem</c>): the index and top-level filter index
+    /// blocks and the filter when the reader keeps them, partitions it owns rather than pins in the
+    /// cache, and its fragmented range tombstones. Blocks in the cache, pinned or not, are the
+    /// cache's usage and are not counted here. Properties and the reader object itself are not counted.
+    /// </summary>
+    public long ApproximateMemoryUsage
+    {
+        get
+        {
+            long bytes = (_indexBlock?.AllocatedBytes ?? 0) + (_filterIndexBlock?.AllocatedBytes ?? 0);
+            if (_filter != null)
+            {
+                bytes += FilterMemoryUsage;
+            }
+            bytes += (_pinnedIndexPartitions?.OwnedBytes ?? 0) + (_pinnedFilterPartitions?.OwnedBytes ?? 0);
+            bytes += RangeTombstones?.ApproximateMemoryUsage ?? 0;
+            return bytes;
+        }
+    }
+
     /// <summary>True when a filter block was loaded (the metaindex names the configured policy).</summary>
     public bool HasFilter => _hasFilter;
 

@@ -54,6 +54,21 @@ internal sealed class TableCache : IDisposable
     public int Count => _readers.Count;
 
     /// <summary>
+    /// Bytes the open readers hold outside the block cache (<see cref="TableReader.ApproximateMemoryUsage"/>
+    /// summed; RocksDB's <c>rocksdb.estimate-table-readers-mem</c>). A snapshot: readers opened or
+    /// evicted meanwhile may or may not be counted.
+    /// </summary>
+    public long ApproximateReadersMemory()
+    {
+        long bytes = 0;
+        foreach (KeyValuePair<ulong, TableReader> e in _readers)
+        {
+            bytes += e.Value.ApproximateMemoryUsage;
+        }
+        return bytes;
+    }
+
+    /// <summary>
     /// The reader of <paramref name="file"/>, opened on first use. <paramref name="level"/> is the
     /// file's level when the caller knows it (-1 otherwise): a level-0 table opened here pins its
     /// cached index and filter under PinL0FilterAndIndexBlocksInCache.

@@ -56,6 +56,10 @@ public sealed partial class KvBenchTests : IDisposable
             Assert.Matches(b + @"\s*: allocated \d+\.\d\d B/op on benchmark threads, \d+\.\d\d B/op process-wide", stdout);
         }
         Assert.Matches(@"Memory: peak RSS [\d.]+ MB", stdout);
+        // The breakdown at the end (the one at the highest sample needs a sample, so a run shorter
+        // than the interval may not print it): GC heap, KvEngine's native allocator (RocksDB: its
+        // structures' total), and the engine's properties, every figure known (no "?").
+        Assert.Matches(@"Memory at end \(end, [\d.]+ s\): RSS [\d.]+ MB = GC heap [\d.]+ MB .* \+ (native allocator [\d.]+ MB resident \(live [\d.]+ MB\)|engine [\d.]+ MB) \+ rest -?[\d.]+ MB .*; engine: memtables [\d.]+ MB, table readers [\d.]+ MB, block cache [\d.]+ MB \(pinned [\d.]+ MB\)", stdout);
     }
 
     [Fact]
@@ -70,7 +74,7 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.True(code == 0, stderr);
         Assert.Matches(@"Engine:     rocksdb \(release RocksDB \d+\.\d+\.\d+ via RocksDbSharp", stdout);
         Assert.Matches(@"readrandom\s*:.*\(\d+ of 2000 found\)", stdout);
-        Assert.Matches(@"RocksDB memtables [\d.]+ MB, table readers [\d.]+ MB, block cache [\d.]+ MB", stdout);
+        Assert.Matches(@"Memory at end \(end, [\d.]+ s\): RSS [\d.]+ MB = GC heap [\d.]+ MB .* \+ engine [\d.]+ MB \+ rest -?[\d.]+ MB .*; engine: memtables [\d.]+ MB, table readers [\d.]+ MB, block cache [\d.]+ MB \(pinned [\d.]+ MB\)", stdout);
         string options = File.ReadAllText(Directory.GetFiles(db, "OPTIONS-*").Order(StringComparer.Ordinal).Last());
         Assert.Contains("compression=kZSTD", options, StringComparison.Ordinal);
         Assert.Contains("index_type=kTwoLevelIndexSearch", options, StringComparison.Ordinal);

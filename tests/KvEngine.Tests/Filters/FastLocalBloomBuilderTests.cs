@@ -93,6 +93,39 @@ public class FastLocalBloomBuilderTests
     }
 
     [Fact]
+    public void LargeFiltersKeepTheirHashesInNativeMemoryUntilFinished()
+    {
+        // Past BoundedArrayPool's limit (8192 hashes) the hashes move to native memory; the filter
+        // must be the one RocksDB's per-key AddHash gives, and finishing frees the native block so a
+        // table builder holds no large buffer between filters (and leaves no large array to the GC).
+        const int n = 100_000;
+        using var builder = new FastLocalBloomBitsBuilder(10000);
+        for (int round = 0; round < 2; round++)
+        {
+            for (int i = 0; i < n; i++)
+            {
+                builder.AddKey(Key(i + round));
+            }
+            Assert.True(builder.BufferBytes >= n * sizeof(ulong), $"buffer {builder.BufferBytes}");
+            Assert.Equal(n, builder.KeyCount);
+            var output = new System.Buffers.ArrayBufferWriter<byte>();
+            builder.Finish(output);
+            Assert.True(builder.BufferBytes <= BoundedArrayPool<ulong>.PooledLimitBytes, $"after finish {builder.BufferBytes}");
+            Assert.Equal(0, builder.KeyCount);
+
+            byte[] filter = output.WrittenSpan.ToArray();
+            int bitsLength = filter.Length - FastLocalBloomMath.MetadataLength;
+            var expected = new byte[bitsLength];
+            int probes = FastLocalBloomMath.ChooseNumProbes(10000);
+            for (int i = 0; i < n; i++)
+            {
+                FastLocalBloomImpl.AddHash(XxPh3.Hash64(Key(i + round)), (uint)(bitsLength / 64), probes, expected);
+            }
+            Assert.True(expected.AsSpan().SequenceEqual(filter.AsSpan(0, bitsLength)), $"round {round}: filter bits differ from per-key adds");
+        }
+    }
+
+    [Fact]
     public void AddingKeysAndQueryingDoNotAllocate()
     {
         var policy = new FastLocalBloomPolicy();
