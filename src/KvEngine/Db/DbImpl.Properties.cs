@@ -78,7 +78,7 @@ internal sealed partial class DbImpl
                 case "rocksdb.block-cache-pinned-usage":
                     return _blockCache.PinnedUsage.ToString(c);
                 case "rocksdb.estimate-table-readers-mem":
-                    return _tables.ApproximateReadersMemory().ToString(c);
+                    return cfd.Tables.ApproximateReadersMemory().ToString(c);
                 case "rocksdb.block-cache-entry-stats":
                     return BlockCacheEntryStats.Format(_blockCache.Primary);
                 case "rocksdb.background-errors":
