@@ -105,18 +105,25 @@ public sealed class ColumnFamilyTests
         Assert.Empty(ListFiles(fs, DbPath).Tables.Intersect(tablesOfA));
     }
 
+    /// <summary>Writes 50 keys to each of a and b (one WAL), flushes only a, and returns that WAL: b's data keeps it.</summary>
+    private static string WriteBothFlushA(FaultInjectionFileSystem fs, KvDb db, WriteOptions? wo)
+    {
+        Fill(db, H(db, "a"), "a", 50, wo);
+        Fill(db, H(db, "b"), "b", 50, wo);
+        string log = Assert.Single(ListFiles(fs, DbPath).Logs);
+        db.Flush(H(db, "a"));
+        Assert.Equal(1, Level0(db, H(db, "a")));
+        Assert.Contains(log, ListFiles(fs, DbPath).Logs); // b's data is only there
+        return log;
+    }
+
     [Fact]
     public void WalIsKeptUntilEveryFamilyWithDataInItIsFlushed()
     {
         FaultInjectionFileSystem fs = NewFs();
         KvOptions options = Options(fs);
         KvDb db = OpenFamilies(options, "default", "a", "b");
-        Fill(db, H(db, "a"), "a", 50, s_sync);
-        Fill(db, H(db, "b"), "b", 50, s_sync);
-        string firstLog = Assert.Single(ListFiles(fs, DbPath).Logs);
-
-        db.Flush(H(db, "a"));
-        Assert.Contains(firstLog, ListFiles(fs, DbPath).Logs); // b's data is only there
+        WriteBothFlushA(fs, db, s_sync);
         Abandon(fs, db, powerLoss: true);
 
         db = OpenFamilies(options, "default", "a", "b");
@@ -135,11 +142,7 @@ public sealed class ColumnFamilyTests
         fs = NewFs();
         options = Options(fs);
         using KvDb db2 = OpenFamilies(options, "default", "a", "b");
-        Fill(db2, H(db2, "a"), "a", 50);
-        Fill(db2, H(db2, "b"), "b", 50);
-        string log = Assert.Single(ListFiles(fs, DbPath).Logs);
-        db2.Flush(H(db2, "a"));
-        Assert.Contains(log, ListFiles(fs, DbPath).Logs);
+        string log = WriteBothFlushA(fs, db2, null);
         db2.Flush(H(db2, "b"));
         Assert.DoesNotContain(log, ListFiles(fs, DbPath).Logs);
         Assert.Equal(50, ReadFamily(db2, H(db2, "b")).Count);
@@ -151,11 +154,7 @@ public sealed class ColumnFamilyTests
         FaultInjectionFileSystem fs = NewFs();
         KvOptions options = Options(fs);
         using KvDb db = OpenFamilies(options, "default", "a", "b");
-        Fill(db, H(db, "a"), "a", 50);
-        Fill(db, H(db, "b"), "b", 50);
-        string log = Assert.Single(ListFiles(fs, DbPath).Logs);
-        db.Flush(H(db, "a"));
-        Assert.Contains(log, ListFiles(fs, DbPath).Logs);
+        string log = WriteBothFlushA(fs, db, null);
         db.DropColumnFamily(H(db, "b"));
         Assert.DoesNotContain(log, ListFiles(fs, DbPath).Logs);
     }
