@@ -25,21 +25,7 @@ internal sealed class ModelFamily
     public SortedDictionary<byte[], byte[]> Data { get; } = new(ByteArrayComparer.Instance);
 
     /// <summary>Applies a delete-range to the model: every key in [begin, end) goes.</summary>
-    public void RemoveRange(byte[] begin, byte[] end)
-    {
-        var doomed = new List<byte[]>();
-        foreach (byte[] k in Data.Keys)
-        {
-            if (ByteArrayComparer.Instance.Compare(k, begin) >= 0 && ByteArrayComparer.Instance.Compare(k, end) < 0)
-            {
-                doomed.Add(k);
-            }
-        }
-        foreach (byte[] k in doomed)
-        {
-            Data.Remove(k);
-        }
-    }
+    public void RemoveRange(byte[] begin, byte[] end) => RangeDel.RangeDelModelTests.RemoveRange(Data, begin, end);
 
     /// <summary>Applies a write to the model (null value = delete).</summary>
     public void Apply(byte[] key, byte[]? value)
