@@ -153,10 +153,16 @@ public sealed class ColumnFamilyTests
     {
         FaultInjectionFileSystem fs = NewFs();
         KvOptions options = Options(fs);
-        using KvDb db = OpenFamilies(options, "default", "a", "b");
+        KvDb db = OpenFamilies(options, "default", "a", "b");
         string log = WriteBothFlushA(fs, db, null);
         db.DropColumnFamily(H(db, "b"));
         Assert.DoesNotContain(log, ListFiles(fs, DbPath).Logs);
+        db.Dispose();
+
+        // The MANIFEST agrees: the reopen neither misses the WAL nor brings b back.
+        using KvDb again = OpenFamilies(options, "default", "a");
+        Assert.Equal(50, ReadFamily(again, H(again, "a")).Count);
+        Assert.Equal(["default", "a"], KvDb.ListColumnFamilies(DbPath, options));
     }
 
     [Fact]
