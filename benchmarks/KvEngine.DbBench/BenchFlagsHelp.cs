@@ -58,6 +58,7 @@ internal static class BenchFlagsHelp
         ("write_buffer_size", "67108864", "Memtable bytes before it is flushed"),
         ("max_write_buffer_number", "2", "Memtables kept in memory at most"),
         ("min_write_buffer_number_to_merge", "1", "Immutable memtables waiting before a flush writes them into one table"),
+        ("num_column_families", "1", "Column families (default, column_family_name_000001...); fills and readrandom put key i in family i % N"),
         ("writes", "-1", "Number of write operations to do; -1 means -num"),
         ("finish_after_writes", "false", "readwhilewriting: the writer stops after -writes writes"),
         ("writes_per_range_tombstone", "0", "Writes between range tombstones (0: none)"),

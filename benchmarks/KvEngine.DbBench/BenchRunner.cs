@@ -251,13 +251,13 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         while (!_readersDone)
         {
             KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
-            _engine.Put(s.Key, s.Values.Next(_f.ValueSize), _f.Sync);
+            _engine.Put(0, s.Key, s.Values.Next(_f.ValueSize), _f.Sync); // db_bench's BGWriter writes the default family
             written++;
             if (_f.RangeTombstoneDue(written))
             {
                 rangeDeletions++;
                 using TBatch batch = _engine.NewBatch();
-                AddRangeTombstone(batch, s.Random.NextInt64(_f.Num));
+                AddRangeTombstone(batch, 0, s.Random.NextInt64(_f.Num));
                 _engine.Write(batch, _f.Sync);
             }
             if (_f.FinishAfterWrites && written == _f.WriteCount)
@@ -274,7 +274,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
 
     // db_bench: DeleteRange(key begin, key begin + width), or with -expand_range_tombstones the
     // width point Deletes it stands for.
-    private void AddRangeTombstone(TBatch batch, long begin)
+    private void AddRangeTombstone(TBatch batch, int family, long begin)
     {
         byte[] from = new byte[_f.KeySize];
         byte[] to = new byte[_f.KeySize];
@@ -283,14 +283,20 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             for (long k = 0; k < _f.RangeTombstoneWidth; k++)
             {
                 KeyGenerator.Fill(from, begin + k);
-                batch.Delete(from);
+                batch.Delete(family, from);
             }
             return;
         }
         KeyGenerator.Fill(from, begin);
         KeyGenerator.Fill(to, begin + _f.RangeTombstoneWidth);
-        batch.DeleteRange(from, to);
+        batch.DeleteRange(family, from, to);
     }
+
+    /// <summary>
+    /// db_bench's GetCfh: key number <paramref name="k"/> lives in family k % -num_column_families
+    /// (the fills and readrandom; deletes, iterators and readwhilewriting's writer use the default family, as db_bench).
+    /// </summary>
+    private int Family(long k) => _f.NumColumnFamilies <= 1 ? 0 : (int)(k % _f.NumColumnFamilies);
 
     private void WriteSeq(ThreadState s) => Write(s, sequential: true);
 
@@ -310,18 +316,20 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
-            KeyGenerator.Fill(s.Key, sequential ? i : s.Random.NextInt64(keySpace));
+            long k = sequential ? i : s.Random.NextInt64(keySpace);
+            KeyGenerator.Fill(s.Key, k);
+            int family = Family(k);
             if (withTombstones && _f.RangeTombstoneDue(i + 1))
             {
                 rangeDeletions++;
                 batch.Clear();
-                batch.Put(s.Key, s.Values.Next(_f.ValueSize));
-                AddRangeTombstone(batch, sequential ? i + 1 : s.Random.NextInt64(keySpace));
+                batch.Put(family, s.Key, s.Values.Next(_f.ValueSize));
+                AddRangeTombstone(batch, family, sequential ? i + 1 : s.Random.NextInt64(keySpace));
                 _engine.Write(batch, sync);
             }
             else
             {
-                _engine.Put(s.Key, s.Values.Next(_f.ValueSize), sync);
+                _engine.Put(family, s.Key, s.Values.Next(_f.ValueSize), sync);
             }
             s.Bytes += _f.KeySize + _f.ValueSize;
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
@@ -358,9 +366,10 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
-            KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
+            long k = s.Random.NextInt64(_f.Num);
+            KeyGenerator.Fill(s.Key, k);
             value.ResetWrittenCount();
-            if (_engine.TryGet(s.Key, value))
+            if (_engine.TryGet(Family(k), s.Key, value))
             {
                 s.Found++;
                 s.Bytes += _f.KeySize + value.WrittenCount;
@@ -417,7 +426,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             else
             {
                 value.ResetWrittenCount();
-                if (_engine.TryGet(s.Key, value))
+                if (_engine.TryGet(0, s.Key, value))
                 {
                     hits++;
                     maxLength = Math.Max(maxLength, value.WrittenCount);

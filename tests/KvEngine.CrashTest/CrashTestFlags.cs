@@ -18,6 +18,8 @@ internal sealed class CrashTestFlags
     public int MaxKillMs { get; private set; } = 2_000;
     public int Threads { get; private set; } = 4;
     public long MaxKey { get; private set; } = 20_000;
+    /// <summary>--column-families: kvstress's -column_families (db_crashtest.py's column_families).</summary>
+    public int ColumnFamilies { get; private set; } = 1;
     public int OpsPerCycle { get; private set; } = 2_000;
     public IReadOnlyList<string> StressArgs { get; private set; } = Array.Empty<string>();
 
@@ -66,6 +68,7 @@ internal sealed class CrashTestFlags
                 case "max-kill-ms": f.MaxKillMs = Int(name, value, 1); break;
                 case "threads": f.Threads = Int(name, value, 1); break;
                 case "max-key": f.MaxKey = Int(name, value, 1); break;
+                case "column-families": f.ColumnFamilies = Int(name, value, 1); break;
                 case "ops": f.OpsPerCycle = Int(name, value, 1); break;
                 default: throw new ArgumentException($"unknown option --{name}");
             }

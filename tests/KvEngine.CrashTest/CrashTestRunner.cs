@@ -51,7 +51,7 @@ internal sealed partial class CrashTestRunner
             RunInProcessCycles(kvstress);
         }
         _out.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"kvcrashtest: mode {_flags.Mode}, cycles {_cycles}, operations run {_operations}, keys verified {_keysVerified}, " +
+            $"kvcrashtest: mode {_flags.Mode}, column families {_flags.ColumnFamilies}, cycles {_cycles}, operations run {_operations}, keys verified {_keysVerified}, " +
             $"pending resolved {_pendingResolved}, unsynced writes lost (allowed) {_unsyncedLost}, losses found {_losses}, {_clock.Elapsed.TotalSeconds:F0} s"));
         _out.WriteLine(_losses == 0 ? "kvcrashtest: PASSED" : "kvcrashtest: FAILED");
         return _losses == 0 ? 0 : 1;
@@ -113,6 +113,7 @@ internal sealed partial class CrashTestRunner
             string.Create(CultureInfo.InvariantCulture, $"-seed={_flags.Seed + cycle}"),
             string.Create(CultureInfo.InvariantCulture, $"-threads={_flags.Threads}"),
             string.Create(CultureInfo.InvariantCulture, $"-max_key={_flags.MaxKey}"),
+            string.Create(CultureInfo.InvariantCulture, $"-column_families={_flags.ColumnFamilies}"),
         };
         args.AddRange(_flags.StressArgs);
         return args;
@@ -210,6 +211,7 @@ internal sealed partial class CrashTestRunner
                 string.Create(CultureInfo.InvariantCulture, $"-threads={_flags.Threads}"),
                 string.Create(CultureInfo.InvariantCulture, $"-max_key={_flags.MaxKey}"),
                 string.Create(CultureInfo.InvariantCulture, $"-ops_per_thread={_flags.OpsPerCycle}"),
+                string.Create(CultureInfo.InvariantCulture, $"-column_families={_flags.ColumnFamilies}"),
                 "-sync_one_in=10", "-write_buffer_size=65536", "-flush_one_in=500", "-compact_range_one_in=2000",
             };
             if (_flags.Mode == CrashMode.Faults)

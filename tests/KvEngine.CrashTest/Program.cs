@@ -11,6 +11,6 @@ catch (ArgumentException e)
 {
     Console.Error.WriteLine("kvcrashtest: " + e.Message);
     Console.Error.WriteLine("usage: kvcrashtest [--kill | --power-loss | --faults] [--cycles N | --duration S] [--seed N] [--db DIR]");
-    Console.Error.WriteLine("                   [--threads N] [--max-key N] [--ops N] [--min-kill-ms N] [--max-kill-ms N] [--kvstress PATH] [-- kvstress flags]");
+    Console.Error.WriteLine("                   [--threads N] [--max-key N] [--column-families N] [--ops N] [--min-kill-ms N] [--max-kill-ms N] [--kvstress PATH] [-- kvstress flags]");
     return 2;
 }

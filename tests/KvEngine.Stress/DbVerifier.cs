@@ -7,7 +7,9 @@ namespace KvEngine.Stress;
 /// (the in-process modes) a key must hold a state from its history no older than its last durable
 /// write; after a power loss the survivors must also form a prefix (nothing acknowledged before a
 /// surviving write started may be missing) and WriteBatch/DeleteRange operations must survive
-/// whole. Afterwards the expected state is set to what was found. Not thread-safe: workers must
+/// whole. With several column families each family is scanned for its own keys (key i in family
+/// i % N), so a write that landed in the wrong family, or a family that lost its data, shows.
+/// Afterwards the expected state is set to what was found. Not thread-safe: workers must
 /// be stopped.
 /// </summary>
 internal sealed class DbVerifier
@@ -33,27 +35,34 @@ internal sealed class DbVerifier
     public void VerifyAll(KvDb db, bool powerLost, string when)
     {
         _matched.Clear();
-        long next = 0;
-        using (KvIterator it = db.NewIterator())
+        ColumnFamilyHandle[] families = StressFamilies.Handles(db, _flags.ColumnFamilies);
+        int n = families.Length;
+        for (int f = 0; f < n; f++)
         {
-            for (it.SeekToFirst(); it.Valid; it.Next())
+            // Family f holds keys f, f + n, f + 2n, ... and nothing else.
+            string where = n == 1 ? when : $"{when} (family {families[f]})";
+            long next = f;
+            using (KvIterator it = db.NewIterator(families[f]))
             {
-                long k = StressKeys.Index(it.Key);
-                if (k < next || k >= _flags.MaxKey)
+                for (it.SeekToFirst(); it.Valid; it.Next())
                 {
-                    throw new VerificationException($"{when}: the database holds key {Convert.ToHexString(it.Key)}, which kvstress never writes (max_key {_flags.MaxKey})");
+                    long k = StressKeys.Index(it.Key);
+                    if (k < next || k >= _flags.MaxKey || StressFamilies.Of(k, n) != f)
+                    {
+                        throw new VerificationException($"{where}: the database holds key {Convert.ToHexString(it.Key)}, which kvstress never writes there (max_key {_flags.MaxKey}, {n} families)");
+                    }
+                    for (; next < k; next += n)
+                    {
+                        VerifyKey(next, null, powerLost, where);
+                    }
+                    VerifyKey(k, it.Value.ToArray(), powerLost, where);
+                    next = k + n;
                 }
-                for (; next < k; next++)
-                {
-                    VerifyKey(next, null, powerLost, when);
-                }
-                VerifyKey(k, it.Value.ToArray(), powerLost, when);
-                next = k + 1;
             }
-        }
-        for (; next < _flags.MaxKey; next++)
-        {
-            VerifyKey(next, null, powerLost, when);
+            for (; next < _flags.MaxKey; next += n)
+            {
+                VerifyKey(next, null, powerLost, where);
+            }
         }
         if (_tracker != null)
         {

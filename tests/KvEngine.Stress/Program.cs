@@ -9,7 +9,7 @@ const string Usage = """
       -writepercent -delpercent -delrangepercent -iterpercent -value_size_mult -write_buffer_size -sync
       -sync_one_in -seed -destroy_db_initially -verify_only -verify_db_one_in -compression_type
       -flush_one_in -compact_range_one_in -acquire_snapshot_one_in -write_batch_one_in
-      -range_deletion_width -read_fault_one_in -write_fault_one_in -progress_ms
+      -range_deletion_width -read_fault_one_in -write_fault_one_in -progress_ms -column_families
     """;
 if (args.Length == 1 && args[0].TrimStart('-') is "help" or "h")
 {

@@ -4,7 +4,9 @@ namespace KvEngine.Stress;
 /// Iterator checks over a key range whose expected state is fixed while they run (the caller's own
 /// stripe, or a snapshot's capture): a bounded forward scan that must list exactly the keys
 /// expected to exist, and a random walk (Seek/SeekForPrev/SeekToFirst/SeekToLast then Next/Prev,
-/// switching direction) checked at every step. Stateless; each call uses only its arguments.
+/// switching direction) checked at every step. With several column families (key i in family
+/// i % N, <see cref="StressFamilies"/>) a scan covers each family's keys of the range in turn, and a
+/// walk one random family's. Stateless; each call uses only its arguments.
 /// </summary>
 internal static class RangeChecks
 {
@@ -19,13 +21,22 @@ internal static class RangeChecks
         return values;
     }
 
-    /// <summary>Scans [lo, hi) forward with both bounds set; throws on any difference. Returns the keys checked.</summary>
-    public static long Scan(KvDb db, Snapshot? snapshot, long lo, long hi, ExpectedValue[] expected, int mult, string what)
+    /// <summary>Scans [lo, hi) forward in every family with both bounds set; throws on any difference. Returns the keys checked.</summary>
+    public static long Scan(KvDb db, ColumnFamilyHandle[] families, Snapshot? snapshot, long lo, long hi, ExpectedValue[] expected, int mult, string what)
+    {
+        for (int f = 0; f < families.Length; f++)
+        {
+            ScanFamily(db, new Family(families, f), snapshot, lo, hi, expected, mult, families.Length == 1 ? what : $"{what} (family {families[f]})");
+        }
+        return hi - lo;
+    }
+
+    private static void ScanFamily(KvDb db, Family family, Snapshot? snapshot, long lo, long hi, ExpectedValue[] expected, int mult, string what)
     {
         var ro = new ReadOptions { Snapshot = snapshot, IterateLowerBound = StressKeys.Key(lo), IterateUpperBound = StressKeys.Key(hi) };
-        using KvIterator it = db.NewIterator(ro);
+        using KvIterator it = db.NewIterator(family.Handle, ro);
         it.Seek(StressKeys.Key(lo));
-        long next = NextExisting(expected, lo, lo, hi);
+        long next = NextExisting(expected, lo, lo, hi, lo, family);
         while (it.Valid)
         {
             long k = StressKeys.Index(it.Key);
@@ -37,18 +48,18 @@ internal static class RangeChecks
             }
             CheckValue(k, it.Value, expected[k - lo], mult, what);
             it.Next();
-            next = NextExisting(expected, k + 1, lo, hi);
+            next = NextExisting(expected, k + 1, lo, hi, lo, family);
         }
         if (next >= 0)
         {
             throw new VerificationException($"{what}: iterator over [{lo}, {hi}) ended, but key {next} should be there ({expected[next - lo]})");
         }
-        return hi - lo;
     }
 
-    /// <summary>A random positioning and up to 12 random Next/Prev steps inside a random sub-range of [lo, hi).</summary>
-    public static int RandomWalk(KvDb db, ExpectedValue[] expected, long lo, long hi, Random rng, int mult)
+    /// <summary>A random positioning and up to 12 random Next/Prev steps inside a random sub-range of [lo, hi) of a random family.</summary>
+    public static int RandomWalk(KvDb db, ColumnFamilyHandle[] families, ExpectedValue[] expected, long lo, long hi, Random rng, int mult)
     {
+        var family = new Family(families, rng.Next(families.Length));
         long lb = lo, ub = hi;
         if (rng.Next(2) == 0 && hi - lo > 2)
         {
@@ -56,7 +67,7 @@ internal static class RangeChecks
             ub = lb + 1 + rng.NextInt64(hi - lb);
         }
         var ro = new ReadOptions { IterateLowerBound = StressKeys.Key(lb), IterateUpperBound = StressKeys.Key(ub) };
-        using KvIterator it = db.NewIterator(ro);
+        using KvIterator it = db.NewIterator(family.Handle, ro);
         long target = lb + rng.NextInt64(ub - lb);
         long at;
         string how;
@@ -64,29 +75,29 @@ internal static class RangeChecks
         {
             case 0:
                 it.Seek(StressKeys.Key(target));
-                at = NextExisting(expected, target, lb, ub, lo);
+                at = NextExisting(expected, target, lb, ub, lo, family);
                 how = $"Seek({target})";
                 break;
             case 1:
                 it.SeekForPrev(StressKeys.Key(target));
-                at = PrevExisting(expected, target, lb, lo);
+                at = PrevExisting(expected, target, lb, lo, family);
                 how = $"SeekForPrev({target})";
                 break;
             case 2:
                 it.SeekToFirst();
-                at = NextExisting(expected, lb, lb, ub, lo);
+                at = NextExisting(expected, lb, lb, ub, lo, family);
                 how = "SeekToFirst";
                 break;
             default:
                 it.SeekToLast();
-                at = PrevExisting(expected, ub - 1, lb, lo);
+                at = PrevExisting(expected, ub - 1, lb, lo, family);
                 how = "SeekToLast";
                 break;
         }
         int steps = 0;
         while (true)
         {
-            string what = $"iterator [{lb}, {ub}) after {how}";
+            string what = $"iterator [{lb}, {ub}){(families.Length == 1 ? "" : $" of family {family.Handle}")} after {how}";
             if (at < 0)
             {
                 if (it.Valid)
@@ -113,13 +124,13 @@ internal static class RangeChecks
             if (rng.Next(2) == 0)
             {
                 it.Next();
-                at = NextExisting(expected, key + 1, lb, ub, lo);
+                at = NextExisting(expected, key + 1, lb, ub, lo, family);
                 how += ",Next";
             }
             else
             {
                 it.Prev();
-                at = PrevExisting(expected, key - 1, lb, lo);
+                at = PrevExisting(expected, key - 1, lb, lo, family);
                 how += ",Prev";
             }
         }
@@ -136,14 +147,12 @@ internal static class RangeChecks
     private static string ExpectedOf(long k, long lo, long hi, ExpectedValue[] expected) =>
         k >= lo && k < hi ? $"; key {k} is expected {expected[k - lo]}" : $"; key {k} is outside the range";
 
-    private static long NextExisting(ExpectedValue[] expected, long from, long lo, long hi) => NextExisting(expected, from, lo, hi, lo);
-
-    // First key >= from and < hi expected to exist; expected[] starts at key 'origin'.
-    private static long NextExisting(ExpectedValue[] expected, long from, long lb, long hi, long origin)
+    // First key of the family >= from and < hi expected to exist; expected[] starts at key 'origin'.
+    private static long NextExisting(ExpectedValue[] expected, long from, long lb, long hi, long origin, Family family)
     {
         for (long k = Math.Max(from, lb); k < hi; k++)
         {
-            if (expected[k - origin].Exists)
+            if (expected[k - origin].Exists && family.Holds(k))
             {
                 return k;
             }
@@ -151,16 +160,24 @@ internal static class RangeChecks
         return -1;
     }
 
-    // Last key <= from and >= lb expected to exist.
-    private static long PrevExisting(ExpectedValue[] expected, long from, long lb, long origin)
+    // Last key of the family <= from and >= lb expected to exist.
+    private static long PrevExisting(ExpectedValue[] expected, long from, long lb, long origin, Family family)
     {
         for (long k = from; k >= lb; k--)
         {
-            if (expected[k - origin].Exists)
+            if (expected[k - origin].Exists && family.Holds(k))
             {
                 return k;
             }
         }
         return -1;
+    }
+
+    /// <summary>Family <see cref="Index"/> of the run's families: its handle, and which keys it holds.</summary>
+    private readonly record struct Family(ColumnFamilyHandle[] All, int Index)
+    {
+        public ColumnFamilyHandle Handle => All[Index];
+
+        public bool Holds(long key) => StressFamilies.Of(key, All.Length) == Index;
     }
 }

@@ -37,6 +37,8 @@ internal sealed class StressFlags
     public int WriteBatchOneIn { get; private set; } = 4;
     public int RangeDeletionWidth { get; private set; } = 10;
     public int PowerLossCycles { get; private set; }
+    /// <summary>-column_families: key i lives in family i % N (see <see cref="StressFamilies"/>).</summary>
+    public int ColumnFamilies { get; private set; } = 1;
     public bool FaultInjection { get; private set; }
     public int ReadFaultOneIn { get; private set; }
     public int WriteFaultOneIn { get; private set; }
@@ -97,6 +99,7 @@ internal sealed class StressFlags
             case "write_batch_one_in": WriteBatchOneIn = Int(name, v, 0, int.MaxValue); break;
             case "range_deletion_width": RangeDeletionWidth = Int(name, v, 1, 1_000_000); break;
             case "power_loss_cycles": PowerLossCycles = Int(name, v, 0, int.MaxValue); break;
+            case "column_families": ColumnFamilies = Int(name, v, 1, 64); break;
             case "fault_injection":
             case "faults": FaultInjection = Bool(name, v); break;
             case "read_fault_one_in": ReadFaultOneIn = Int(name, v, 0, int.MaxValue); break;

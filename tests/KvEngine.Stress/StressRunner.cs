@@ -79,7 +79,7 @@ internal sealed class StressRunner
             throw new ArgumentException($"{_flags.Db} holds a database but there is no expected state for it (-expected_values_dir); use -destroy_db_initially=1");
         }
         var verifier = new DbVerifier(_flags, state, null, _stats);
-        KvDb db = KvDb.Open(_flags.Db, Options(LocalFileSystem.Instance));
+        KvDb db = StressFamilies.Open(_flags.Db, () => Options(LocalFileSystem.Instance), _flags.ColumnFamilies);
         try
         {
             if (!state.Fresh)
@@ -106,7 +106,7 @@ internal sealed class StressRunner
                 {
                     db.Close();
                     db.Dispose();
-                    db = KvDb.Open(_flags.Db, Options(LocalFileSystem.Instance));
+                    db = StressFamilies.Open(_flags.Db, () => Options(LocalFileSystem.Instance), _flags.ColumnFamilies);
                     _stats.Add(StressCounter.Reopen);
                     Verify(verifier, db, powerLost: false, $"after reopen {s + 1}");
                 }
@@ -256,7 +256,7 @@ internal sealed class StressRunner
             _plan!.Enabled = faults && attempt < OpenAttempts - 1;
             try
             {
-                return KvDb.Open(path, Options(_fs!));
+                return StressFamilies.Open(path, () => Options(_fs!), _flags.ColumnFamilies);
             }
             catch (Exception e) when ((e is KvException or IOException) && _plan.Enabled)
             {

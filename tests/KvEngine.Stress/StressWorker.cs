@@ -6,6 +6,8 @@ namespace KvEngine.Stress;
 /// anywhere (keys of other stripes are checked when no write to them overlapped the read). A write
 /// marks its keys pending in <see cref="ExpectedState"/> before the database call and commits
 /// them after, and in the in-process modes records itself in the <see cref="DurabilityTracker"/>.
+/// With several column families key i is read and written in family i % N
+/// (<see cref="StressFamilies"/>); a flush is of every family or of one, a compaction of one.
 /// Not thread-safe: owned by one thread for one run.
 /// </summary>
 internal sealed class StressWorker
@@ -25,6 +27,7 @@ internal sealed class StressWorker
     private readonly List<SnapshotRecord> _snapshots = new();
     private readonly List<long> _keys = new();
     private readonly List<ExpectedValue> _values = new();
+    private ColumnFamilyHandle[] _families = [];
 
     public StressWorker(int thread, StressFlags flags, ExpectedState state, DurabilityTracker? tracker, StressStats stats, RunControl control, int seed)
     {
@@ -47,6 +50,7 @@ internal sealed class StressWorker
     {
         try
         {
+            _families = StressFamilies.Handles(db, _flags.ColumnFamilies);
             for (long i = 0; i < ops && !_control.Stopped; i++)
             {
                 if (!Step(db))
@@ -88,9 +92,16 @@ internal sealed class StressWorker
     {
         if (_flags.FlushOneIn > 0 && _rng.Next(_flags.FlushOneIn) == 0)
         {
-            long start = _tracker?.Tick() ?? 0;
-            db.Flush();
-            _tracker?.MarkDurableBefore(start);
+            if (_families.Length > 1 && _rng.Next(2) == 0)
+            {
+                db.Flush(_families[_rng.Next(_families.Length)]); // one family: nothing becomes durable for the others
+            }
+            else
+            {
+                long start = _tracker?.Tick() ?? 0;
+                db.Flush();
+                _tracker?.MarkDurableBefore(start);
+            }
             _stats.Add(StressCounter.Flush);
         }
         if (_flags.CompactRangeOneIn > 0 && _rng.Next(_flags.CompactRangeOneIn) == 0)
@@ -103,7 +114,7 @@ internal sealed class StressWorker
         }
         if (_flags.VerifyDbOneIn > 0 && _rng.Next(_flags.VerifyDbOneIn) == 0)
         {
-            RangeChecks.Scan(db, null, _lo, _hi, RangeChecks.Capture(_state, _lo, _hi), _flags.ValueSizeMult, $"thread {_thread} stripe check");
+            RangeChecks.Scan(db, _families, null, _lo, _hi, RangeChecks.Capture(_state, _lo, _hi), _flags.ValueSizeMult, $"thread {_thread} stripe check");
             _stats.Add(StressCounter.StripeVerify);
         }
         int r = _rng.Next(100);
@@ -129,7 +140,7 @@ internal sealed class StressWorker
         {
             return DeleteRangeOp(db);
         }
-        int steps = RangeChecks.RandomWalk(db, RangeChecks.Capture(_state, _lo, _hi), _lo, _hi, _rng, _flags.ValueSizeMult);
+        int steps = RangeChecks.RandomWalk(db, _families, RangeChecks.Capture(_state, _lo, _hi), _lo, _hi, _rng, _flags.ValueSizeMult);
         _stats.Add(StressCounter.Iterate);
         _stats.Add(StressCounter.IteratorSteps, steps);
         return true;
@@ -139,7 +150,7 @@ internal sealed class StressWorker
     {
         long key = _rng.NextInt64(_flags.MaxKey);
         ExpectedValue c0 = _state.Committed(key), p0 = _state.PendingSlot(key);
-        byte[]? v = db.Get(StressKeys.Key(key));
+        byte[]? v = db.Get(Family(key), StressKeys.Key(key));
         ExpectedValue c1 = _state.Committed(key), p1 = _state.PendingSlot(key);
         if (c0 != c1 || p0 != p1)
         {
@@ -158,7 +169,7 @@ internal sealed class StressWorker
     {
         long key = _lo + _rng.NextInt64(_hi - _lo);
         long lo = Math.Max(_lo, key & ~0xFFL), hi = Math.Min(_hi, (key | 0xFF) + 1);
-        RangeChecks.Scan(db, null, lo, hi, RangeChecks.Capture(_state, lo, hi), _flags.ValueSizeMult, $"thread {_thread} prefix scan");
+        RangeChecks.Scan(db, _families, null, lo, hi, RangeChecks.Capture(_state, lo, hi), _flags.ValueSizeMult, $"thread {_thread} prefix scan");
         _stats.Add(StressCounter.PrefixScan);
     }
 
@@ -194,6 +205,10 @@ internal sealed class StressWorker
         _values.Clear();
         for (long k = begin; k < end; k++)
         {
+            if (StressFamilies.Of(k, _families.Length) != StressFamilies.Of(begin, _families.Length))
+            {
+                continue; // the range is deleted in begin's family only
+            }
             _keys.Add(k);
             _values.Add(_state.Next(k, exists: false));
         }
@@ -257,13 +272,13 @@ internal sealed class StressWorker
         switch (kind)
         {
             case StressCounter.Put:
-                db.Put(StressKeys.Key(_keys[0]), StressKeys.Value(_keys[0], _values[0].Base, _flags.ValueSizeMult), wo);
+                db.Put(Family(_keys[0]), StressKeys.Key(_keys[0]), StressKeys.Value(_keys[0], _values[0].Base, _flags.ValueSizeMult), wo);
                 break;
             case StressCounter.Delete:
-                db.Delete(StressKeys.Key(_keys[0]), wo);
+                db.Delete(Family(_keys[0]), StressKeys.Key(_keys[0]), wo);
                 break;
             case StressCounter.DeleteRange:
-                db.DeleteRange(StressKeys.Key(rangeBegin), StressKeys.Key(rangeEnd), wo);
+                db.DeleteRange(Family(rangeBegin), StressKeys.Key(rangeBegin), StressKeys.Key(rangeEnd), wo);
                 break;
             default:
                 using (var batch = new WriteBatch())
@@ -272,11 +287,11 @@ internal sealed class StressWorker
                     {
                         if (_values[i].Exists)
                         {
-                            batch.Put(StressKeys.Key(_keys[i]), StressKeys.Value(_keys[i], _values[i].Base, _flags.ValueSizeMult));
+                            batch.Put(Family(_keys[i]), StressKeys.Key(_keys[i]), StressKeys.Value(_keys[i], _values[i].Base, _flags.ValueSizeMult));
                         }
                         else
                         {
-                            batch.Delete(StressKeys.Key(_keys[i]));
+                            batch.Delete(Family(_keys[i]), StressKeys.Key(_keys[i]));
                         }
                     }
                     db.Write(batch, wo);
@@ -287,14 +302,15 @@ internal sealed class StressWorker
 
     private void CompactRange(KvDb db)
     {
+        ColumnFamilyHandle family = _families[_rng.Next(_families.Length)];
         if (_rng.Next(4) == 0)
         {
-            db.CompactRange(null, null);
+            db.CompactRange(family, null, null);
         }
         else
         {
             long a = _rng.NextInt64(_flags.MaxKey), b = Math.Min(_flags.MaxKey, a + 1 + _rng.NextInt64(_flags.MaxKey / 4 + 1));
-            db.CompactRange(StressKeys.Key(a), StressKeys.Key(b));
+            db.CompactRange(family, StressKeys.Key(a), StressKeys.Key(b));
         }
         _stats.Add(StressCounter.CompactRange);
     }
@@ -321,13 +337,13 @@ internal sealed class StressWorker
         var ro = new ReadOptions { Snapshot = s.Snapshot };
         for (long k = s.Lower; k < s.Upper; k += 1 + _rng.Next(8))
         {
-            byte[]? v = db.Get(StressKeys.Key(k), ro);
+            byte[]? v = db.Get(Family(k), StressKeys.Key(k), ro);
             if (!s.Values[k - s.Lower].Matches(v, k, _flags.ValueSizeMult))
             {
                 throw new VerificationException($"{what}: Get(key {k}) returned {StressKeys.Describe(k, v, _flags.ValueSizeMult)}, expected {s.Values[k - s.Lower]}");
             }
         }
-        RangeChecks.Scan(db, s.Snapshot, s.Lower, s.Upper, s.Values, _flags.ValueSizeMult, what);
+        RangeChecks.Scan(db, _families, s.Snapshot, s.Lower, s.Upper, s.Values, _flags.ValueSizeMult, what);
         _stats.Add(StressCounter.SnapshotVerified);
     }
 
@@ -343,6 +359,8 @@ internal sealed class StressWorker
         }
         _snapshots.Clear();
     }
+
+    private ColumnFamilyHandle Family(long key) => _families[StressFamilies.Of(key, _families.Length)];
 
     // Typed errors are expected when faults are injected or after the power was cut.
     private bool IsTolerated(Exception e) =>

@@ -9,9 +9,10 @@ internal interface IBenchBatch : IDisposable
 {
     void Clear();
 
-    void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value);
+    /// <summary>Puts into column family <paramref name="family"/> (0 = default), as the other members.</summary>
+    void Put(int family, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value);
 
-    void Delete(ReadOnlySpan<byte> key);
+    void Delete(int family, ReadOnlySpan<byte> key);
 
-    void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end);
+    void DeleteRange(int family, ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end);
 }

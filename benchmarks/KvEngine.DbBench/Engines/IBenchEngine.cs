@@ -31,7 +31,8 @@ internal interface IBenchEngine<TIterator, TBatch> : IDisposable
     /// <summary>Closes the database (idempotent); the block cache and statistics survive until <see cref="IDisposable.Dispose"/>.</summary>
     void Close();
 
-    void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, bool sync);
+    /// <summary>Puts into column family <paramref name="family"/> (0 = default; see <see cref="BenchFlags.NumColumnFamilies"/>).</summary>
+    void Put(int family, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, bool sync);
 
     void Delete(ReadOnlySpan<byte> key, bool sync);
 
@@ -43,13 +44,13 @@ internal interface IBenchEngine<TIterator, TBatch> : IDisposable
 
     void Write(TBatch batch, bool sync);
 
-    /// <summary>Looks <paramref name="key"/> up and appends its value to <paramref name="value"/>; false when absent.</summary>
-    bool TryGet(ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value);
+    /// <summary>Looks <paramref name="key"/> up in column family <paramref name="family"/> and appends its value to <paramref name="value"/>; false when absent.</summary>
+    bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value);
 
-    /// <summary>A new iterator over the whole database, owned by the caller (dispose it).</summary>
+    /// <summary>A new iterator over the default column family, owned by the caller (dispose it).</summary>
     TIterator NewIterator();
 
-    /// <summary>Flushes the memtables to level 0 and waits for it.</summary>
+    /// <summary>Flushes the memtables of every column family to level 0 and waits for it.</summary>
     void Flush();
 
     /// <summary>Compacts the whole key range (db_bench's <c>compact</c>: CompactRange(nullptr, nullptr)).</summary>

@@ -7,7 +7,9 @@ namespace KvEngine.DbBench.Engines;
 /// <summary>
 /// kvbench's KvEngine engine (<c>-engine=kvengine</c>, the default): every flag maps to the
 /// <see cref="KvOptions"/> member of the same meaning; the block cache and statistics live across
-/// the reopen before each fill benchmark. A mutable struct held in one field of the runner (see
+/// the reopen before each fill benchmark. With -num_column_families the database opens with
+/// "default" and column_family_name_000001... (db_bench's names, every family with the same
+/// options), created when missing unless -use_existing_db. A mutable struct held in one field of the runner (see
 /// <see cref="IBenchEngine{TIterator, TBatch}"/>); open/close on the main thread only.
 /// </summary>
 internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenchBatch>
@@ -19,6 +21,7 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
     private readonly ReadOptions _read;
     private KvBlockCache? _blockCache;
     private KvDb? _db;
+    private ColumnFamilyHandle[] _families = [];
 
     public KvEngineBench(BenchFlags flags)
     {
@@ -31,7 +34,30 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
 
     public readonly string Description => "kvengine (KvEngine " + typeof(KvDb).Assembly.GetName().Version + ")";
 
-    public void Open() => _db = KvDb.Open(_f.Db, new KvOptions
+    /// <summary>db_bench's ColumnFamilyName: "default" for 0, column_family_name_%06d otherwise.</summary>
+    public static string FamilyName(int i) =>
+        i == 0 ? "default" : "column_family_name_" + i.ToString("D6", System.Globalization.CultureInfo.InvariantCulture);
+
+    public void Open()
+    {
+        KvOptions options = Options();
+        if (_f.NumColumnFamilies <= 1)
+        {
+            _db = KvDb.Open(_f.Db, options);
+            _families = [_db.DefaultColumnFamily];
+            return;
+        }
+        options.CreateMissingColumnFamilies = !_f.UseExistingDb;
+        var descriptors = new ColumnFamilyDescriptor[_f.NumColumnFamilies];
+        for (int i = 0; i < descriptors.Length; i++)
+        {
+            descriptors[i] = new ColumnFamilyDescriptor(FamilyName(i), options);
+        }
+        KvDb db = _db = KvDb.Open(_f.Db, options, descriptors);
+        _families = Array.ConvertAll(descriptors, d => db.GetColumnFamily(d.Name)!);
+    }
+
+    private KvOptions Options() => new()
     {
         MergeOperator = MergeOperatorFor(_f.MergeOperator),
         BlockCache = _blockCache ??= new KvBlockCache(_f.CacheSize, _f.CacheNumShardBits,
@@ -78,15 +104,17 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         // db_bench's default 0 MB leaves RocksDB's 1 GiB.
         FifoMaxTableFilesSize = _f.FifoMaxTableFilesSizeMb > 0 ? _f.FifoMaxTableFilesSizeMb << 20 : 1L << 30,
         FifoAllowCompaction = _f.FifoAllowCompaction,
-    });
+    };
 
     public void Close()
     {
         _db?.Dispose();
         _db = null;
+        _families = [];
     }
 
-    public readonly void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, bool sync) => _db!.Put(key, value, sync ? _syncWrite : _write);
+    public readonly void Put(int family, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, bool sync) =>
+        _db!.Put(_families[family], key, value, sync ? _syncWrite : _write);
 
     public readonly void Delete(ReadOnlySpan<byte> key, bool sync) => _db!.Delete(key, sync ? _syncWrite : _write);
 
@@ -100,11 +128,11 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         _ => null,
     };
 
-    public readonly KvEngineBenchBatch NewBatch() => new(new WriteBatch());
+    public readonly KvEngineBenchBatch NewBatch() => new(new WriteBatch(), _families);
 
     public readonly void Write(KvEngineBenchBatch batch, bool sync) => _db!.Write(batch.Batch, sync ? _syncWrite : _write);
 
-    public readonly bool TryGet(ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => _db!.TryGet(key, value, _read);
+    public readonly bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => _db!.TryGet(_families[family], key, value, _read);
 
     public readonly KvEngineBenchIterator NewIterator() => new(_db!.NewIterator(_read));
 

@@ -61,7 +61,8 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
         _handle = IntPtr.Zero;
     }
 
-    public readonly void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, bool sync)
+    /// <summary>One family only: <see cref="RocksDbOptionsMapper.Validate"/> refuses -num_column_families above 1, so <paramref name="family"/> is 0.</summary>
+    public readonly void Put(int family, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, bool sync)
     {
         IntPtr err;
         fixed (byte* k = key)
@@ -102,7 +103,7 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
     }
 
     /// <summary><c>rocksdb_get_pinned</c>: the value is read in place from the memtable or cached block, then copied out.</summary>
-    public readonly bool TryGet(ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => RocksDbCalls.TryGet(_handle, _read.Handle, key, value);
+    public readonly bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => RocksDbCalls.TryGet(_handle, _read.Handle, key, value);
 
     public readonly RocksDbBenchIterator NewIterator() => new(Native.Instance.rocksdb_create_iterator(_handle, _read.Handle));
 

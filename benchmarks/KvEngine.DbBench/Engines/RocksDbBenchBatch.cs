@@ -5,7 +5,8 @@ namespace KvEngine.DbBench.Engines;
 /// <summary>
 /// A release-RocksDB write batch (a <c>rocksdb_writebatch_t*</c>) for kvbench's workloads, filled
 /// through RocksDbSharp's C-API bindings from spans (no managed allocation). Dispose destroys it.
-/// One thread at a time.
+/// One thread at a time. One column family only (the family arguments are 0: see
+/// <see cref="RocksDbOptionsMapper.Validate"/>).
 /// </summary>
 internal readonly unsafe struct RocksDbBenchBatch : IBenchBatch
 {
@@ -15,7 +16,7 @@ internal readonly unsafe struct RocksDbBenchBatch : IBenchBatch
 
     public void Clear() => Native.Instance.rocksdb_writebatch_clear(Handle);
 
-    public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
+    public void Put(int family, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
     {
         fixed (byte* k = key)
         fixed (byte* v = value)
@@ -24,7 +25,7 @@ internal readonly unsafe struct RocksDbBenchBatch : IBenchBatch
         }
     }
 
-    public void Delete(ReadOnlySpan<byte> key)
+    public void Delete(int family, ReadOnlySpan<byte> key)
     {
         fixed (byte* k = key)
         {
@@ -32,7 +33,7 @@ internal readonly unsafe struct RocksDbBenchBatch : IBenchBatch
         }
     }
 
-    public void DeleteRange(ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end)
+    public void DeleteRange(int family, ReadOnlySpan<byte> begin, ReadOnlySpan<byte> end)
     {
         fixed (byte* b = begin)
         fixed (byte* e = end)

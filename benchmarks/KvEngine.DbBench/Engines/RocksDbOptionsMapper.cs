@@ -35,6 +35,10 @@ internal static class RocksDbOptionsMapper
         {
             refused.Add("-level_compaction_dynamic_file_size=false (release RocksDB removed the option; its file sizes are always dynamic)");
         }
+        if (f.NumColumnFamilies > 1)
+        {
+            refused.Add("-num_column_families above 1 (kvbench maps one options object; run RocksDB's own db_bench for several families, as compare.py does)");
+        }
         if (refused.Count > 0)
         {
             throw new ArgumentException("-engine=rocksdb cannot map these flags:\n  " + string.Join("\n  ", refused));

@@ -81,12 +81,13 @@ internal sealed class CompactionStatistics
     /// <param name="v">Current version.</param>
     /// <param name="scores">Compaction score per level (shorter arrays print 0 for the rest).</param>
     /// <param name="beingCompacted">Files being compacted per level.</param>
-    public string Format(Version v, double[] scores, int[] beingCompacted)
+    /// <param name="familyName">The column family the statistics are of (RocksDB names it in the header).</param>
+    public string Format(Version v, double[] scores, int[] beingCompacted, string familyName)
     {
         var sb = new StringBuilder();
         CultureInfo c = CultureInfo.InvariantCulture;
         double uptime = Math.Max(_uptime.Elapsed.TotalSeconds, 1e-3);
-        sb.Append("\n** Compaction Stats [default] **\n");
+        sb.Append("\n** Compaction Stats [").Append(familyName).Append("] **\n");
         sb.Append("Level    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) Moved(GB) W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) Comp(cnt) Avg(sec) KeyIn KeyDrop\n");
         sb.Append(new string('-', 170)).Append('\n');
         var sum = new LevelCompactionStats();

@@ -199,6 +199,10 @@ internal sealed partial class DbImpl
                 foreach ((ColumnFamilyData cfd, ImmutableMemTable[] _) in jobs)
                 {
                     cfd.FlushRunning = false;
+                    if (cfd.IsDropped)
+                    {
+                        cfd.ReleaseMemory(); // the drop left it to this flush (DropColumnFamily)
+                    }
                 }
                 Monitor.PulseAll(_mutex); // a resume waits for a failed flush to finish
             }

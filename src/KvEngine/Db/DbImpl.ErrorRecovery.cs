@@ -191,6 +191,10 @@ internal sealed partial class DbImpl
                         lock (_mutex)
                         {
                             family.FlushRunning = false;
+                            if (family.IsDropped)
+                            {
+                                family.ReleaseMemory(); // the drop left it to this flush (DropColumnFamily)
+                            }
                             Monitor.PulseAll(_mutex);
                         }
                     }

@@ -105,54 +105,57 @@ internal sealed partial class DbImpl
         }
         _telemetry.FlushStarted(jobId, memCount, memBytes);
         var metas = new FileMetaData?[jobs.Count];
-        bool dropped = false;
+        var dropped = new bool[jobs.Count]; // the family was dropped meanwhile: its table is not recorded
         try
         {
-            var edits = new List<VersionEdit>(jobs.Count + 1);
             for (int i = 0; i < jobs.Count; i++)
             {
                 (ColumnFamilyData cfd, ImmutableMemTable[] list) = jobs[i];
                 MemTable[] mems = Array.ConvertAll(list, static j => j.Mem);
                 FileMetaData? meta = metas[i] = BuildTable(cfd, mems);
-                var edit = new VersionEdit { ColumnFamily = cfd.Id, LogNumber = list[^1].NextLogNumber };
-                if (meta != null)
+                if (meta != null && FlushJob.Tombstones(mems) is { IsEmpty: false } tombstones)
                 {
-                    if (FlushJob.Tombstones(mems) is { IsEmpty: false } tombstones)
+                    ReadState pinned = cfd.AcquireReadState();
+                    try
                     {
-                        ReadState pinned = cfd.AcquireReadState();
-                        try
+                        meta.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
+                            pinned.Version, cfd.Tables, 0, tombstones, 0, tombstones.Count, null, null);
+                    }
+                    finally
+                    {
+                        pinned.Unref();
+                    }
+                }
+            }
+            // An atomic group is all or nothing: a family dropped while the tables were written
+            // must not take the other families' tables with it, so the group is recorded again
+            // without it (the dropped family's tables are unnamed: the next sweep deletes them).
+            while (FlushEdits(jobs, metas, dropped) is { } edits)
+            {
+                try
+                {
+                    _versions.LogAndApply(edits);
+                    break;
+                }
+                catch (ColumnFamilyDroppedException)
+                {
+                    bool any = false;
+                    for (int i = 0; i < jobs.Count; i++)
+                    {
+                        if (!dropped[i] && jobs[i].Family.Versions.IsDropped)
                         {
-                            meta.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
-                                pinned.Version, cfd.Tables, 0, tombstones, 0, tombstones.Count, null, null);
-                        }
-                        finally
-                        {
-                            pinned.Unref();
+                            dropped[i] = any = true;
                         }
                     }
-                    edit.AddFile(0, meta);
+                    if (!any)
+                    {
+                        throw;
+                    }
                 }
-                if (jobs.Count > 1)
-                {
-                    edit.AtomicGroupRemaining = (uint)(jobs.Count - 1 - i);
-                }
-                edits.Add(edit);
             }
-            if (MinLogNumberToKeepEdit(edits) is { } minLog)
+            for (int i = 0; i < jobs.Count; i++)
             {
-                edits.Add(minLog);
-            }
-            try
-            {
-                _versions.LogAndApply(edits);
-            }
-            catch (ColumnFamilyDroppedException)
-            {
-                dropped = true; // the tables are unnamed: the next sweep deletes them
-            }
-            for (int i = 0; i < jobs.Count && !dropped; i++)
-            {
-                if (metas[i] is { } meta)
+                if (metas[i] is { } meta && !dropped[i])
                 {
                     PreOpenTable(jobs[i].Family, meta);
                 }
@@ -201,7 +204,7 @@ internal sealed partial class DbImpl
         for (int i = 0; i < jobs.Count; i++)
         {
             // Counted before the flush is reported done, so a caller of Flush sees its bytes.
-            long tableBytes = metas[i] == null || dropped ? 0 : (long)metas[i]!.FileSize;
+            long tableBytes = metas[i] == null || dropped[i] ? 0 : (long)metas[i]!.FileSize;
             jobs[i].Family.CompactionStats.AddFlush(tableBytes, (long)elapsed.TotalMicroseconds);
             bytes += tableBytes;
             firstNumber = firstNumber == 0 && metas[i] != null ? metas[i]!.Number : firstNumber;
@@ -216,6 +219,47 @@ internal sealed partial class DbImpl
             }
         }
         DeleteObsoleteFiles(atOpen: false);
+    }
+
+    /// <summary>
+    /// The MANIFEST edits recording a flush's tables for the families not
+    /// <paramref name="dropped"/> (an atomic group when several), with the MinLogNumberToKeep edit;
+    /// null when every family was dropped.
+    /// </summary>
+    private List<VersionEdit>? FlushEdits(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs, FileMetaData?[] metas, bool[] dropped)
+    {
+        int count = 0;
+        foreach (bool d in dropped)
+        {
+            count += d ? 0 : 1;
+        }
+        if (count == 0)
+        {
+            return null;
+        }
+        var edits = new List<VersionEdit>(count + 1);
+        for (int i = 0; i < jobs.Count; i++)
+        {
+            if (dropped[i])
+            {
+                continue;
+            }
+            var edit = new VersionEdit { ColumnFamily = jobs[i].Family.Id, LogNumber = jobs[i].Jobs[^1].NextLogNumber };
+            if (metas[i] is { } meta)
+            {
+                edit.AddFile(0, meta);
+            }
+            if (count > 1)
+            {
+                edit.AtomicGroupRemaining = (uint)(count - 1 - edits.Count);
+            }
+            edits.Add(edit);
+        }
+        if (MinLogNumberToKeepEdit(edits) is { } minLog)
+        {
+            edits.Add(minLog);
+        }
+        return edits;
     }
 
     /// <summary>

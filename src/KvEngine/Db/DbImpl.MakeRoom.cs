@@ -270,7 +270,7 @@ internal sealed partial class DbImpl
     /// </summary>
     private void AddFamiliesPinningOldestWal(ref List<ColumnFamilyData>? switching)
     {
-        if (_familiesById.Length < 2 || _aliveLogs.Count == 0)
+        if (_familiesById.Length < 2)
         {
             return;
         }
@@ -295,7 +295,8 @@ internal sealed partial class DbImpl
         {
             return;
         }
-        ulong oldest = _aliveLogs[0].Number;
+        // RocksDB counts the current WAL among the alive ones: one WAL past the limit switches too.
+        ulong oldest = _aliveLogs.Count > 0 ? _aliveLogs[0].Number : _logNumber;
         foreach (ColumnFamilyData? cfd in _familiesById)
         {
             if (cfd != null && !cfd.Mem.IsEmpty && cfd.Versions.LogNumber <= oldest && cfd.Immutable.Count == 0)

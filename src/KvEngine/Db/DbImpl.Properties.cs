@@ -115,7 +115,7 @@ internal sealed partial class DbImpl
                 }
             }
         }
-        return cfd.CompactionStats.Format(v, scores, busy);
+        return cfd.CompactionStats.Format(v, scores, busy, cfd.Name);
     }
 
     private static string LevelStats(Version v)

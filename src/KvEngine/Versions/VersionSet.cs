@@ -301,7 +301,23 @@ internal sealed class VersionSet : IDisposable
                 IsColumnFamilyDrop = true,
                 MaxColumnFamily = MaxColumnFamily,
             };
-            Commit([edit]);
+            // The WALs only this family kept alive become obsolete now (they are deleted once this
+            // returns), so the same write records the new MinLogNumberToKeep: otherwise the
+            // MANIFEST would still need a WAL that is gone and refuse the next open.
+            ulong minLog = ulong.MaxValue;
+            foreach (ColumnFamilyVersions f in _families.Values)
+            {
+                if (f != family)
+                {
+                    minLog = Math.Min(minLog, f.LogNumber);
+                }
+            }
+            bool advance = minLog != ulong.MaxValue && minLog > _persistedMinLogToKeep;
+            Commit(advance ? [edit, new VersionEdit { MinLogNumberToKeep = minLog }] : [edit]);
+            if (advance)
+            {
+                _persistedMinLogToKeep = minLog;
+            }
             family.IsDropped = true;
             _families.Remove(family.Id);
             _wals.DeleteBefore(Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber()));

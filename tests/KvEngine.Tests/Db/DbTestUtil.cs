@@ -29,12 +29,15 @@ internal static class DbTestUtil
     };
 
     /// <summary>Table files in all levels (compaction may have moved level-0 files down).</summary>
-    public static int TotalTableFiles(KvDb db)
+    public static int TotalTableFiles(KvDb db) => TotalTableFiles(db, db.DefaultColumnFamily);
+
+    /// <summary>Table files of <paramref name="family"/> in all levels.</summary>
+    public static int TotalTableFiles(KvDb db, ColumnFamilyHandle family)
     {
         int n = 0;
         for (int level = 0; level < 7; level++)
         {
-            n += int.Parse(db.GetProperty("rocksdb.num-files-at-level" + level)!, System.Globalization.CultureInfo.InvariantCulture);
+            n += int.Parse(db.GetProperty(family, "rocksdb.num-files-at-level" + level)!, System.Globalization.CultureInfo.InvariantCulture);
         }
         return n;
     }

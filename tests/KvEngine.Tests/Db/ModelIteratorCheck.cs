@@ -10,8 +10,9 @@ internal static class ModelIteratorCheck
 {
     /// <param name="randomKey">Draws a key of the test's key space.</param>
     /// <param name="show">Formats a key for a failure message.</param>
+    /// <param name="family">The column family to iterate (the default family when null).</param>
     public static void Run(KvDb db, SortedDictionary<byte[], byte[]> model, Random rng, Snapshot? snap, string where,
-        Func<Random, byte[]> randomKey, int steps, Func<byte[]?, string> show)
+        Func<Random, byte[]> randomKey, int steps, Func<byte[]?, string> show, ColumnFamilyHandle? family = null)
     {
         byte[]? lower = rng.Next(3) == 0 ? randomKey(rng) : null;
         byte[]? upper = rng.Next(3) == 0 ? randomKey(rng) : null;
@@ -24,7 +25,8 @@ internal static class ModelIteratorCheck
                 visible.Add(k);
             }
         }
-        using KvIterator it = db.NewIterator(new ReadOptions { Snapshot = snap, IterateLowerBound = lower, IterateUpperBound = upper });
+        var options = new ReadOptions { Snapshot = snap, IterateLowerBound = lower, IterateUpperBound = upper };
+        using KvIterator it = family == null ? db.NewIterator(options) : db.NewIterator(family, options);
         int pos;
         switch (rng.Next(4))
         {

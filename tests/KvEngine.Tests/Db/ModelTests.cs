@@ -208,7 +208,7 @@ public sealed class ModelTests : IDisposable
     private static void CheckIterator(KvDb db, SortedDictionary<byte[], byte[]> model, Random rng, Snapshot? snap, string where) =>
         ModelIteratorCheck.Run(db, model, rng, snap, where, RandomKey, steps: 60, Hex);
 
-    private static byte[] RandomKey(Random rng)
+    internal static byte[] RandomKey(Random rng)
     {
         // A few hundred distinct keys of varying length share prefixes, so blocks prefix-compress.
         int id = rng.Next(600);
@@ -222,7 +222,7 @@ public sealed class ModelTests : IDisposable
         return k;
     }
 
-    private static byte[] RandomValue(Random rng)
+    internal static byte[] RandomValue(Random rng)
     {
         int len = rng.Next(20) == 0 ? rng.Next(1000, 9000) : rng.Next(0, 120);
         var v = new byte[len];
@@ -239,7 +239,7 @@ public sealed class ModelTests : IDisposable
         return v;
     }
 
-    private static bool Same(byte[]? a, byte[]? b) => a == null ? b == null : b != null && a.AsSpan().SequenceEqual(b);
+    internal static bool Same(byte[]? a, byte[]? b) => a == null ? b == null : b != null && a.AsSpan().SequenceEqual(b);
 
-    private static string Hex(byte[]? b) => b == null ? "null" : Convert.ToHexString(b.Length > 40 ? b.AsSpan(0, 40) : b);
+    internal static string Hex(byte[]? b) => b == null ? "null" : Convert.ToHexString(b.Length > 40 ? b.AsSpan(0, 40) : b);
 }

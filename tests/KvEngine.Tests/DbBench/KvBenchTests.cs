@@ -89,6 +89,7 @@ public sealed partial class KvBenchTests : IDisposable
     [InlineData("-level_compaction_dynamic_file_size=false", "level_compaction_dynamic_file_size")]
     [InlineData("-benchmarks=cachebench", "cachebench")]
     [InlineData("-merge_operator=uint64add", "-merge_operator")]
+    [InlineData("-num_column_families=2", "num_column_families")]
     public void RocksDbEngineRefusesFlagsItCannotMap(string flag, string expected)
     {
         string db = Path.Combine(_dir.FullName, "db");
@@ -248,6 +249,44 @@ public sealed partial class KvBenchTests : IDisposable
         using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false });
         // fillseq wrote 300 puts (-writes) and 6 range deletions, the writer at most as many.
         Assert.InRange(kv.LatestSequenceNumber, 306UL, 612UL);
+    }
+
+    [Fact]
+    public void NumColumnFamiliesSpreadsKeysOverFamiliesAsDbBench()
+    {
+        // The same fill by db_bench and kvbench: the same family names, created at open, and key i
+        // in family i % N in both; readrandom looks each key up in its own family.
+        string ours = Path.Combine(_dir.FullName, "cf-kvbench");
+        string theirs = Path.Combine(_dir.FullName, "cf-dbbench");
+        string[] flags = ["-benchmarks=fillseq,readrandom", "-num=600", "-key_size=16", "-value_size=20", "-compression_type=none",
+            "-num_column_families=3"];
+        (int code, string stdout, string stderr) = Run([$"-db={ours}", "-seed=1", .. flags]);
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"readrandom\s*:.*\(600 of 600 found\)", stdout);
+        Interop.KvEngineReadsRocksDbTests.RunDbBench(theirs, flags);
+        string[] names = ["default", "column_family_name_000001", "column_family_name_000002"];
+        Assert.Equal(names, KvDb.ListColumnFamilies(ours));
+        Assert.Equal(names, KvDb.ListColumnFamilies(theirs));
+        var descriptors = names.Select(n => new ColumnFamilyDescriptor(n)).ToList();
+        using KvDb a = KvDb.Open(ours, new KvOptions { CreateIfMissing = false }, descriptors);
+        using KvDb b = KvDb.Open(theirs, new KvOptions { CreateIfMissing = false }, descriptors);
+        foreach (string name in names)
+        {
+            List<string> mine = Keys(a, name);
+            Assert.Equal(200, mine.Count);
+            Assert.Equal(Keys(b, name), mine);
+        }
+    }
+
+    private static List<string> Keys(KvDb db, string family)
+    {
+        var keys = new List<string>();
+        using KvIterator it = db.NewIterator(db.GetColumnFamily(family)!);
+        for (it.SeekToFirst(); it.Valid; it.Next())
+        {
+            keys.Add(Convert.ToHexString(it.Key));
+        }
+        return keys;
     }
 
     private static (int Code, string Stdout, string Stderr) Run(params string[] args)

@@ -135,6 +135,32 @@ public sealed class ColumnFamilyInteropTests : IDisposable
         Assert.Equal("v0", S(ScanFamily(db, "default").Single().Value));
     }
 
+    [Fact]
+    public void LdbReadsTheManifestOfADropThatFreedTheOldestWal()
+    {
+        // The drop of b makes the first WAL obsolete and records MinLogNumberToKeep with it.
+        string db = Path.Combine(_dir.FullName, "dropfreed");
+        using (KvDb kv = KvDb.Open(db, new KvOptions()))
+        {
+            ColumnFamilyHandle a = kv.CreateColumnFamily("a");
+            ColumnFamilyHandle b = kv.CreateColumnFamily("b");
+            for (int i = 0; i < 50; i++)
+            {
+                kv.Put(a, B($"a{i:D3}"), B($"va{i}"));
+                kv.Put(b, B($"b{i:D3}"), B($"vb{i}"));
+            }
+            kv.Flush(a);
+            kv.DropColumnFamily(b);
+            kv.Put(a, B("late"), B("in-the-new-wal"));
+        }
+        Assert.Contains("{default, a}", RocksDbTools.RunOk("ldb", $"--db={db}", "list_column_families"), StringComparison.Ordinal);
+        List<KeyValuePair<byte[], byte[]>> a2 = ScanFamily(db, "a");
+        Assert.Equal(51, a2.Count);
+        Assert.Equal("in-the-new-wal", S(a2.Single(p => S(p.Key) == "late").Value));
+        using KvDb again = KvDb.Open(db, new KvOptions(), [new ColumnFamilyDescriptor("a")]);
+        Assert.Equal("va7", S(again.Get(again.GetColumnFamily("a")!, B("a007"))));
+    }
+
     private static string? S(byte[]? b) => b == null ? null : Encoding.UTF8.GetString(b);
 
     /// <summary><c>ldb --column_family=NAME scan --hex</c> on a copy of the database.</summary>

@@ -225,7 +225,8 @@ public sealed class RangeDelModelTests
         return (begin, end);
     }
 
-    private static void RemoveRange(SortedDictionary<byte[], byte[]> model, byte[] begin, byte[] end)
+    /// <summary>Applies a delete-range to a model: every key in [begin, end) goes.</summary>
+    internal static void RemoveRange(SortedDictionary<byte[], byte[]> model, byte[] begin, byte[] end)
     {
         var doomed = new List<byte[]>();
         foreach (byte[] k in model.Keys)

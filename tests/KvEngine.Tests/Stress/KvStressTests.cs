@@ -73,7 +73,7 @@ public sealed class KvStressTests : IDisposable
         (int code, string output) = Run(KvCrashTest(), ["--cycles", "4", "--threads", "2", "--max-key", "2000", "--min-kill-ms", "50", "--max-kill-ms", "500",
             "--seed", "3", "--db", Path.Combine(_dir.FullName, "crash")]);
         Assert.True(code == 0, output);
-        Assert.Contains("mode Kill, cycles 4,", output, StringComparison.Ordinal);
+        Assert.Contains("mode Kill, column families 1, cycles 4,", output, StringComparison.Ordinal);
         Assert.Contains("losses found 0", output, StringComparison.Ordinal);
     }
 
@@ -82,10 +82,61 @@ public sealed class KvStressTests : IDisposable
     {
         (int code, string output) = Run(KvCrashTest(), ["--power-loss", "--cycles", "10", "--threads", "2", "--max-key", "1000", "--ops", "500", "--seed", "4"]);
         Assert.True(code == 0, output);
-        Assert.Contains("mode PowerLoss, cycles 10,", output, StringComparison.Ordinal);
+        Assert.Contains("mode PowerLoss, column families 1, cycles 10,", output, StringComparison.Ordinal);
         (code, output) = Run(KvCrashTest(), ["--faults", "--cycles", "4", "--threads", "2", "--max-key", "1000", "--ops", "500", "--seed", "4"]);
         Assert.True(code == 0, output);
-        Assert.Contains("mode Faults, cycles 4,", output, StringComparison.Ordinal);
+        Assert.Contains("mode Faults, column families 1, cycles 4,", output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void ColumnFamiliesOnDiskRunPassesAndVerifyOnlyCatchesAKeyInTheWrongFamily()
+    {
+        string db = Path.Combine(_dir.FullName, "cfdb"), expected = Path.Combine(_dir.FullName, "cfexpected");
+        string[] common = [$"-db={db}", $"-expected_values_dir={expected}", "-max_key=1500", "-threads=2", "-seed=6", "-column_families=3"];
+        (int code, string output) = Run(KvStress(), [.. common, "-destroy_db_initially=1", "-ops_per_thread=3000", "-reopen=2", "-write_buffer_size=16384",
+            "-flush_one_in=400"]);
+        Assert.True(code == 0, output);
+        Assert.Contains("kvstress: PASSED", output, StringComparison.Ordinal);
+        Assert.Equal(["default", "1", "2"], KvDb.ListColumnFamilies(db));
+
+        // A key moved from its family (i % 3) into the next one is found by the verifier.
+        long victim;
+        string[] names = ["default", "1", "2"];
+        using (KvDb kv = KvDb.Open(db, new KvOptions(), names.Select(n => new ColumnFamilyDescriptor(n))))
+        {
+            ColumnFamilyHandle first = kv.GetColumnFamily("1")!;
+            byte[] value;
+            using (KvIterator it = kv.NewIterator(first))
+            {
+                it.SeekToFirst();
+                Assert.True(it.Valid);
+                victim = StressKeys.Index(it.Key);
+                value = it.Value.ToArray();
+            }
+            Assert.Equal(1, victim % 3);
+            using var batch = new WriteBatch();
+            batch.Delete(first, StressKeys.Key(victim));
+            batch.Put(kv.GetColumnFamily("2")!, StressKeys.Key(victim), value);
+            kv.Write(batch);
+        }
+        (code, output) = Run(KvStress(), [.. common, "-verify_only=1"]);
+        Assert.Equal(1, code);
+        Assert.Contains($"VERIFICATION FAILURE: after open (family 1): key {victim} is absent", output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void KvCrashTestWithColumnFamiliesFindsNoLoss()
+    {
+        (int code, string output) = Run(KvCrashTest(), ["--cycles", "4", "--threads", "2", "--max-key", "1500", "--min-kill-ms", "50", "--max-kill-ms", "500",
+            "--column-families", "3", "--seed", "8", "--db", Path.Combine(_dir.FullName, "cfcrash"), "--", "-write_buffer_size=16384", "-flush_one_in=400"]);
+        Assert.True(code == 0, output);
+        Assert.Contains("mode Kill, column families 3, cycles 4,", output, StringComparison.Ordinal);
+        Assert.Contains("losses found 0", output, StringComparison.Ordinal);
+        (code, output) = Run(KvCrashTest(), ["--power-loss", "--cycles", "10", "--threads", "2", "--max-key", "1000", "--ops", "500",
+            "--column-families", "3", "--seed", "9"]);
+        Assert.True(code == 0, output);
+        Assert.Contains("mode PowerLoss, column families 3, cycles 10,", output, StringComparison.Ordinal);
+        Assert.Contains("losses found 0", output, StringComparison.Ordinal);
     }
 
     private static (int Code, string Output) Run(string dll, string[] args)
