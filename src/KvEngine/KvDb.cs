@@ -68,14 +68,20 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// first, in creation order (RocksDB's DB::ListColumnFamilies). Reads only CURRENT and the
     /// MANIFEST; the database may be open elsewhere.
     /// </summary>
-    /// <exception cref="KvCorruptionException">CURRENT or the MANIFEST is missing or damaged.</exception>
+    /// <exception cref="KvException">The database does not exist.</exception>
+    /// <exception cref="KvCorruptionException">CURRENT names a missing MANIFEST, or either is damaged.</exception>
     public static IReadOnlyList<string> ListColumnFamilies(string path, KvOptions? options = null)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
         Storage.IFileSystem fs = (options ?? new KvOptions()).FileSystem;
+        string dir = System.IO.Path.GetFullPath(path);
+        if (!fs.FileExists(FileNames.CurrentFile(dir)))
+        {
+            throw new KvException($"Database '{dir}' does not exist (no CURRENT file).");
+        }
         try
         {
-            return ManifestReader.ListColumnFamilies(fs, System.IO.Path.GetFullPath(path));
+            return ManifestReader.ListColumnFamilies(fs, dir);
         }
         catch (IOException e)
         {

@@ -1,4 +1,3 @@
-using KvEngine.Db;
 using KvEngine.Storage;
 using KvEngine.Table;
 using KvEngine.Versions;

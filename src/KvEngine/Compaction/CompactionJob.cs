@@ -1,5 +1,4 @@
 using System.Buffers;
-using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Versions;

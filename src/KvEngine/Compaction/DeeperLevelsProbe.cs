@@ -1,4 +1,3 @@
-using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Versions;
 

@@ -1,4 +1,3 @@
-using KvEngine.Db;
 
 using Version = KvEngine.Versions.Version;
 using KvEngine.Versions;

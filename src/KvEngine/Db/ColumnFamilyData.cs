@@ -26,7 +26,11 @@ internal sealed class ColumnFamilyData
 {
     private const int SpareIteratorSlots = 4;
 
+    /// <summary>The memtable a released family's read state shows: empty, and never freed (its owner reference is this field's).</summary>
+    private static readonly MemTable s_retiredMemTable = new(4096);
+
     private ReadState _readState;
+    private bool _mutableReleased;
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
         string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner)
@@ -150,7 +154,9 @@ internal sealed class ColumnFamilyData
     public void ReleaseMemory()
     {
         DropSpareIterators();
-        ReadState empty = Interlocked.Exchange(ref _readState, new ReadState(Mem, Array.Empty<MemTable>(), Version.Empty(null)));
+        // The family's own memtables leave the read state, so they are freed once the readers that
+        // pinned the old state are done (and, for the mutable one, ReleaseMutableMemTable ran).
+        ReadState empty = Interlocked.Exchange(ref _readState, new ReadState(s_retiredMemTable, Array.Empty<MemTable>(), Version.Empty(null)));
         empty.Unref();
         foreach (ImmutableMemTable imm in Immutable)
         {
@@ -159,12 +165,26 @@ internal sealed class ColumnFamilyData
         Immutable.Clear();
     }
 
+    /// <summary>
+    /// A dropped family: drops the family's own reference on its mutable memtable (write groups
+    /// no longer reach it; read states that pinned it keep theirs). Holds the database mutex, no
+    /// write group inserting. Once only.
+    /// </summary>
+    public void ReleaseMutableMemTable()
+    {
+        if (!_mutableReleased)
+        {
+            _mutableReleased = true;
+            Mem.Unref();
+        }
+    }
+
     /// <summary>Releases the last references at close (after <see cref="ReleaseMemory"/> or instead of it).</summary>
     public void Close()
     {
         DropSpareIterators();
         Volatile.Read(ref _readState).Unref();
-        Mem.Unref();
+        ReleaseMutableMemTable();
         foreach (ImmutableMemTable imm in Immutable)
         {
             imm.Mem.Unref();

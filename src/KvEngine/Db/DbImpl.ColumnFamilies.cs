@@ -7,11 +7,13 @@ namespace KvEngine.Db;
 /// DBImpl::CreateColumnFamily / DropColumnFamily), and resolving a handle.
 /// <para>
 /// The family table <see cref="_familiesById"/> (index = id, null for a dropped or unused id) is
-/// replaced, never changed, under _mutex, so writers and readers use it without a lock. Create and
-/// drop go through the write queue (a forced, batch-less request), so no write group runs while
-/// the table changes and a drop never races a memtable switch. A dropped family leaves the table
-/// and takes no more writes, flushes or compactions; what pins its read state (iterators) keeps
-/// it readable; its memtables are released and its files become obsolete once unpinned.
+/// replaced, never changed, under _mutex, so writers and readers use it without a lock; a write
+/// group keeps the table it was prepared with. A dropped family leaves the table and takes no more
+/// writes, flushes or compactions; what pins its read state (iterators) keeps it readable. Its
+/// immutable memtables are released at the drop (or by its running flush); its mutable memtable by
+/// the next write group's leader, once no group that could still insert into it is in flight
+/// (ReleaseDroppedMemTables); its files become obsolete once unpinned. Create and drop are
+/// serialized by _familyGate, which Close also takes, so neither runs after the database closed.
 /// </para>
 /// </summary>
 internal sealed partial class DbImpl
@@ -26,6 +28,7 @@ internal sealed partial class DbImpl
         copy.ValidateFamily();
         lock (_familyGate)
         {
+            ThrowIfDisposed();
             ColumnFamilyHandle handle = CreateFamilyCore(name, copy).Handle;
             WriteOptionsFile();
             return handle;
@@ -46,6 +49,7 @@ internal sealed partial class DbImpl
         }
         lock (_familyGate)
         {
+            ThrowIfDisposed();
             if (cfd.IsDropped)
             {
                 throw new ArgumentException($"Column family '{cfd.Name}' was already dropped.", nameof(handle));
@@ -66,11 +70,12 @@ internal sealed partial class DbImpl
                 {
                     cfd.ReleaseMemory();
                 }
+                _droppedMemTables.Add(cfd);
                 Monitor.PulseAll(_mutex);
             }
             WriteOptionsFile();
         }
-        DeleteObsoleteFiles(atOpen: false);
+        TryDeleteObsoleteFiles(); // the drop is recorded; a failed sweep is retried later
     }
 
     /// <summary>

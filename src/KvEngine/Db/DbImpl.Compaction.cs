@@ -194,6 +194,7 @@ internal sealed partial class DbImpl
         }
         finally
         {
+            bool released = false;
             lock (_mutex)
             {
                 foreach ((ColumnFamilyData cfd, ImmutableMemTable[] _) in jobs)
@@ -202,9 +203,14 @@ internal sealed partial class DbImpl
                     if (cfd.IsDropped)
                     {
                         cfd.ReleaseMemory(); // the drop left it to this flush (DropColumnFamily)
+                        released = true;
                     }
                 }
                 Monitor.PulseAll(_mutex); // a resume waits for a failed flush to finish
+            }
+            if (released)
+            {
+                TryDeleteObsoleteFiles(); // the dropped family's files were pinned until now
             }
         }
     }

@@ -188,14 +188,20 @@ internal sealed partial class DbImpl
                     }
                     finally
                     {
+                        bool released = false;
                         lock (_mutex)
                         {
                             family.FlushRunning = false;
                             if (family.IsDropped)
                             {
                                 family.ReleaseMemory(); // the drop left it to this flush (DropColumnFamily)
+                                released = true;
                             }
                             Monitor.PulseAll(_mutex);
+                        }
+                        if (released)
+                        {
+                            TryDeleteObsoleteFiles();
                         }
                     }
                 }

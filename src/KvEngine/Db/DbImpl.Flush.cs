@@ -211,14 +211,23 @@ internal sealed partial class DbImpl
         }
         _counters.AddFlush(bytes);
         _telemetry.FlushFinished(jobId, memCount, firstNumber, bytes, elapsed);
-        foreach ((ColumnFamilyData _, ImmutableMemTable[] list) in jobs)
+        try
         {
-            foreach (ImmutableMemTable job in list)
+            // Before the flush is reported done: a caller of Flush finds the files it made obsolete
+            // (its WALs, tables nothing reads any more) already gone.
+            DeleteObsoleteFiles(atOpen: false);
+        }
+        finally
+        {
+            // The tables are recorded whatever the sweep did (it is retried at the next one).
+            foreach ((ColumnFamilyData _, ImmutableMemTable[] list) in jobs)
             {
-                job.Flushed.TrySetResult();
+                foreach (ImmutableMemTable job in list)
+                {
+                    job.Flushed.TrySetResult();
+                }
             }
         }
-        DeleteObsoleteFiles(atOpen: false);
     }
 
     /// <summary>
@@ -327,6 +336,19 @@ internal sealed partial class DbImpl
     /// number is being written by a job that started after this look (RocksDB's
     /// min_pending_output rule), so no table in the making is deleted.
     /// </summary>
+    /// <summary>A sweep from a finally block: an I/O error leaves the files for the next sweep.</summary>
+    private void TryDeleteObsoleteFiles()
+    {
+        try
+        {
+            DeleteObsoleteFiles(atOpen: false);
+        }
+        catch (IOException)
+        {
+            // Retried at the next sweep (after the next flush or compaction, or at open).
+        }
+    }
+
     private void DeleteObsoleteFiles(bool atOpen)
     {
         HashSet<ulong> live;

@@ -16,6 +16,9 @@ internal sealed partial class DbImpl
     private readonly WriteController _writeController;
     private long _lastGroupBytes;
 
+    // Dropped families whose mutable memtable the next write group's leader releases (under _mutex).
+    private readonly List<ColumnFamilyData> _droppedMemTables = new();
+
     /// <summary>
     /// Holds _mutex. Applies the level-0 write stalls of every family (unless its auto compaction
     /// is off): at Level0SlowdownWritesTrigger files the group is delayed so writes go on at
@@ -58,6 +61,7 @@ internal sealed partial class DbImpl
 
     private void MakeRoomForWrite(bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies, ref long stallStarted, ref Diagnostics.WriteStallCause stallCause)
     {
+        ReleaseDroppedMemTables();
         bool delayed = false;
         List<ColumnFamilyData>? switching = null;
         while (true)
@@ -142,6 +146,24 @@ internal sealed partial class DbImpl
                 return;
             }
         }
+    }
+
+    /// <summary>
+    /// Holds _mutex, by the queue's head before it prepares its group. Drops the mutable memtables
+    /// of families dropped since: no group can still insert into them once no pipelined group is
+    /// in flight (earlier non-pipelined groups are done, and later ones see the new family table).
+    /// </summary>
+    private void ReleaseDroppedMemTables()
+    {
+        if (_droppedMemTables.Count == 0 || _writeThread.HasInflightInserts)
+        {
+            return;
+        }
+        foreach (ColumnFamilyData cfd in _droppedMemTables)
+        {
+            cfd.ReleaseMutableMemTable();
+        }
+        _droppedMemTables.Clear();
     }
 
     /// <summary>Holds _mutex. True when the group waited for a family's level-0 files (the caller looks again).</summary>

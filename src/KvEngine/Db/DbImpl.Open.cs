@@ -1,5 +1,6 @@
 using KvEngine.Format;
 using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
 using KvEngine.Memtable;
 using KvEngine.Storage;
 using KvEngine.Util;
@@ -194,6 +195,10 @@ internal sealed partial class DbImpl
                 break;
             }
             stop = ReplayLog(logNumber, edits, ref maxSequence, ref outOfSpace);
+            if (stop)
+            {
+                ThrowIfFamilyAheadOfWals(families, logNumber);
+            }
         }
         foreach (ColumnFamilyData cfd in families)
         {
@@ -249,6 +254,32 @@ internal sealed partial class DbImpl
         }
         _recovered = true;
         DeleteObsoleteFiles(atOpen: true);
+    }
+
+    /// <summary>
+    /// Replay stopped inside WAL <paramref name="stoppedAt"/> (a damaged record, point-in-time or
+    /// tolerate-tail recovery). A family whose tables already hold writes from a later WAL (its log
+    /// number is past the damage and it has tables) would keep writes whose batches the other
+    /// families lose: the database is not at any point in time, and RocksDB refuses it the same way
+    /// ("SST file is ahead of WALs").
+    /// </summary>
+    private static void ThrowIfFamilyAheadOfWals(List<ColumnFamilyData> families, ulong stoppedAt)
+    {
+        foreach (ColumnFamilyData cfd in families)
+        {
+            Version v = cfd.Versions.Current;
+            bool hasTables = false;
+            for (int level = 0; level < Version.NumLevels && !hasTables; level++)
+            {
+                hasTables = v.NumFiles(level) > 0;
+            }
+            if (hasTables && cfd.Versions.LogNumber > stoppedAt)
+            {
+                throw new KvCorruptionException(
+                    $"WAL {stoppedAt} is damaged, but column family '{cfd.Name}' holds in its tables writes from WAL {cfd.Versions.LogNumber} on " +
+                    "(SST file is ahead of WALs): replaying up to the damage would split batches between families.");
+            }
+        }
     }
 
     /// <summary>

@@ -120,6 +120,10 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         {
             return;
         }
+        lock (_familyGate)
+        {
+            // A family creation or drop in progress finishes first; later ones see the database closed.
+        }
         _telemetry.Dispose(); // first: no metrics callback reads what Close releases
         Exception? firstError = null;
         try

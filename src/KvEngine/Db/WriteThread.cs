@@ -48,6 +48,9 @@ internal sealed class WriteThread : IDisposable
         _worker = worker;
     }
 
+    /// <summary>Holds the mutex. A pipelined group is still inserting into the memtables.</summary>
+    public bool HasInflightInserts => _inflightInserts > 0;
+
     /// <summary>An earlier group's memtable insert failed (holds the mutex).</summary>
     public bool InsertFailed => _insertFailed;
 

@@ -1,4 +1,3 @@
-using KvEngine.Db;
 using KvEngine.Versions;
 
 namespace KvEngine.RangeDel;
