@@ -104,7 +104,9 @@ public sealed class GroupCommitTests : IDisposable
         Assert.Empty(failures);
         Assert.True(scans > 0);
         Assert.Equal((ulong)(Writers * Writes), db.LatestSequenceNumber);
-        Assert.True(db.Impl.MemberInserts > 0, "no writer ever inserted its own batch: the concurrent path went untested");
+        // Whether writers inserted their own batches here depends on scheduling (under heavy load
+        // none may still spin when its leader hands out inserts); the hand-off itself is tested
+        // deterministically in WriteThreadTests.
         for (int t = 0; t < Writers; t++)
         {
             for (int i = 0; i < Writes; i++)
