@@ -59,7 +59,7 @@ internal sealed partial class DbImpl
         ReadState? pinned = null;
         lock (_mutex)
         {
-            if (_closing || _backgroundError != null)
+            if (_closing || _errors.Error != null)
             {
                 return false;
             }
@@ -448,9 +448,9 @@ internal sealed partial class DbImpl
             ReadState pinned;
             lock (_mutex)
             {
-                if (_backgroundError != null)
+                if (_errors.Error != null)
                 {
-                    throw new KvException("Compaction stopped after a background error: " + _backgroundError.Message, _backgroundError);
+                    throw new KvException("Compaction stopped after a background error: " + _errors.Error.Message, _errors.Error);
                 }
                 pinned = cfd.AcquireReadState();
                 c = cfd.Picker.Pick(pinned.Version);
@@ -504,9 +504,9 @@ internal sealed partial class DbImpl
             {
                 while (true)
                 {
-                    if (_backgroundError != null)
+                    if (_errors.Error != null)
                     {
-                        throw new KvException("Compaction stopped after a background error: " + _backgroundError.Message, _backgroundError);
+                        throw new KvException("Compaction stopped after a background error: " + _errors.Error.Message, _errors.Error);
                     }
                     if (_closing)
                     {

@@ -23,8 +23,6 @@ internal sealed partial class DbImpl
 {
     private readonly object _resumeGate = new();
     private bool _resuming;
-    private bool _autoResumeScheduled;
-    private long _backgroundErrorCount;
 
     /// <summary>An automatic resume loop is running (for tests).</summary>
     internal bool AutomaticResumeRunning
@@ -33,7 +31,7 @@ internal sealed partial class DbImpl
         {
             lock (_mutex)
             {
-                return _autoResumeScheduled;
+                return _errors.AutoResumeScheduled;
             }
         }
     }
@@ -48,7 +46,7 @@ internal sealed partial class DbImpl
         Exception? error;
         lock (_mutex)
         {
-            error = _backgroundError;
+            error = _errors.Error;
         }
         if (error is KvCorruptionException)
         {
@@ -57,59 +55,6 @@ internal sealed partial class DbImpl
         if (error != null && !TryResume(out Exception? failure))
         {
             throw Wrap(failure!);
-        }
-    }
-
-    /// <summary>
-    /// Holds _mutex (called when the first background error is recorded). Starts the automatic
-    /// resume loop for a retryable error.
-    /// </summary>
-    private void ScheduleAutomaticResume()
-    {
-        if (_autoResumeScheduled || _closing || _options.MaxBackgroundErrorResumeCount == 0 || !StorageErrors.IsNoSpace(_backgroundError))
-        {
-            return;
-        }
-        _autoResumeScheduled = true;
-        var thread = new Thread(AutomaticResumeLoop) { IsBackground = true, Name = "KvEngine error recovery" };
-        thread.Start();
-    }
-
-    private void AutomaticResumeLoop()
-    {
-        bool exhausted = true;
-        try
-        {
-            for (int attempt = 0; attempt < _options.MaxBackgroundErrorResumeCount; attempt++)
-            {
-                if (_scheduler.Cancellation.WaitHandle.WaitOne(_options.BackgroundErrorResumeRetryInterval))
-                {
-                    exhausted = false;
-                    return; // closing
-                }
-                if (TryResume(out Exception? failure) || !StorageErrors.IsNoSpace(failure))
-                {
-                    exhausted = false;
-                    return; // recovered, or now stopped by an error only Resume() may clear
-                }
-            }
-        }
-        catch (ObjectDisposedException)
-        {
-            exhausted = false; // the database closed while the loop was between attempts
-        }
-        finally
-        {
-            lock (_mutex)
-            {
-                _autoResumeScheduled = false;
-                // An error recorded after a successful resume, while this loop was still winding
-                // down, gets a loop of its own; an error that used up every attempt waits for Resume().
-                if (!exhausted && _backgroundError != null)
-                {
-                    ScheduleAutomaticResume();
-                }
-            }
         }
     }
 
@@ -134,13 +79,13 @@ internal sealed partial class DbImpl
         {
             lock (_mutex)
             {
-                if (_backgroundError == null)
+                if (_errors.Error == null)
                 {
                     return true;
                 }
-                if (_closing || _backgroundError is KvCorruptionException)
+                if (_closing || _errors.Error is KvCorruptionException)
                 {
-                    failure = _backgroundError;
+                    failure = _errors.Error;
                     return false;
                 }
                 // A flush that failed is still finishing on its background thread.
@@ -171,7 +116,7 @@ internal sealed partial class DbImpl
                         }
                         if (family == null)
                         {
-                            _backgroundError = null;
+                            _errors.Clear();
                             _resuming = false;
                             Monitor.PulseAll(_mutex);
                             _telemetry.Resumed(flushed);
@@ -211,7 +156,7 @@ internal sealed partial class DbImpl
                 lock (_mutex)
                 {
                     _resuming = false;
-                    _backgroundError = e; // the error that now stops the database (IsNoSpace looks inside)
+                    _errors.Replace(e); // the error that now stops the database (IsNoSpace looks inside)
                     foreach (ColumnFamilyData cfd in AllFamilies())
                     {
                         foreach (ImmutableMemTable imm in cfd.Immutable)

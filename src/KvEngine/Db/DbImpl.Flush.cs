@@ -58,7 +58,7 @@ internal sealed partial class DbImpl
             }
             if (tasks.Count == 0)
             {
-                return _backgroundError != null ? Task.FromException(Wrap(_backgroundError)) : Task.CompletedTask;
+                return _errors.Error != null ? Task.FromException(Wrap(_errors.Error)) : Task.CompletedTask;
             }
             return Task.WhenAll(tasks);
         }

@@ -66,9 +66,9 @@ internal sealed partial class DbImpl
         List<ColumnFamilyData>? switching = null;
         while (true)
         {
-            if (_backgroundError != null && !(force && _resuming))
+            if (_errors.Error != null && !(force && _resuming))
             {
-                throw new KvException("The database refuses writes after a background error: " + _backgroundError.Message, _backgroundError);
+                throw new KvException("The database refuses writes after a background error: " + _errors.Error.Message, _errors.Error);
             }
             if (IsDisposed && !force)
             {

@@ -82,7 +82,7 @@ internal sealed partial class DbImpl
                 case "rocksdb.block-cache-entry-stats":
                     return BlockCacheEntryStats.Format(_blockCache.Primary);
                 case "rocksdb.background-errors":
-                    return _backgroundErrorCount.ToString(c);
+                    return _errors.ErrorCount.ToString(c);
                 case "kvengine.latest-sequence-number":
                     return _versions.LastSequence.ToString(c);
                 case "kvengine.next-file-number":

@@ -31,7 +31,7 @@ namespace KvEngine.Db;
 /// MinLogNumberToKeep in the MANIFEST, and run the compactions the families' pickers choose; each
 /// installs a new read state and deletes files nothing uses any more (a WAL once no live family
 /// needs it). A background failure makes the database refuse further writes
-/// (<see cref="_backgroundError"/>), as RocksDB does; reads go on.
+/// (<see cref="ErrorHandler"/>), as RocksDB does; reads go on.
 /// </para>
 /// Lock order: <see cref="_mutex"/> before the version set's lock; no I/O under the mutex except
 /// syncing the old WAL and creating a new one at a memtable switch, and the MANIFEST records of
@@ -64,7 +64,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
     private IWritableFile? _logFile;
     private LogWriter? _log;
     private ulong _logNumber;
-    private Exception? _backgroundError;
+    private readonly ErrorHandler _errors;
     private bool _closing;
     private int _disposed;
 
@@ -88,6 +88,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         _writeController = new WriteController(options.DelayedWriteRate);
         _writeThread = new WriteThread(_mutex, options.WriteThreadSpinIterations, this);
         _scheduler = new BackgroundScheduler(this, () => Volatile.Read(ref _closing));
+        _errors = new ErrorHandler(_mutex, options, () => _closing, () => _scheduler.Cancellation.WaitHandle, TryResume);
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics); // last: nothing after it may throw
     }
 
@@ -130,7 +131,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         {
             // Data written with DisableWal exists only in memtables: persist it, as RocksDB does
             // at close unless avoid_flush_during_shutdown is set.
-            if (_backgroundError == null && FamiliesWithUnpersistedWrites() is { Count: > 0 } unpersisted)
+            if (_errors.Error == null && FamiliesWithUnpersistedWrites() is { Count: > 0 } unpersisted)
             {
                 FlushCore(unpersisted, wait: true);
             }
@@ -167,7 +168,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         {
             cfd.ReleaseMemory();
         }
-        if (_backgroundError == null && _recovered)
+        if (_errors.Error == null && _recovered)
         {
             // As RocksDB does at close: files that only now lost their last reader (old versions
             // pinned until the read state above was released) go now rather than at the next open.
@@ -226,18 +227,15 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
     /// </summary>
     private void SetBackgroundError(Exception e, BackgroundJobKind operation)
     {
-        if (_backgroundError == null)
+        if (_errors.Record(e))
         {
-            _backgroundError = e;
-            _backgroundErrorCount++;
-            ScheduleAutomaticResume();
-            _telemetry.BackgroundError(e, operation, _autoResumeScheduled);
+            _telemetry.BackgroundError(e, operation, _errors.AutoResumeScheduled);
         }
         foreach (ColumnFamilyData cfd in AllFamilies())
         {
             foreach (ImmutableMemTable imm in cfd.Immutable)
             {
-                imm.Flushed.TrySetException(Wrap(_backgroundError));
+                imm.Flushed.TrySetException(Wrap(_errors.Error ?? e));
             }
         }
         Monitor.PulseAll(_mutex);

@@ -1,0 +1,4 @@
+namespace KvEngine.Db;
+
+/// <summary>One attempt to leave the background-error state; false with the error that stopped it.</summary>
+internal delegate bool ResumeAttempt(out Exception? failure);
