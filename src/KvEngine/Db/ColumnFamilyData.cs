@@ -1,5 +1,4 @@
 using KvEngine.Compaction;
-using KvEngine.Filters;
 using KvEngine.Memtable;
 using KvEngine.Storage;
 using KvEngine.Table;
@@ -197,28 +196,19 @@ internal sealed class ColumnFamilyData
     private static int ArenaBlockSize(long writeBufferSize) =>
         (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20);
 
-    private static TableOptions BuildTableOptions(ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats) => new()
-    {
-        BlockCache = (options.BlockCache ?? dbCache).Primary,
-        CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
-        PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
-        MaxFileSizeForL0MetaPin = options.WriteBufferSize / 2 * 3, // RocksDB's MaxFileSizeForL0MetaPin
-        BlockSize = options.BlockSize,
-        BlockRestartInterval = options.BlockRestartInterval,
-        Compression = (Compression.CompressionType)(byte)options.Compression,
-        CompressionLevel = options.CompressionLevel,
-        Checksum = (ChecksumType)(byte)options.Checksum,
-        FilterPolicy = options.BloomBitsPerKey > 0 ? new FastLocalBloomPolicy(options.BloomBitsPerKey) : null,
-        Statistics = stats,
-        OptimizeFiltersForMemory = options.OptimizeFiltersForMemory,
-        IndexType = (IndexType)(uint)options.IndexType,
-        PartitionFilters = options.PartitionFilters,
-        MetadataBlockSize = options.MetadataBlockSize,
-        DecouplePartitionedFilters = options.DecouplePartitionedFilters,
-        PinTopLevelIndexAndFilter = options.PinTopLevelIndexAndFilter,
-        TopLevelIndexPinning = (PinningTier)(int)options.MetadataCacheOptions.TopLevelIndexPinning,
-        PartitionPinning = (PinningTier)(int)options.MetadataCacheOptions.PartitionPinning,
-        UnpartitionedPinning = (PinningTier)(int)options.MetadataCacheOptions.UnpartitionedPinning,
-        MergeOperatorName = options.MergeOperator?.Name,
-    };
+    /// <summary>The table-format settings (<see cref="TableOptions.ForFamily"/>, shared with SstFileWriter) plus the reading side: cache, pinning, statistics.</summary>
+    private static TableOptions BuildTableOptions(ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats) =>
+        TableOptions.ForFamily(options, options.Compression, options.CompressionLevel) with
+        {
+            BlockCache = (options.BlockCache ?? dbCache).Primary,
+            CacheIndexAndFilterBlocks = options.CacheIndexAndFilterBlocks,
+            PinL0FilterAndIndexBlocksInCache = options.PinL0FilterAndIndexBlocksInCache,
+            MaxFileSizeForL0MetaPin = options.WriteBufferSize / 2 * 3, // RocksDB's MaxFileSizeForL0MetaPin
+            Statistics = stats,
+            PinTopLevelIndexAndFilter = options.PinTopLevelIndexAndFilter,
+            TopLevelIndexPinning = (PinningTier)(int)options.MetadataCacheOptions.TopLevelIndexPinning,
+            PartitionPinning = (PinningTier)(int)options.MetadataCacheOptions.PartitionPinning,
+            UnpartitionedPinning = (PinningTier)(int)options.MetadataCacheOptions.UnpartitionedPinning,
+            MergeOperatorName = options.MergeOperator?.Name,
+        };
 }

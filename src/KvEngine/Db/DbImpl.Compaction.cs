@@ -199,12 +199,7 @@ internal sealed partial class DbImpl
             {
                 foreach ((ColumnFamilyData cfd, ImmutableMemTable[] _) in jobs)
                 {
-                    cfd.FlushRunning = false;
-                    if (cfd.IsDropped)
-                    {
-                        cfd.ReleaseMemory(); // the drop left it to this flush (DropColumnFamily)
-                        released = true;
-                    }
+                    released |= EndFlush(cfd);
                 }
                 Monitor.PulseAll(_mutex); // a resume waits for a failed flush to finish
             }
@@ -213,6 +208,22 @@ internal sealed partial class DbImpl
                 TryDeleteObsoleteFiles(); // the dropped family's files were pinned until now
             }
         }
+    }
+
+    /// <summary>
+    /// Holds _mutex. A flush of <paramref name="cfd"/> ended (done or failed). A family dropped
+    /// meanwhile left its memory to this flush (DropColumnFamily): released here; true then, and
+    /// the caller sweeps its files once out of the lock.
+    /// </summary>
+    private static bool EndFlush(ColumnFamilyData cfd)
+    {
+        cfd.FlushRunning = false;
+        if (!cfd.IsDropped)
+        {
+            return false;
+        }
+        cfd.ReleaseMemory();
+        return true;
     }
 
     /// <summary>

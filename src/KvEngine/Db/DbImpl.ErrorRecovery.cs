@@ -136,12 +136,7 @@ internal sealed partial class DbImpl
                         bool released = false;
                         lock (_mutex)
                         {
-                            family.FlushRunning = false;
-                            if (family.IsDropped)
-                            {
-                                family.ReleaseMemory(); // the drop left it to this flush (DropColumnFamily)
-                                released = true;
-                            }
+                            released = EndFlush(family);
                             Monitor.PulseAll(_mutex);
                         }
                         if (released)
