@@ -114,6 +114,21 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
         }
     }
 
+    public void LinkFile(string from, string to)
+    {
+        lock (_gate)
+        {
+            Check(FileOperation.Link, to);
+            MemFile f = Get(from);
+            RequireParent(to);
+            if (_live.ContainsKey(to))
+            {
+                throw new IOException($"Cannot link '{from}' to '{to}': the target exists.");
+            }
+            _live[to] = f; // one MemFile under two names, as an inode with two directory entries
+        }
+    }
+
     public void CreateDirectory(string path)
     {
         lock (_gate)

@@ -15,4 +15,5 @@ internal enum FileOperation
     CreateDirectory,
     List,
     Lock,
+    Link,
 }

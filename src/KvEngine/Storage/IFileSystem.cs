@@ -27,6 +27,14 @@ internal interface IFileSystem
     /// <summary>Renames, replacing <paramref name="to"/> atomically if it exists.</summary>
     void RenameFile(string from, string to);
 
+    /// <summary>
+    /// Makes <paramref name="to"/> a second name (a hard link) for the existing file
+    /// <paramref name="from"/>; both must be on one file system. Throws <see cref="IOException"/>
+    /// when <paramref name="to"/> exists or links are not possible (another device, a file system
+    /// without links): callers that can copy instead catch it and copy.
+    /// </summary>
+    void LinkFile(string from, string to);
+
     void CreateDirectory(string path);
 
     bool DirectoryExists(string path);

@@ -25,6 +25,29 @@ internal sealed class LocalFileSystem : IFileSystem
 
     public void RenameFile(string from, string to) => File.Move(from, to, overwrite: true);
 
+    public void LinkFile(string from, string to)
+    {
+        if (OperatingSystem.IsWindows())
+        {
+            if (!WindowsNative.CreateHardLink(to, from, IntPtr.Zero))
+            {
+                throw new IOException($"Cannot link '{from}' to '{to}' (Win32 error {Marshal.GetLastPInvokeError()}).");
+            }
+            return;
+        }
+        if (PosixNative.Link(from, to) != 0)
+        {
+            int errno = Marshal.GetLastPInvokeError();
+            if (errno == ENoEnt)
+            {
+                throw new FileNotFoundException($"Cannot link '{from}' to '{to}': no such file (errno {errno}).", from);
+            }
+            throw new IOException($"Cannot link '{from}' to '{to}' (errno {errno}).");
+        }
+    }
+
+    private const int ENoEnt = 2;
+
     public void CreateDirectory(string path) => Directory.CreateDirectory(path);
 
     public bool DirectoryExists(string path) => Directory.Exists(path);

@@ -14,6 +14,30 @@ public class FaultInjectionFileSystemTests
     }
 
     [Fact]
+    public void LinkSharesTheBytesAndVanishesOnPowerLossUnlessTheDirectoryIsSynced()
+    {
+        var fs = NewFs();
+        using (IWritableFile f = fs.CreateWritable("/db/a"))
+        {
+            f.Append(new byte[] { 1, 2, 3 });
+            f.Sync();
+        }
+        fs.SyncDirectory(Dir);
+        fs.LinkFile("/db/a", "/db/b");
+        Assert.Throws<IOException>(() => fs.LinkFile("/db/a", "/db/b"));
+        fs.DeleteFile("/db/a");
+        Assert.Equal(3, fs.GetFileSize("/db/b"));
+        fs.SimulatePowerLoss();
+        Assert.True(fs.FileExists("/db/a")); // the deletion was not made durable either
+        Assert.False(fs.FileExists("/db/b"));
+
+        fs.LinkFile("/db/a", "/db/b");
+        fs.SyncDirectory(Dir);
+        fs.SimulatePowerLoss();
+        Assert.Equal(3, fs.GetFileSize("/db/b"));
+    }
+
+    [Fact]
     public void PowerLossKeepsExactlyTheSyncedPrefix()
     {
         var fs = NewFs();

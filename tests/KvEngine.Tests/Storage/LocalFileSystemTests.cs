@@ -9,6 +9,28 @@ public sealed class LocalFileSystemTests : IDisposable
     public void Dispose() => _dir.Delete(recursive: true);
 
     [Fact]
+    public void LinkGivesTheFileASecondNameThatOutlivesTheFirst()
+    {
+        IFileSystem fs = LocalFileSystem.Instance;
+        string a = Path.Combine(_dir.FullName, "a");
+        string b = Path.Combine(_dir.FullName, "b");
+        using (IWritableFile w = fs.CreateWritable(a))
+        {
+            w.Append(new byte[] { 9, 8, 7 });
+            w.Sync();
+        }
+        fs.LinkFile(a, b);
+        Assert.Throws<IOException>(() => fs.LinkFile(a, b)); // the target exists
+        Assert.Throws<FileNotFoundException>(() => fs.LinkFile(Path.Combine(_dir.FullName, "missing"), Path.Combine(_dir.FullName, "c")));
+        fs.DeleteFile(a);
+        Assert.Equal(3, fs.GetFileSize(b));
+        using IRandomAccessFile r = fs.OpenRandomAccess(b);
+        var buf = new byte[3];
+        Assert.Equal(3, r.Read(0, buf));
+        Assert.Equal(new byte[] { 9, 8, 7 }, buf);
+    }
+
+    [Fact]
     public void WriteSyncReadBack()
     {
         IFileSystem fs = LocalFileSystem.Instance;
