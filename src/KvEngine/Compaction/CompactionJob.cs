@@ -25,7 +25,7 @@ namespace KvEngine.Compaction;
 /// the key space they overlap (whole, with the file boundaries clamped to the share), and at the
 /// bottom of the tree those every snapshot sees are dropped. An output holding only tombstones is
 /// written when no point entry survives.
-/// Merge operands are resolved first (<see cref="Merge.CompactionMergeInput"/>: full merge on reaching
+/// Merge operands are resolved first (<see cref="CompactionMergeInput"/>: full merge on reaching
 /// a base or the bottom of the tree, partial merge otherwise, never across a snapshot boundary).
 /// Compaction filter (<see cref="KvCompactionFilter"/>, RocksDB's CompactionIterator::InvokeFilterIfNeeded):
 /// a value (a merged one included) the stripe filter keeps whose sequence number is above every live snapshot (so the newest
@@ -53,7 +53,7 @@ internal sealed class CompactionJob
     /// <param name="snapshotsAscending">Sequence numbers of the live snapshots, taken now.</param>
     /// <param name="cancel">Stops the job (database closing).</param>
     /// <param name="compactionFilter">The application's filter, or null.</param>
-    /// <param name="mergeOperator">Merges operands (see <see cref="Merge.CompactionMergeInput"/>), or null.</param>
+    /// <param name="mergeOperator">Merges operands (see <see cref="CompactionMergeInput"/>), or null.</param>
     public CompactionJob(Compaction compaction, Version inputVersion, CompactionEnvironment env, ulong[] snapshotsAscending,
         CancellationToken cancel, KvCompactionFilter? compactionFilter = null, KvMergeOperator? mergeOperator = null)
     {
@@ -93,7 +93,7 @@ internal sealed class CompactionJob
         try
         {
             using InternalIterator inputs = OpenInputs();
-            using var input = new Merge.CompactionMergeInput(inputs, _mergeOperator, filter, rangeDel, probe);
+            using var input = new CompactionMergeInput(inputs, _mergeOperator, filter, rangeDel, probe);
             for (input.SeekToFirst(); input.Valid; input.Next())
             {
                 _cancel.ThrowIfCancellationRequested();

@@ -8,7 +8,7 @@ namespace KvEngine.Compaction;
 /// <summary>
 /// Decides, for the entries of a compaction in internal-key order (user key ascending, newest
 /// first), which to keep (RocksDB's CompactionIterator's visibility rules; merge runs are resolved
-/// before, by <see cref="Merge.CompactionMergeInput"/>).
+/// before, by <see cref="CompactionMergeInput"/>).
 /// <para>
 /// The live snapshots s0 &lt; s1 &lt; ... cut the sequence numbers into stripes: an entry with
 /// sequence q belongs to the stripe of the first snapshot &gt;= q, or to the stripe after the last
@@ -17,7 +17,7 @@ namespace KvEngine.Compaction;
 /// dropped. A deletion is dropped too when every snapshot sees it (its sequence is at most the
 /// earliest snapshot) and no level below the output can hold the key, since then nothing remains
 /// for it to hide; the older entries of its stripe go with it. Merge operands: a run of operands at
-/// the top of a stripe (what <see cref="Merge.CompactionMergeInput"/> leaves when it cannot merge
+/// the top of a stripe (what <see cref="CompactionMergeInput"/> leaves when it cannot merge
 /// them) is kept whole, since together they make the stripe's newest value; an entry after a
 /// non-merge entry of its stripe is shadowed as usual. Operands are never dropped as deletions.
 /// </para>

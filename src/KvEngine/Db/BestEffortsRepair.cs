@@ -1,4 +1,5 @@
 using System.Globalization;
+using KvEngine.Compaction;
 using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Versions;

@@ -24,7 +24,7 @@ internal sealed partial class DbImpl
     private int _nextCompactionFamily; // round robin over families for the picker, under _mutex
     private int _manualCompactionsRunning;
 
-    internal EngineCounters Counters => _counters;
+    public EngineCounters Counters => _counters;
 
     /// <summary>The default family's compaction statistics.</summary>
     internal CompactionStatistics CompactionStats => _default.CompactionStats;

@@ -31,7 +31,7 @@ internal sealed partial class DbImpl
             {
                 stats?.Record(Ticker.MemtableHit);
                 found = memType == ValueType.Merge
-                    ? Merge.MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
+                    ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
                     : CheckType(memType);
             }
             else
@@ -39,7 +39,7 @@ internal sealed partial class DbImpl
                 stats?.Record(Ticker.MemtableMiss);
                 found = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
                     (type == ValueType.Merge
-                        ? Merge.MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
+                        ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
                         : CheckType(type));
                 if (stats != null && level >= 0)
                 {
@@ -163,7 +163,7 @@ internal sealed partial class DbImpl
     {
         // After the sequence: a memtable's tombstone list is current for every sequence we can see.
         RangeDel.FragmentedRangeTombstoneList? memTombstones = state.Mem.GetRangeTombstones();
-        RangeDel.RangeDelAggregator? rangeDel = RangeDel.RangeDelAggregator.Create(state, cfd.Tables, sequence);
+        RangeDelAggregator? rangeDel = RangeDelAggregator.Create(state, cfd.Tables, sequence);
         Version v = state.Version;
         var children = new InternalIterator[1 + state.Immutable.Length + v.NumFiles(0) + CountNonEmptyLevels(v)];
         int n = 0;

@@ -11,7 +11,7 @@ namespace KvEngine.Db;
 internal sealed partial class DbImpl
 {
     /// <summary>Approximate memory of every family's mutable and immutable memtables (rocksdb.cur-size-all-mem-tables summed).</summary>
-    internal long MemTableBytes()
+    public long MemTableBytes()
     {
         long sum = 0;
         foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))
@@ -44,10 +44,10 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>Bytes charged to the block cache (rocksdb.block-cache-usage).</summary>
-    internal long BlockCacheUsageBytes() => _blockCache.Usage;
+    public long BlockCacheUsageBytes() => _blockCache.Usage;
 
     /// <summary>Fills <paramref name="values"/> (one per level) with each level's table bytes, or its file count, over every family.</summary>
-    internal void LevelSizes(Span<long> values, bool files)
+    public void LevelSizes(Span<long> values, bool files)
     {
         values.Clear();
         foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))

@@ -39,7 +39,7 @@ namespace KvEngine.Db;
 /// lists, the family tables (<see cref="_familiesById"/> is also read lock-free: it is replaced,
 /// never changed), background scheduling and the pending outputs.
 /// </summary>
-internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgroundWorker
+internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgroundWorker, ITelemetrySource
 {
     private readonly string _dir;
     private readonly KvOptions _options;

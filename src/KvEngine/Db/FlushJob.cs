@@ -88,7 +88,7 @@ internal sealed class FlushJob
                 using (var builder = new TableBuilder(cfd.TableOptions, file, cfd.BuildContext))
                 {
                     using (InternalIterator mergedMems = NewIterator(mems))
-                    using (var it = new Merge.CompactionMergeInput(mergedMems, cfd.Options.MergeOperator, filter, rangeDel, probe: null))
+                    using (var it = new Compaction.CompactionMergeInput(mergedMems, cfd.Options.MergeOperator, filter, rangeDel, probe: null))
                     {
                         for (it.SeekToFirst(); it.Valid; it.Next())
                         {

@@ -1,6 +1,5 @@
 using System.Diagnostics.Metrics;
 using KvEngine.Compaction;
-using KvEngine.Db;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -18,7 +17,7 @@ namespace KvEngine.Diagnostics;
 /// </summary>
 internal sealed class DbTelemetry : IDisposable
 {
-    private readonly DbImpl _db;
+    private readonly ITelemetrySource _db;
     private readonly Meter? _ownedMeter;
     private readonly KvEngineInstruments _instruments;
     private readonly ILogger _logger;
@@ -26,7 +25,7 @@ internal sealed class DbTelemetry : IDisposable
     private long _lastJobId;
     private int _disposed;
 
-    public DbTelemetry(DbImpl db, string dbName, IMeterFactory? meterFactory, ILoggerFactory? loggerFactory, KvStatistics? statistics)
+    public DbTelemetry(ITelemetrySource db, string dbName, IMeterFactory? meterFactory, ILoggerFactory? loggerFactory, KvStatistics? statistics)
     {
         _db = db;
         _dbName = dbName;

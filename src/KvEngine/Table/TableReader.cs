@@ -235,7 +235,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                         case ValueType.Value:
                             valueOut.Write(data.Value);
                             return true;
-                        case ValueType.Merge: // the caller collects the operands (Merge.MergeLookup)
+                        case ValueType.Merge: // the caller collects the operands (MergeLookup)
                         case ValueType.Deletion:
                         case ValueType.SingleDeletion:
                             return true;

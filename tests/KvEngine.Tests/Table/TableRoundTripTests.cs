@@ -56,7 +56,7 @@ public class TableRoundTripTests
             value.Clear();
             Assert.True(reader.TryGet(user, seq, value, out ValueType type, verifyChecksums: true), e.Describe());
             Assert.Equal(InternalKeys.Type(e.Key), type);
-            // Only a Value is appended: for a Merge the caller collects the operands (Merge.MergeLookup).
+            // Only a Value is appended: for a Merge the caller collects the operands (MergeLookup).
             byte[] expected = type is ValueType.Value ? e.Value : [];
             Assert.Equal(expected, value.WrittenSpan.ToArray());
 

@@ -11,27 +11,31 @@ namespace KvEngine.Tests.Util;
 internal static class AllocationAssert
 {
     /// <summary>The least bytes the calling thread allocated in one of <paramref name="rounds"/> runs of <paramref name="round"/>, after <paramref name="warmups"/> unmeasured runs.</summary>
-    public static long MinAllocatedBytes(Action round, int rounds = 3, int warmups = 1)
+    public static long MinAllocatedBytes(Action round, int rounds = 3, int warmups = 1) => Measure(round, rounds, warmups).Min();
+
+    /// <summary>The bytes the calling thread allocated in each of <paramref name="rounds"/> runs of <paramref name="round"/>, after <paramref name="warmups"/> unmeasured runs.</summary>
+    public static long[] Measure(Action round, int rounds = 3, int warmups = 1)
     {
         ArgumentNullException.ThrowIfNull(round);
         for (int i = 0; i < warmups; i++)
         {
             round();
         }
-        long min = long.MaxValue;
+        var bytes = new long[rounds];
         for (int i = 0; i < rounds; i++)
         {
             long before = GC.GetAllocatedBytesForCurrentThread();
             round();
-            min = Math.Min(min, GC.GetAllocatedBytesForCurrentThread() - before);
+            bytes[i] = GC.GetAllocatedBytesForCurrentThread() - before;
         }
-        return min;
+        return bytes;
     }
 
     /// <summary>Asserts that <paramref name="round"/> allocates nothing in steady state (see <see cref="MinAllocatedBytes"/>).</summary>
     public static void Zero(Action round, string what, int rounds = 3, int warmups = 1)
     {
-        long bytes = MinAllocatedBytes(round, rounds, warmups);
-        Assert.True(bytes == 0, $"{what}: {bytes} bytes allocated per round in steady state (least of {rounds} rounds).");
+        long[] bytes = Measure(round, rounds, warmups);
+        long min = bytes.Min();
+        Assert.True(min == 0, $"{what}: {min} bytes allocated per round in steady state (least of {rounds} rounds; each round: {string.Join(", ", bytes)}; GC counts gen0/1/2 now: {GC.CollectionCount(0)}/{GC.CollectionCount(1)}/{GC.CollectionCount(2)}).");
     }
 }

@@ -5,7 +5,7 @@ using KvEngine.Tests.Db;
 using static KvEngine.Tests.Compaction.CompactionTestUtil;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Tests.RangeDel;
+namespace KvEngine.Tests.Compaction;
 
 /// <summary>
 /// Compaction picking counts what range tombstones may delete (RocksDB's

@@ -1,7 +1,8 @@
+using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
 
-namespace KvEngine.Tests.Iterators;
+namespace KvEngine.Tests.Db;
 
 /// <summary>
 /// Test aggregator: a plain list of range tombstones [Start, End) at sequence Seq, read at

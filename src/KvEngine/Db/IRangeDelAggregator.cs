@@ -1,4 +1,4 @@
-namespace KvEngine.Iterators;
+namespace KvEngine.Db;
 
 /// <summary>
 /// Answers whether a range tombstone visible at the reader's snapshot covers a point entry, i.e.

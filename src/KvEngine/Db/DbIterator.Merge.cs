@@ -3,7 +3,7 @@ using KvEngine.Merge;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Iterators;
+namespace KvEngine.Db;
 
 /// <summary>Merging a key's operands (RocksDB's DBIter::MergeValuesNewToOld).</summary>
 internal sealed partial class DbIterator

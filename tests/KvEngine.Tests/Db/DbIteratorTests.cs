@@ -1,8 +1,10 @@
+using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
+using KvEngine.Tests.Iterators;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Tests.Iterators;
+namespace KvEngine.Tests.Db;
 
 public class DbIteratorTests
 {

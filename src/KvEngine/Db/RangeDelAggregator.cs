@@ -1,9 +1,9 @@
-using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
+using KvEngine.RangeDel;
 using KvEngine.Versions;
 
-namespace KvEngine.RangeDel;
+namespace KvEngine.Db;
 
 /// <summary>
 /// The range tombstones one iterator reads through, at its read sequence (RocksDB's

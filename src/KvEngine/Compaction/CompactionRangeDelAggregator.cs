@@ -1,7 +1,8 @@
 using KvEngine.Format;
+using KvEngine.RangeDel;
 using KvEngine.Versions;
 
-namespace KvEngine.RangeDel;
+namespace KvEngine.Compaction;
 
 /// <summary>
 /// The range tombstones of one compaction (RocksDB's CompactionRangeDelAggregator): every input

@@ -1,12 +1,12 @@
-using KvEngine.Compaction;
 using KvEngine.Format;
 using KvEngine.Iterators;
+using KvEngine.Merge;
 using KvEngine.RangeDel;
 using KvEngine.Util;
 
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Merge;
+namespace KvEngine.Compaction;
 
 /// <summary>
 /// The merge step of flushes and compactions (RocksDB's MergeHelper::MergeUntil inside its

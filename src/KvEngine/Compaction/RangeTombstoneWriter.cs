@@ -1,10 +1,11 @@
 using KvEngine.Format;
+using KvEngine.RangeDel;
 using KvEngine.Table;
 
 using ValueType = KvEngine.Format.ValueType;
 using KvEngine.Versions;
 
-namespace KvEngine.RangeDel;
+namespace KvEngine.Compaction;
 
 // range_del_block := entry*                  (a Block, restart interval 1, never compressed)
 // entry           := key: start_user_key ++ fixed64((seq << 8) | 0x0F)   value: end_user_key

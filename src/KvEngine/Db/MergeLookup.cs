@@ -1,15 +1,15 @@
 using System.Buffers;
-using KvEngine.Db;
 using KvEngine.Format;
 using KvEngine.Iterators;
-using KvEngine.Versions;
 using KvEngine.Memtable;
+using KvEngine.Merge;
 using KvEngine.Table;
+using KvEngine.Versions;
 
 using ValueType = KvEngine.Format.ValueType;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Merge;
+namespace KvEngine.Db;
 
 /// <summary>
 /// The point lookup of a key whose newest visible entry is a merge operand (RocksDB's Get with a

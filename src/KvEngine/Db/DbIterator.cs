@@ -1,9 +1,10 @@
 using KvEngine.Format;
+using KvEngine.Iterators;
 using KvEngine.Merge;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Iterators;
+namespace KvEngine.Db;
 
 /// <summary>
 /// User-facing iteration over an internal iterator (usually a <see cref="MergingIterator"/> of

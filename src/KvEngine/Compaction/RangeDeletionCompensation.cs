@@ -1,6 +1,7 @@
+using KvEngine.RangeDel;
 using KvEngine.Versions;
 
-namespace KvEngine.RangeDel;
+namespace KvEngine.Compaction;
 
 /// <summary>
 /// A new file's compensated range-deletion size (RocksDB 8.0's compensated_range_deletion_size,
