@@ -17,6 +17,7 @@ namespace KvEngine.Db;
 ///    MANIFEST and the last WAL: copy exactly the captured size, synced; CURRENT: written, synced
 /// 6. EnableFileDeletions(force: false)
 /// 7. sync staging, rename staging -> dir, sync dir and its parent; on failure remove staging
+///    (or dir, when only its sync failed)
 /// </code>
 /// The checkpoint holds a prefix of the database's history: the MANIFEST up to the capture names
 /// only tables that exist (deletions are off) and the WALs from MinLogNumberToKeep hold every
@@ -37,6 +38,7 @@ internal sealed partial class DbImpl
         }
         string staging = dir + ".tmp";
         string? parent = Path.GetDirectoryName(dir);
+        bool renamed = false;
         try
         {
             RemoveStaging(staging);
@@ -64,6 +66,7 @@ internal sealed partial class DbImpl
             }
             _fs.SyncDirectory(staging);
             _fs.RenameDirectory(staging, dir);
+            renamed = true;
             _fs.SyncDirectory(dir);
             if (parent != null)
             {
@@ -72,7 +75,9 @@ internal sealed partial class DbImpl
         }
         catch (Exception e)
         {
-            TryRemoveStaging(staging);
+            // A checkpoint whose directory could not be made durable is removed too: the caller
+            // was told it failed, so nothing may rely on it.
+            TryRemoveStaging(renamed ? dir : staging);
             if (e is IOException or UnauthorizedAccessException)
             {
                 throw new KvException($"Creating a checkpoint of '{_dir}' in '{dir}' failed: {e.Message}", e);
