@@ -120,8 +120,10 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     /// ("/MANIFEST-000005") and the OPTIONS file ("/OPTIONS-000007") — and in
     /// <paramref name="manifestFileSize"/> how many bytes of the MANIFEST to copy. With
     /// <paramref name="flushMemtable"/> every family is flushed first, so the tables hold every
-    /// write; otherwise add the WALs of <see cref="GetSortedWalFiles"/>. Call
-    /// <see cref="DisableFileDeletions"/> first so the files stay while they are copied.
+    /// write. Call <see cref="DisableFileDeletions"/> first so the files stay while they are copied,
+    /// and copy the WALs of <see cref="GetSortedWalFiles"/> (listed after this call) as well, each
+    /// up to its listed size: KvEngine's MANIFEST records the WALs it creates and an open refuses a
+    /// database whose recorded WAL is missing (<see cref="CreateCheckpoint"/> does all of this).
     /// </summary>
     /// <exception cref="NotSupportedException"><paramref name="flushMemtable"/> on a read-only database.</exception>
     public IReadOnlyList<string> GetLiveFiles(out ulong manifestFileSize, bool flushMemtable = true) =>
