@@ -45,14 +45,11 @@ public sealed class CheckpointInteropTests : IDisposable
     {
         string source = Path.Combine(_dir.FullName, "source");
         string checkpoint = Path.Combine(_dir.FullName, "checkpoint");
-        Dictionary<string, SortedDictionary<string, string>> expected = new();
+        Dictionary<string, SortedDictionary<string, string>> expected;
         using (KvDb db = KvDb.Open(source, Options(), Families()))
         {
             Fill(db);
-            foreach (ColumnFamilyHandle h in db.ColumnFamilies)
-            {
-                expected[h.Name] = CheckpointContents.ReadFamily(db, h);
-            }
+            expected = Contents(db);
             db.CreateCheckpoint(checkpoint, logSizeForFlush: ulong.MaxValue); // the WAL data goes by the copied WAL
             // Hard links on the local file system: the checkpoint's tables are the source's files.
             foreach (string table in Directory.GetFiles(checkpoint, "*.sst"))
@@ -74,52 +71,29 @@ public sealed class CheckpointInteropTests : IDisposable
     {
         string source = Path.Combine(_dir.FullName, "source");
         string checkpoint = Path.Combine(_dir.FullName, "ldb-checkpoint");
-        Dictionary<string, SortedDictionary<string, string>> expected = new();
+        Dictionary<string, SortedDictionary<string, string>> expected;
         using (KvDb db = KvDb.Open(source, Options(), Families()))
         {
             Fill(db);
-            foreach (ColumnFamilyHandle h in db.ColumnFamilies)
-            {
-                expected[h.Name] = CheckpointContents.ReadFamily(db, h);
-            }
+            expected = Contents(db);
         }
         string copy = RocksDbOracle.Copy(source, "forldb"); // ldb flushes and rewrites the MANIFEST of what it opens
         string output = RocksDbTools.RunOk("ldb", $"--db={copy}", "checkpoint", $"--checkpoint_dir={checkpoint}");
         Assert.Contains("OK", output, StringComparison.Ordinal);
         using (KvDb ro = KvDb.OpenReadOnly(checkpoint, Options(), Families()))
         {
-            foreach (ColumnFamilyHandle h in ro.ColumnFamilies)
-            {
-                Assert.Equal(expected[h.Name], CheckpointContents.ReadFamily(ro, h));
-            }
+            Assert.Equal(expected, Contents(ro));
         }
         using KvDb rw = KvDb.Open(checkpoint, Options(), Families());
-        foreach (ColumnFamilyHandle h in rw.ColumnFamilies)
-        {
-            Assert.Equal(expected[h.Name], CheckpointContents.ReadFamily(rw, h));
-        }
+        Assert.Equal(expected, Contents(rw));
     }
 
+    /// <summary>Every family's contents, by name.</summary>
+    private static Dictionary<string, SortedDictionary<string, string>> Contents(KvDb db) =>
+        db.ColumnFamilies.ToDictionary(h => h.Name, h => CheckpointContents.ReadFamily(db, h));
+
     /// <summary><c>ldb --column_family=NAME scan --hex</c> on a copy of <paramref name="db"/>, as strings.</summary>
-    private static SortedDictionary<string, string> LdbScan(string db, string family)
-    {
-        string copy = RocksDbOracle.Copy(db, "scan-" + family);
-        try
-        {
-            string output = RocksDbTools.RunOk("ldb", $"--db={copy}", $"--column_family={family}", "scan", "--hex");
-            var result = new SortedDictionary<string, string>(StringComparer.Ordinal);
-            foreach (string line in output.Split('\n', StringSplitOptions.RemoveEmptyEntries))
-            {
-                int sep = line.IndexOf(" : ", StringComparison.Ordinal);
-                Assert.True(sep > 0, $"Unexpected ldb scan line: '{line}'");
-                result.Add(Encoding.UTF8.GetString(Convert.FromHexString(line.AsSpan(2, sep - 2))),
-                    Encoding.UTF8.GetString(Convert.FromHexString(line.AsSpan(sep + 5))));
-            }
-            return result;
-        }
-        finally
-        {
-            Directory.Delete(copy, recursive: true);
-        }
-    }
+    private static SortedDictionary<string, string> LdbScan(string db, string family) =>
+        new(ColumnFamilyInteropTests.ScanFamily(db, family).ToDictionary(p => Encoding.UTF8.GetString(p.Key), p => Encoding.UTF8.GetString(p.Value)),
+            StringComparer.Ordinal);
 }
