@@ -300,6 +300,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         else
         {
             _impl.ThrowIfDisposed();
+            _impl.ThrowIfReadOnly("Write");
         }
     }
 
@@ -403,6 +404,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         {
             b.Dispose();
             _impl.ThrowIfDisposed();
+            _impl.ThrowIfReadOnly("Write");
             return cancellationToken.IsCancellationRequested ? ValueTask.FromCanceled(cancellationToken) : ValueTask.CompletedTask;
         }
         return WriteOwnedAsync(b, options, cancellationToken);

@@ -84,6 +84,8 @@ public sealed class ReadOnlyTests
             db => db.Put(B("k"), B("v")),
             db => db.Delete(B("k")),
             db => db.DeleteRange(B("a"), B("b")),
+            db => db.DeleteRange(B("a"), B("a")), // an empty range writes nothing, but is still a write
+            db => db.DeleteRangeAsync(B("a"), B("a")).AsTask().GetAwaiter().GetResult(),
             db => db.Write(new WriteBatch()),
             db => db.PutAsync(B("k"), B("v")).AsTask().GetAwaiter().GetResult(),
             db => db.Flush(),
