@@ -155,7 +155,16 @@ public sealed class CheckpointModelTests
         var rnd = new Random(seed);
         FaultInjectionFileSystem fs = NewFs();
         List<Op> ops = RandomOps(rnd, 4000);
+        const int count = 10;
+        // The writer holds at each target until that checkpoint is about to start, then both run:
+        // every checkpoint starts with the writer still going (nothing waits on time).
+        var targets = new int[count];
+        for (int i = 0; i < count; i++)
+        {
+            targets[i] = (i * ops.Count / count) + rnd.Next(ops.Count / count / 2);
+        }
         int completed = 0;
+        int started = 0;
         var taken = new List<(string Dir, int Before, int After)>();
         using (KvDb db = KvDb.Open(DbPath, Options(fs), Families()))
         {
@@ -164,30 +173,39 @@ public sealed class CheckpointModelTests
             {
                 try
                 {
-                    foreach (Op op in ops)
+                    int next = 0;
+                    for (int k = 0; k < ops.Count; k++)
                     {
-                        Apply(db, op);
+                        while (next < count && targets[next] == k)
+                        {
+                            var wait = new SpinWait();
+                            while (Volatile.Read(ref started) <= next)
+                            {
+                                wait.SpinOnce();
+                            }
+                            next++;
+                        }
+                        Apply(db, ops[k]);
                         Interlocked.Increment(ref completed);
                     }
                 }
                 catch (Exception e)
                 {
                     writerError = e;
-                    Interlocked.Exchange(ref completed, int.MaxValue);
+                    Volatile.Write(ref completed, int.MaxValue);
                 }
             });
             writer.Start();
-            for (int i = 0; i < 8; i++)
+            for (int i = 0; i < count; i++)
             {
-                // Each checkpoint starts once the writer is past a random point: nothing waits on time.
-                int target = (i + 1) * ops.Count / 10 + rnd.Next(ops.Count / 20);
                 var spin = new SpinWait();
-                while (Volatile.Read(ref completed) < target)
+                while (Volatile.Read(ref completed) < targets[i])
                 {
                     spin.SpinOnce();
                 }
                 string dir = $"{Parent}/ckpt{i}";
                 int before = Volatile.Read(ref completed);
+                Volatile.Write(ref started, i + 1); // releases the writer
                 db.CreateCheckpoint(dir, s_flushRules[i % s_flushRules.Length]);
                 int after = Math.Min(ops.Count, Volatile.Read(ref completed) + 1); // one write may be in flight
                 taken.Add((dir, before, after));
