@@ -181,7 +181,7 @@ public sealed class CheckpointModelTests
                             var wait = new SpinWait();
                             while (Volatile.Read(ref started) <= next)
                             {
-                                wait.SpinOnce();
+                                wait.SpinOnce(sleep1Threshold: -1); // never Sleep(1): resume as soon as released
                             }
                             next++;
                         }
