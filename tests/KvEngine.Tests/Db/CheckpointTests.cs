@@ -107,6 +107,32 @@ public sealed class CheckpointTests
     }
 
     [Fact]
+    public void WithAtomicFlushTheCheckpointsFlushIsOneAtomicGroup()
+    {
+        FaultInjectionFileSystem fs = NewFs();
+        KvOptions options = Options(fs);
+        options.AtomicFlush = true;
+        using KvDb db = KvDb.Open(DbPath, options, [new ColumnFamilyDescriptor("one", FamilyOptions()), new ColumnFamilyDescriptor("two", FamilyOptions())]);
+        using (var batch = new WriteBatch())
+        {
+            batch.Put(B("a"), B("0"));
+            batch.Put(db.GetColumnFamily("one")!, B("b"), B("1"));
+            batch.Merge(db.GetColumnFamily("two")!, B("c"), B("2"));
+            db.Write(batch);
+        }
+        db.CreateCheckpoint(Checkpoint);
+        foreach (ColumnFamilyHandle h in db.ColumnFamilies)
+        {
+            Assert.Equal("1", db.GetProperty(h, "rocksdb.num-files-at-level0"));
+        }
+        KvOptions copyOptions = Options(fs);
+        copyOptions.AtomicFlush = true;
+        using KvDb copy = KvDb.Open(Checkpoint, copyOptions, [new ColumnFamilyDescriptor("one", FamilyOptions()), new ColumnFamilyDescriptor("two", FamilyOptions())]);
+        CheckpointContents.AssertEqual(CheckpointContents.Read(db), CheckpointContents.Read(copy));
+        Assert.Equal(3, ListFiles(fs, Checkpoint).Tables.Count);
+    }
+
+    [Fact]
     public void ACheckpointSurvivesAPowerLossOnceCreated()
     {
         FaultInjectionFileSystem fs = NewFs();
