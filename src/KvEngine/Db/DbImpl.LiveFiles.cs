@@ -96,7 +96,8 @@ internal sealed partial class DbImpl
         lock (_familyGate)
         {
             ThrowIfDisposed();
-            set = _versions.CaptureLiveFiles();
+            List<(ulong Number, ulong Size)> tables = _versions.CaptureLiveFiles(out ulong manifest, out ulong manifestSize, out ulong minLog);
+            set = new LiveFileSet(tables, manifest, manifestSize, minLog);
             set.OptionsNumber = OptionsFile.OptionsFileStore.Newest(_fs, _dir);
         }
         if (!withWals)

@@ -452,7 +452,7 @@ internal sealed class VersionSet : IDisposable
     /// current version, the MANIFEST's number and size (the file on disk when none is open for
     /// writing, e.g. read-only) and MinLogNumberToKeep (RocksDB's GetLiveFilesStorageInfo capture).
     /// </summary>
-    public Db.LiveFileSet CaptureLiveFiles()
+    public List<(ulong Number, ulong Size)> CaptureLiveFiles(out ulong manifestNumber, out ulong manifestSize, out ulong minLogNumberToKeep)
     {
         lock (_gate)
         {
@@ -469,8 +469,10 @@ internal sealed class VersionSet : IDisposable
             {
                 list.Add((t.Key, t.Value));
             }
-            long manifestSize = _manifestFile?.Size ?? _fs.GetFileSize(FileNames.ManifestFile(_dir, _manifestFileNumber));
-            return new Db.LiveFileSet(list, _manifestFileNumber, (ulong)manifestSize, Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber()));
+            manifestNumber = _manifestFileNumber;
+            manifestSize = (ulong)(_manifestFile?.Size ?? _fs.GetFileSize(FileNames.ManifestFile(_dir, _manifestFileNumber)));
+            minLogNumberToKeep = Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber());
+            return list;
         }
     }
 
