@@ -21,7 +21,7 @@ namespace KvEngine;
 /// take no lock. After <see cref="Dispose"/> every call throws <see cref="ObjectDisposedException"/>.
 /// </para>
 /// </summary>
-public sealed class KvDb : IDisposable, IAsyncDisposable
+public sealed partial class KvDb : IDisposable, IAsyncDisposable
 {
     [ThreadStatic]
     private static WriteBatch? t_batch;
@@ -206,6 +206,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         else
         {
             _impl.ThrowIfDisposed();
+            _impl.ThrowIfReadOnly("Write");
         }
     }
 
@@ -309,6 +310,7 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         {
             b.Dispose();
             _impl.ThrowIfDisposed();
+            _impl.ThrowIfReadOnly("Write");
             return cancellationToken.IsCancellationRequested ? ValueTask.FromCanceled(cancellationToken) : ValueTask.CompletedTask;
         }
         return WriteOwnedAsync(b, options, cancellationToken);

@@ -17,6 +17,7 @@ internal enum StressCounter
     Flush,
     CompactRange,
     StripeVerify,
+    Checkpoint,
     Reopen,
     PowerLoss,
     KeysVerified,

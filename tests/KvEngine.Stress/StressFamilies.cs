@@ -36,6 +36,17 @@ internal static class StressFamilies
         return KvDb.Open(path, dbOptions, descriptors);
     }
 
+    /// <summary>Opens the database (a checkpoint) at <paramref name="path"/> read-only with the run's <paramref name="count"/> families.</summary>
+    public static KvDb OpenReadOnly(string path, Func<KvOptions> options, int count)
+    {
+        var descriptors = new ColumnFamilyDescriptor[count - 1];
+        for (int f = 1; f < count; f++)
+        {
+            descriptors[f - 1] = new ColumnFamilyDescriptor(Name(f), options());
+        }
+        return KvDb.OpenReadOnly(path, options(), descriptors);
+    }
+
     /// <summary>The handles of the run's families by index; throws when one is missing (a lost or extra family).</summary>
     public static ColumnFamilyHandle[] Handles(KvDb db, int count)
     {

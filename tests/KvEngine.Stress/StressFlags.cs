@@ -30,6 +30,8 @@ internal sealed class StressFlags
     public bool DestroyDbInitially { get; private set; }
     public bool VerifyOnly { get; private set; }
     public int VerifyDbOneIn { get; private set; } = 5_000;
+    /// <summary>-checkpoint_one_in (db_stress's): a checkpoint, opened read-only and checked on the worker's stripe.</summary>
+    public int CheckpointOneIn { get; private set; }
     public KvCompressionType CompressionType { get; private set; } = KvCompressionType.Snappy;
     public int FlushOneIn { get; private set; } = 2_000;
     public int CompactRangeOneIn { get; private set; } = 5_000;
@@ -92,6 +94,7 @@ internal sealed class StressFlags
             case "destroy_db_initially": DestroyDbInitially = Bool(name, v); break;
             case "verify_only": VerifyOnly = Bool(name, v); break;
             case "verify_db_one_in": VerifyDbOneIn = Int(name, v, 0, int.MaxValue); break;
+            case "checkpoint_one_in": CheckpointOneIn = Int(name, v, 0, int.MaxValue); break;
             case "compression_type": CompressionType = Compression(v); break;
             case "flush_one_in": FlushOneIn = Int(name, v, 0, int.MaxValue); break;
             case "compact_range_one_in": CompactRangeOneIn = Int(name, v, 0, int.MaxValue); break;

@@ -280,7 +280,10 @@ internal sealed class StressRunner
         for (int t = 0; t < workers.Length; t++)
         {
             int seed = unchecked((int)((_flags.Seed * 1_000_003) + (round * 7_919L) + t)); // deterministic per (seed, round, thread)
-            workers[t] = new StressWorker(t, _flags, state, tracker, _stats, control, seed);
+            workers[t] = new StressWorker(t, _flags, state, tracker, _stats, control, seed)
+            {
+                CheckpointOptions = () => Options(_fs ?? (IFileSystem)LocalFileSystem.Instance),
+            };
         }
         return workers;
     }

@@ -42,6 +42,9 @@ internal sealed class StressWorker
         _hi = KeyStripes.Upper(thread, flags.Threads, flags.MaxKey);
     }
 
+    /// <summary>Fresh options for opening a checkpoint (the run's file system); needed with -checkpoint_one_in.</summary>
+    public Func<KvOptions>? CheckpointOptions { get; init; }
+
     /// <summary>Operations this worker completed (kept across runs by the runner).</summary>
     public long Done { get; private set; }
 
@@ -116,6 +119,10 @@ internal sealed class StressWorker
         {
             RangeChecks.Scan(db, _families, null, _lo, _hi, RangeChecks.Capture(_state, _lo, _hi), _flags.ValueSizeMult, $"thread {_thread} stripe check");
             _stats.Add(StressCounter.StripeVerify);
+        }
+        if (_flags.CheckpointOneIn > 0 && _rng.Next(_flags.CheckpointOneIn) == 0)
+        {
+            CheckpointOp(db);
         }
         int r = _rng.Next(100);
         if ((r -= _flags.ReadPercent) < 0)
@@ -363,6 +370,41 @@ internal sealed class StressWorker
     private ColumnFamilyHandle Family(long key) => _families[StressFamilies.Of(key, _families.Length)];
 
     // Typed errors are expected when faults are injected or after the power was cut.
+    /// <summary>
+    /// db_stress's TestCheckpoint: a checkpoint taken while the other workers write (flushed, or
+    /// with its WALs copied), opened read-only; the worker's own stripe, which no one else writes,
+    /// must hold exactly the committed state. The checkpoint is then removed.
+    /// </summary>
+    private void CheckpointOp(KvDb db)
+    {
+        Func<KvOptions> options = CheckpointOptions ?? throw new InvalidOperationException("-checkpoint_one_in needs CheckpointOptions");
+        Storage.IFileSystem fs = options().FileSystem;
+        string dir = $"{db.Path}.checkpoint-{_thread}";
+        RemoveDirectory(fs, dir); // left by a killed predecessor
+        ExpectedValue[] expected = RangeChecks.Capture(_state, _lo, _hi);
+        db.CreateCheckpoint(dir, _rng.Next(2) == 0 ? 0 : ulong.MaxValue);
+        using (KvDb checkpoint = StressFamilies.OpenReadOnly(dir, options, _flags.ColumnFamilies))
+        {
+            RangeChecks.Scan(checkpoint, StressFamilies.Handles(checkpoint, _flags.ColumnFamilies), null, _lo, _hi, expected,
+                _flags.ValueSizeMult, $"thread {_thread} checkpoint");
+        }
+        RemoveDirectory(fs, dir);
+        _stats.Add(StressCounter.Checkpoint);
+    }
+
+    private static void RemoveDirectory(Storage.IFileSystem fs, string dir)
+    {
+        if (!fs.DirectoryExists(dir))
+        {
+            return;
+        }
+        foreach (string name in fs.GetChildren(dir))
+        {
+            fs.DeleteFile(Path.Combine(dir, name));
+        }
+        fs.DeleteDirectory(dir);
+    }
+
     private bool IsTolerated(Exception e) =>
         (_flags.FaultInjection || _control.PowerLost) && e is KvException or IOException;
 }

@@ -22,6 +22,7 @@ internal sealed partial class DbImpl
     public ColumnFamilyHandle CreateColumnFamily(string name, ColumnFamilyOptions options)
     {
         ThrowIfDisposed();
+        ThrowIfReadOnly("CreateColumnFamily");
         ArgumentException.ThrowIfNullOrEmpty(name);
         ArgumentNullException.ThrowIfNull(options);
         ColumnFamilyOptions copy = options.CloneFamily();
@@ -42,6 +43,7 @@ internal sealed partial class DbImpl
     public void DropColumnFamily(ColumnFamilyHandle handle)
     {
         ThrowIfDisposed();
+        ThrowIfReadOnly("DropColumnFamily");
         ColumnFamilyData cfd = Resolve(handle);
         if (cfd.Id == ColumnFamilyVersions.DefaultId)
         {
@@ -91,8 +93,15 @@ internal sealed partial class DbImpl
         {
             families.Add((cfd.Name, cfd.Id == ColumnFamilyVersions.DefaultId ? _options : cfd.Options));
         }
-        OptionsFile.OptionsFileStore.TryWrite(_fs, _dir, _options, families,
-            _versions.NewFileNumber, _versions.MarkFileNumberUsed, _options.LoggerFactory);
+        lock (_sweepGate)
+        {
+            // With file deletions disabled (a checkpoint or backup copying the OPTIONS file) the
+            // older files stay until EnableFileDeletions.
+            bool deleteObsolete = _deletionsDisabled == 0;
+            _deletionsDeferred |= !deleteObsolete;
+            OptionsFile.OptionsFileStore.TryWrite(_fs, _dir, _options, families,
+                _versions.NewFileNumber, _versions.MarkFileNumberUsed, _options.LoggerFactory, deleteObsolete);
+        }
     }
 
     /// <summary>The live family named <paramref name="name"/>, or null.</summary>

@@ -359,6 +359,7 @@ internal sealed partial class DbImpl
     public void CompactRange(ColumnFamilyData cfd, byte[]? begin, byte[]? end)
     {
         ThrowIfDisposed();
+        ThrowIfReadOnly("CompactRange");
         if (begin != null && end != null && begin.AsSpan().SequenceCompareTo(end) > 0)
         {
             throw new ArgumentException("The range's begin key is after its end key.", nameof(begin));
@@ -501,8 +502,11 @@ internal sealed partial class DbImpl
         }
     }
 
-    public ValueTask CompactRangeAsync(ColumnFamilyData cfd, byte[]? begin, byte[]? end, CancellationToken cancellationToken) =>
-        new(Task.Run(() => CompactRange(cfd, begin, end), cancellationToken));
+    public ValueTask CompactRangeAsync(ColumnFamilyData cfd, byte[]? begin, byte[]? end, CancellationToken cancellationToken)
+    {
+        ThrowIfReadOnly("CompactRange");
+        return new(Task.Run(() => CompactRange(cfd, begin, end), cancellationToken));
+    }
 
     private void CompactLevelRange(ColumnFamilyData cfd, int level, int output, byte[]? begin, byte[]? end)
     {

@@ -43,6 +43,7 @@ internal sealed partial class DbImpl
     public void Resume()
     {
         ThrowIfDisposed();
+        ThrowIfReadOnly("Resume");
         Exception? error;
         lock (_mutex)
         {

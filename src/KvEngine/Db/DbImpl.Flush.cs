@@ -18,6 +18,7 @@ internal sealed partial class DbImpl
     public void Flush(IReadOnlyList<ColumnFamilyData>? families = null)
     {
         ThrowIfDisposed();
+        ThrowIfReadOnly("Flush");
         FlushCore(families, wait: true);
     }
 
@@ -39,6 +40,7 @@ internal sealed partial class DbImpl
     public async ValueTask FlushAsync(IReadOnlyList<ColumnFamilyData>? families, CancellationToken cancellationToken)
     {
         ThrowIfDisposed();
+        ThrowIfReadOnly("Flush");
         cancellationToken.ThrowIfCancellationRequested();
         FlushCore(families, wait: false);
         await PendingFlushes(families).WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -350,6 +352,19 @@ internal sealed partial class DbImpl
     }
 
     private void DeleteObsoleteFiles(bool atOpen)
+    {
+        lock (_sweepGate)
+        {
+            if (_deletionsDisabled > 0)
+            {
+                _deletionsDeferred = true; // EnableFileDeletions sweeps once the count is back at zero
+                return;
+            }
+            DeleteObsoleteFilesCore(atOpen);
+        }
+    }
+
+    private void DeleteObsoleteFilesCore(bool atOpen)
     {
         HashSet<ulong> live;
         List<ColumnFamilyData> families;

@@ -26,6 +26,26 @@ internal sealed partial class DbImpl
         ArgumentException.ThrowIfNullOrEmpty(path);
         ArgumentNullException.ThrowIfNull(options);
         options = options.Clone();
+        List<ColumnFamilyDescriptor> requested = ParseDescriptors(options, families);
+        string dir = Path.GetFullPath(path);
+        try
+        {
+            return OpenValidated(dir, options, requested);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // KvDb.Open documents KvException for failures of its own files, as writes report them
+            // (UnauthorizedAccessException: a directory or file the process may not create or write).
+            throw new KvException($"Opening database '{dir}' failed: {e.Message}", e);
+        }
+    }
+
+    /// <summary>
+    /// The requested families other than default, validated and copied; a "default" descriptor's
+    /// options go into <paramref name="options"/> (a copy), which is then validated.
+    /// </summary>
+    private static List<ColumnFamilyDescriptor> ParseDescriptors(KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families)
+    {
         var requested = new List<ColumnFamilyDescriptor>();
         var names = new HashSet<string>(StringComparer.Ordinal);
         foreach (ColumnFamilyDescriptor d in families ?? [])
@@ -47,17 +67,7 @@ internal sealed partial class DbImpl
             }
         }
         options.Validate();
-        string dir = Path.GetFullPath(path);
-        try
-        {
-            return OpenValidated(dir, options, requested);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            // KvDb.Open documents KvException for failures of its own files, as writes report them
-            // (UnauthorizedAccessException: a directory or file the process may not create or write).
-            throw new KvException($"Opening database '{dir}' failed: {e.Message}", e);
-        }
+        return requested;
     }
 
     private static DbImpl OpenValidated(string dir, KvOptions options, List<ColumnFamilyDescriptor> families)
@@ -165,41 +175,11 @@ internal sealed partial class DbImpl
         }
 
         // Replay every WAL the MANIFEST does not yet cover, oldest first.
-        ulong minLog = _versions.MinLogNumberToKeep;
-        var logs = new List<ulong>();
-        foreach (string name in _fs.GetChildren(_dir))
-        {
-            if (FileNames.TryParse(name, out DbFileType type, out ulong number))
-            {
-                _versions.MarkFileNumberUsed(number);
-                if (type == DbFileType.Log && (number >= minLog || number == _versions.PrevLogNumber))
-                {
-                    logs.Add(number);
-                }
-            }
-        }
-        logs.Sort();
-
+        List<ulong> logs = LogsToReplay(out _);
         List<ColumnFamilyData> families = LiveFamilies();
         var edits = new Dictionary<uint, VersionEdit>();
-        foreach (ColumnFamilyData cfd in families)
-        {
-            edits[cfd.Id] = new VersionEdit { ColumnFamily = cfd.Id };
-        }
         bool outOfSpace = false;
-        bool stop = false;
-        foreach (ulong logNumber in logs)
-        {
-            if (stop)
-            {
-                break;
-            }
-            stop = ReplayLog(logNumber, edits, ref maxSequence, ref outOfSpace);
-            if (stop)
-            {
-                ThrowIfFamilyAheadOfWals(families, logNumber);
-            }
-        }
+        bool stop = ReplayLogs(logs, families, edits, ref maxSequence, ref outOfSpace);
         foreach (ColumnFamilyData cfd in families)
         {
             if (!cfd.Mem.IsEmpty && !outOfSpace && TryAddLevel0Table(cfd, edits[cfd.Id], ref outOfSpace))
@@ -257,6 +237,54 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
+    /// The WALs to replay, ascending: those at or above MinLogNumberToKeep (and the previous log).
+    /// Every numbered file moves the file-number counter past it; <paramref name="anyWal"/> tells
+    /// whether the directory holds any WAL at all.
+    /// </summary>
+    private List<ulong> LogsToReplay(out bool anyWal)
+    {
+        ulong minLog = _versions.MinLogNumberToKeep;
+        var logs = new List<ulong>();
+        anyWal = false;
+        foreach (string name in _fs.GetChildren(_dir))
+        {
+            if (FileNames.TryParse(name, out DbFileType type, out ulong number))
+            {
+                _versions.MarkFileNumberUsed(number);
+                anyWal |= type == DbFileType.Log;
+                if (type == DbFileType.Log && (number >= minLog || number == _versions.PrevLogNumber))
+                {
+                    logs.Add(number);
+                }
+            }
+        }
+        logs.Sort();
+        return logs;
+    }
+
+    /// <summary>
+    /// Replays <paramref name="logs"/> into the memtables of <paramref name="families"/> (filling
+    /// <paramref name="edits"/>, one per family, with the level-0 tables a full memtable became),
+    /// stopping at a damaged record as the recovery mode says (true then).
+    /// </summary>
+    private bool ReplayLogs(List<ulong> logs, List<ColumnFamilyData> families, Dictionary<uint, VersionEdit> edits, ref ulong maxSequence, ref bool outOfSpace)
+    {
+        foreach (ColumnFamilyData cfd in families)
+        {
+            edits[cfd.Id] = new VersionEdit { ColumnFamily = cfd.Id };
+        }
+        foreach (ulong logNumber in logs)
+        {
+            if (ReplayLog(logNumber, edits, ref maxSequence, ref outOfSpace))
+            {
+                ThrowIfFamilyAheadOfWals(families, logNumber);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /// <summary>
     /// Replay stopped inside WAL <paramref name="stoppedAt"/> (a damaged record, point-in-time or
     /// tolerate-tail recovery). A family whose tables already hold writes from a later WAL (its log
     /// number is past the damage and it has tables) would keep writes whose batches the other
@@ -304,7 +332,10 @@ internal sealed partial class DbImpl
             }
             if (!byName.Remove(family.Name, out ColumnFamilyDescriptor? d))
             {
-                notOpened.Add(family.Name);
+                if (!_readOnly) // RocksDB: a read-only open may name a subset of the families
+                {
+                    notOpened.Add(family.Name);
+                }
                 continue;
             }
             attached.Add(NewFamilyData(family, d.Options));
@@ -315,11 +346,12 @@ internal sealed partial class DbImpl
                 $"Database '{_dir}' has column families that were not named: {string.Join(", ", notOpened)} (every family must be opened; KvDb.ListColumnFamilies lists them).");
         }
         var missing = new List<ColumnFamilyDescriptor>(byName.Values);
-        if (missing.Count > 0 && !_options.CreateMissingColumnFamilies)
+        if (missing.Count > 0 && (_readOnly || !_options.CreateMissingColumnFamilies))
         {
             var names = missing.ConvertAll(static d => d.Name);
-            throw new ArgumentException(
-                $"Database '{_dir}' has no column family {string.Join(", ", names)} and CreateMissingColumnFamilies is false.");
+            throw new ArgumentException(_readOnly
+                ? $"Database '{_dir}' has no column family {string.Join(", ", names)} (a read-only open cannot create one)."
+                : $"Database '{_dir}' has no column family {string.Join(", ", names)} and CreateMissingColumnFamilies is false.");
         }
         PublishFamilies(attached);
         return missing;
@@ -348,7 +380,7 @@ internal sealed partial class DbImpl
             }
             foreach (ColumnFamilyData? cfd in families)
             {
-                if (cfd != null && cfd.Mem.ApproximateMemoryUsage > cfd.Options.WriteBufferSize && !outOfSpace &&
+                if (cfd != null && !_readOnly && cfd.Mem.ApproximateMemoryUsage > cfd.Options.WriteBufferSize && !outOfSpace &&
                     TryAddLevel0Table(cfd, edits[cfd.Id], ref outOfSpace))
                 {
                     ReplaceMemTable(cfd);
@@ -445,6 +477,7 @@ internal sealed partial class DbImpl
         IWritableFile? old = _logFile;
         _logFile = file;
         _log = new LogWriter(file);
+        Volatile.Write(ref _logFileFlushedSize, 0);
         if (!abandonOld)
         {
             old?.Dispose();

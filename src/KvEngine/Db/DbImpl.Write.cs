@@ -21,6 +21,7 @@ internal sealed partial class DbImpl
     public void Write(WriteBatch batch, WriteOptions options)
     {
         ThrowIfDisposed();
+        ThrowIfReadOnly("Write");
         ValidateWrite(batch, options);
         ValidateFamilies(batch);
         WriteSync(batch, options.Sync, options.DisableWal, force: false);
@@ -113,6 +114,7 @@ internal sealed partial class DbImpl
     public ValueTask WriteAsync(WriteBatch batch, WriteOptions options, CancellationToken cancellationToken)
     {
         ThrowIfDisposed();
+        ThrowIfReadOnly("Write");
         cancellationToken.ThrowIfCancellationRequested();
         ValidateWrite(batch, options);
         ValidateFamilies(batch);
@@ -222,6 +224,7 @@ internal sealed partial class DbImpl
             {
                 _log!.AddRecord(batch.Data);
                 _logFile!.Flush();
+                Volatile.Write(ref _logFileFlushedSize, _logFile.Size); // a record boundary (checkpoints copy up to it)
                 Interlocked.Add(ref _currentLogBytes, batch.Data.Length);
                 if (leader.Sync)
                 {

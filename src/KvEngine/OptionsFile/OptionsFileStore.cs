@@ -21,9 +21,10 @@ internal static class OptionsFileStore
     /// Writes the database's OPTIONS file and deletes older ones; returns its path.
     /// <paramref name="newFileNumber"/> takes a number from the database's counter;
     /// <paramref name="markFileNumberUsed"/> moves the counter past a number already on disk.
+    /// Without <paramref name="deleteObsolete"/> (file deletions disabled) older files stay.
     /// </summary>
     public static string Write(IFileSystem fs, string dir, KvOptions db, IReadOnlyList<(string Name, ColumnFamilyOptions Options)> families,
-        Func<ulong> newFileNumber, Action<ulong> markFileNumberUsed)
+        Func<ulong> newFileNumber, Action<ulong> markFileNumberUsed, bool deleteObsolete = true)
     {
         ArgumentNullException.ThrowIfNull(fs);
         ArgumentNullException.ThrowIfNull(newFileNumber);
@@ -64,7 +65,10 @@ internal static class OptionsFileStore
             TryDelete(fs, temp);
             throw;
         }
-        DeleteObsolete(fs, dir, number);
+        if (deleteObsolete)
+        {
+            DeleteObsolete(fs, dir, number);
+        }
         return final;
     }
 
@@ -74,11 +78,12 @@ internal static class OptionsFileStore
     /// the open goes on (the database works without its OPTIONS file). Returns the path, or null.
     /// </summary>
     public static string? TryWrite(IFileSystem fs, string dir, KvOptions db, IReadOnlyList<(string Name, ColumnFamilyOptions Options)> families,
-        Func<ulong> newFileNumber, Action<ulong> markFileNumberUsed, Microsoft.Extensions.Logging.ILoggerFactory? loggerFactory)
+        Func<ulong> newFileNumber, Action<ulong> markFileNumberUsed, Microsoft.Extensions.Logging.ILoggerFactory? loggerFactory,
+        bool deleteObsolete = true)
     {
         try
         {
-            return Write(fs, dir, db, families, newFileNumber, markFileNumberUsed);
+            return Write(fs, dir, db, families, newFileNumber, markFileNumberUsed, deleteObsolete);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or KvCorruptionException)
         {
@@ -100,14 +105,7 @@ internal static class OptionsFileStore
         {
             throw new KvException($"Database directory '{dir}' does not exist.");
         }
-        ulong newest = 0;
-        foreach ((ulong number, bool isTemp, _) in List(fs, dir))
-        {
-            if (!isTemp)
-            {
-                newest = Math.Max(newest, number);
-            }
-        }
+        ulong newest = Newest(fs, dir);
         if (newest == 0)
         {
             throw new KvException($"Database '{dir}' has no OPTIONS file.");
@@ -124,6 +122,26 @@ internal static class OptionsFileStore
         }
         return OptionsFileParser.Parse(text, path);
     }
+
+    /// <summary>The number of the newest OPTIONS file of <paramref name="dir"/> (not a temp file), 0 when none.</summary>
+    public static ulong Newest(IFileSystem fs, string dir)
+    {
+        ulong newest = 0;
+        foreach ((ulong number, bool isTemp, _) in List(fs, dir))
+        {
+            if (!isTemp)
+            {
+                newest = Math.Max(newest, number);
+            }
+        }
+        return newest;
+    }
+
+    /// <summary>
+    /// The deletions a write skipped while file deletions were disabled: stale temp files and the
+    /// OPTIONS files older than the <see cref="FilesKept"/> newest. The caller serializes it with writes.
+    /// </summary>
+    public static void DeleteObsolete(IFileSystem fs, string dir) => DeleteObsolete(fs, dir, ulong.MaxValue);
 
     /// <summary>Deletes stale temp files and every OPTIONS file older than the <see cref="FilesKept"/> newest.</summary>
     private static void DeleteObsolete(IFileSystem fs, string dir, ulong current)

@@ -146,6 +146,98 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
         }
     }
 
+    /// <summary>Directory creation, deletion and rename are durable at once (this model keeps no directory of directories).</summary>
+    public void DeleteDirectory(string path)
+    {
+        lock (_gate)
+        {
+            Check(FileOperation.DeleteDirectory, path);
+            string dir = Normalize(path);
+            if (!_directories.Contains(dir))
+            {
+                throw new DirectoryNotFoundException($"No such directory: {path}");
+            }
+            if (HasEntries(dir))
+            {
+                throw new IOException($"Directory '{path}' is not empty.");
+            }
+            _directories.Remove(dir);
+            RemoveDurableUnder(dir);
+        }
+    }
+
+    public void RenameDirectory(string from, string to)
+    {
+        lock (_gate)
+        {
+            Check(FileOperation.RenameDirectory, from);
+            string source = Normalize(from);
+            string target = Normalize(to);
+            if (!_directories.Contains(source))
+            {
+                throw new DirectoryNotFoundException($"No such directory: {from}");
+            }
+            if (_directories.Contains(target) || _live.ContainsKey(target))
+            {
+                throw new IOException($"Cannot rename '{from}' to '{to}': the target exists.");
+            }
+            RequireParent(target);
+            foreach (string d in new List<string>(_directories))
+            {
+                if (d == source || d.StartsWith(source + "/", StringComparison.Ordinal))
+                {
+                    _directories.Remove(d);
+                    _directories.Add(target + d[source.Length..]);
+                }
+            }
+            MoveEntries(_live, source, target);
+            MoveEntries(_durable, source, target);
+        }
+    }
+
+    private bool HasEntries(string dir)
+    {
+        foreach (string p in _live.Keys)
+        {
+            if (p.StartsWith(dir + "/", StringComparison.Ordinal))
+            {
+                return true;
+            }
+        }
+        foreach (string d in _directories)
+        {
+            if (d.StartsWith(dir + "/", StringComparison.Ordinal))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void RemoveDurableUnder(string dir)
+    {
+        foreach (string p in new List<string>(_durable.Keys))
+        {
+            if (p.StartsWith(dir + "/", StringComparison.Ordinal))
+            {
+                _durable.Remove(p);
+            }
+        }
+    }
+
+    private static void MoveEntries(Dictionary<string, MemFile> files, string source, string target)
+    {
+        foreach (string p in new List<string>(files.Keys))
+        {
+            if (p.StartsWith(source + "/", StringComparison.Ordinal))
+            {
+                MemFile f = files[p];
+                files.Remove(p);
+                files[target + p[source.Length..]] = f;
+            }
+        }
+    }
+
     public IReadOnlyList<string> GetChildren(string directory)
     {
         lock (_gate)

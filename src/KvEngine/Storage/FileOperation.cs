@@ -16,4 +16,6 @@ internal enum FileOperation
     List,
     Lock,
     Link,
+    DeleteDirectory,
+    RenameDirectory,
 }

@@ -39,6 +39,15 @@ internal interface IFileSystem
 
     bool DirectoryExists(string path);
 
+    /// <summary>Removes the empty directory <paramref name="path"/>; <see cref="IOException"/> when it holds entries.</summary>
+    void DeleteDirectory(string path);
+
+    /// <summary>
+    /// Renames the directory <paramref name="from"/> (with everything in it) to <paramref name="to"/>,
+    /// which must not exist; durable once the parent directory is synced.
+    /// </summary>
+    void RenameDirectory(string from, string to);
+
     /// <summary>Names (not paths) of the entries directly inside <paramref name="directory"/>.</summary>
     IReadOnlyList<string> GetChildren(string directory);
 

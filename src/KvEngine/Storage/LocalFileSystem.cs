@@ -52,6 +52,10 @@ internal sealed class LocalFileSystem : IFileSystem
 
     public bool DirectoryExists(string path) => Directory.Exists(path);
 
+    public void DeleteDirectory(string path) => Directory.Delete(path, recursive: false);
+
+    public void RenameDirectory(string from, string to) => Directory.Move(from, to);
+
     public IReadOnlyList<string> GetChildren(string directory)
     {
         var names = new List<string>();

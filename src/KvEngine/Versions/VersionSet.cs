@@ -447,6 +447,35 @@ internal sealed class VersionSet : IDisposable
         return result;
     }
 
+    /// <summary>
+    /// Under the set's lock, so no edit lands between them: the tables of every live family's
+    /// current version, the MANIFEST's number and size (the file on disk when none is open for
+    /// writing, e.g. read-only) and MinLogNumberToKeep (RocksDB's GetLiveFilesStorageInfo capture).
+    /// </summary>
+    public List<(ulong Number, ulong Size)> CaptureLiveFiles(out ulong manifestNumber, out ulong manifestSize, out ulong minLogNumberToKeep)
+    {
+        lock (_gate)
+        {
+            var tables = new SortedDictionary<ulong, ulong>();
+            foreach (ColumnFamilyVersions family in _families.Values)
+            {
+                foreach (FileMetaData f in AllFiles(family.Current))
+                {
+                    tables[f.Number] = f.FileSize;
+                }
+            }
+            var list = new List<(ulong Number, ulong Size)>(tables.Count);
+            foreach (KeyValuePair<ulong, ulong> t in tables)
+            {
+                list.Add((t.Key, t.Value));
+            }
+            manifestNumber = _manifestFileNumber;
+            manifestSize = (ulong)(_manifestFile?.Size ?? _fs.GetFileSize(FileNames.ManifestFile(_dir, _manifestFileNumber)));
+            minLogNumberToKeep = Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber());
+            return list;
+        }
+    }
+
     internal void OnVersionReleased(Version v)
     {
         lock (_gate)

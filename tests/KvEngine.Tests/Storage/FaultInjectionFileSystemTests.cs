@@ -151,4 +151,47 @@ public class FaultInjectionFileSystemTests
         Assert.Equal(new[] { "x" }, fs.GetChildren(Dir));
         Assert.Throws<DirectoryNotFoundException>(() => fs.CreateWritable("/nope/f"));
     }
+
+    [Fact]
+    public void RenameDirectoryMovesEveryEntryAndItsDurability()
+    {
+        var fs = NewFs();
+        fs.CreateDirectory("/db/stage");
+        using (IWritableFile f = fs.CreateWritable("/db/stage/synced"))
+        {
+            f.Append(new byte[] { 1, 2 });
+            f.Sync();
+        }
+        fs.SyncDirectory("/db/stage");
+        using (IWritableFile f = fs.CreateWritable("/db/stage/unsynced-entry"))
+        {
+            f.Append(new byte[] { 3 });
+            f.Sync();
+        }
+        fs.CreateDirectory("/db/taken");
+        Assert.Throws<IOException>(() => fs.RenameDirectory("/db/stage", "/db/taken"));
+        Assert.Throws<DirectoryNotFoundException>(() => fs.RenameDirectory("/db/missing", "/db/x"));
+        fs.RenameDirectory("/db/stage", "/db/final");
+        Assert.False(fs.DirectoryExists("/db/stage"));
+        Assert.Equal(new[] { "synced", "unsynced-entry" }, fs.GetChildren("/db/final"));
+        fs.SimulatePowerLoss();
+        Assert.Equal(new[] { "synced" }, fs.GetChildren("/db/final")); // only the synced entry was durable
+        Assert.Equal(new byte[] { 1, 2 }, fs.ReadAllBytes("/db/final/synced"));
+    }
+
+    [Fact]
+    public void DeleteDirectoryRemovesOnlyAnEmptyOne()
+    {
+        var fs = NewFs();
+        fs.CreateDirectory("/db/d");
+        fs.WriteAllBytes("/db/d/f", new byte[] { 1 });
+        Assert.Throws<IOException>(() => fs.DeleteDirectory("/db/d"));
+        fs.DeleteFile("/db/d/f");
+        fs.ShouldFail = (op, _) => op == FileOperation.DeleteDirectory;
+        Assert.Throws<IOException>(() => fs.DeleteDirectory("/db/d"));
+        fs.ShouldFail = null;
+        fs.DeleteDirectory("/db/d");
+        Assert.False(fs.DirectoryExists("/db/d"));
+        Assert.Throws<DirectoryNotFoundException>(() => fs.DeleteDirectory("/db/d"));
+    }
 }

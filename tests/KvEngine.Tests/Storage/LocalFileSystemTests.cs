@@ -85,4 +85,24 @@ public sealed class LocalFileSystemTests : IDisposable
         Assert.Equal(-1, PosixNative.Fdatasync(-1));
         Assert.Equal(9, System.Runtime.InteropServices.Marshal.GetLastPInvokeError());
     }
+
+    [Fact]
+    public void DirectoriesRenameWithTheirFilesAndDeleteOnlyWhenEmpty()
+    {
+        IFileSystem fs = LocalFileSystem.Instance;
+        string stage = Path.Combine(_dir.FullName, "stage");
+        string final = Path.Combine(_dir.FullName, "final");
+        fs.CreateDirectory(stage);
+        using (IWritableFile w = fs.CreateWritable(Path.Combine(stage, "f")))
+        {
+            w.Append(new byte[] { 5 });
+        }
+        fs.RenameDirectory(stage, final);
+        Assert.False(fs.DirectoryExists(stage));
+        Assert.Equal(1, fs.GetFileSize(Path.Combine(final, "f")));
+        Assert.Throws<IOException>(() => fs.DeleteDirectory(final));
+        fs.DeleteFile(Path.Combine(final, "f"));
+        fs.DeleteDirectory(final);
+        Assert.False(fs.DirectoryExists(final));
+    }
 }

@@ -1,0 +1,108 @@
+using KvEngine.Versions;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// Read-only open (RocksDB's DB::OpenForReadOnly): recovers the MANIFEST and replays the WALs into
+/// memtables in memory only. It takes no LOCK, so it may run beside a writer, and writes nothing:
+/// no WAL, MANIFEST, OPTIONS file or table is created and no file is deleted (no background work
+/// runs). Every operation that would write throws <see cref="NotSupportedException"/> (RocksDB's
+/// Status::NotSupported). Invariant: <see cref="_readOnly"/> is set before recovery and never changes.
+/// <para>
+/// Beside a writer the instance sees the database as it was when opened; it does not follow the
+/// writer. As in RocksDB, nothing stops the writer from deleting a table this instance will read
+/// later (after a compaction): a read of it then fails with an I/O error. The supported uses are a
+/// checkpoint, or a database whose writer is quiescent (no flush or compaction running).
+/// </para>
+/// </summary>
+internal sealed partial class DbImpl
+{
+    private bool _readOnly;
+
+    /// <summary>True for an instance opened by <see cref="OpenReadOnly"/>.</summary>
+    internal bool IsReadOnly => _readOnly;
+
+    /// <summary>
+    /// Opens the database at <paramref name="path"/> read-only with the families
+    /// <paramref name="families"/> names (null: default only); unlike a read-write open a subset of
+    /// the families may be named. <paramref name="errorIfWalFileExists"/> refuses a directory
+    /// holding any WAL (RocksDB's error_if_wal_file_exists).
+    /// </summary>
+    public static DbImpl OpenReadOnly(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families, bool errorIfWalFileExists)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(path);
+        ArgumentNullException.ThrowIfNull(options);
+        options = options.Clone();
+        List<ColumnFamilyDescriptor> requested = ParseDescriptors(options, families);
+        string dir = Path.GetFullPath(path);
+        if (!options.FileSystem.FileExists(FileNames.CurrentFile(dir)))
+        {
+            throw new KvException($"Database '{dir}' does not exist (no CURRENT file); a read-only open cannot create it.");
+        }
+        DbImpl? db = null;
+        try
+        {
+            db = new DbImpl(dir, options, NoLock.Instance);
+            db._readOnly = true;
+            db.RecoverReadOnly(requested, errorIfWalFileExists);
+            return db;
+        }
+        catch (Exception e)
+        {
+            db?.Dispose();
+            if (e is IOException or UnauthorizedAccessException)
+            {
+                throw new KvException($"Opening database '{dir}' read-only failed: {e.Message}", e);
+            }
+            throw;
+        }
+    }
+
+    private void RecoverReadOnly(List<ColumnFamilyDescriptor> requested, bool errorIfWalFileExists)
+    {
+        _versions.Recover();
+        AttachFamilies(requested);
+        RecoveryDamage damage = RecoveryDamage.Find(_fs, _dir, _versions, checkTables: _options.ParanoidChecks);
+        if (damage.EditsLost)
+        {
+            throw new KvCorruptionException(damage.Describe(_dir));
+        }
+        List<ulong> logs = LogsToReplay(out bool anyWal);
+        if (errorIfWalFileExists && anyWal)
+        {
+            throw new KvException(
+                $"Database '{_dir}' was opened read-only with errorIfWalFileExists, but a WAL file exists (RocksDB: error_if_wal_file_exists).");
+        }
+        ulong maxSequence = _versions.LastSequence;
+        bool noFlush = false;
+        ReplayLogs(logs, LiveFamilies(), new Dictionary<uint, VersionEdit>(), ref maxSequence, ref noFlush);
+        _versions.SetLastSequence(maxSequence);
+        _writeThread.InitializeSequences(maxSequence);
+        lock (_mutex)
+        {
+            foreach (ColumnFamilyData cfd in LiveFamilies())
+            {
+                cfd.InstallReadState();
+            }
+        }
+    }
+
+    /// <summary>Throws <see cref="NotSupportedException"/> for <paramref name="operation"/> on a read-only instance.</summary>
+    internal void ThrowIfReadOnly(string operation)
+    {
+        if (_readOnly)
+        {
+            throw new NotSupportedException($"{operation} is not supported: database '{_dir}' was opened read-only (KvDb.OpenReadOnly).");
+        }
+    }
+
+    /// <summary>A read-only instance holds no LOCK.</summary>
+    private sealed class NoLock : IDisposable
+    {
+        public static readonly NoLock Instance = new();
+
+        public void Dispose()
+        {
+        }
+    }
+}
