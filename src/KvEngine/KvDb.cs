@@ -190,6 +190,41 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
+    /// Removes <paramref name="key"/>, which must have been written exactly once since it was last
+    /// removed (RocksDB's SingleDelete): a flush or compaction drops the deletion together with the
+    /// one value it meets, unless a snapshot lies between them, so no tombstone lingers. Reads treat
+    /// it as a deletion. Overwriting the key, or mixing SingleDelete with Delete or Merge on it, is
+    /// undefined, as in RocksDB: an older value may reappear. See docs/admin.md.
+    /// </summary>
+    public void SingleDelete(ReadOnlySpan<byte> key, WriteOptions? options = null)
+    {
+        WriteBatch b = ThreadBatch();
+        b.SingleDelete(key);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>Removes <paramref name="key"/>, written exactly once, from <paramref name="columnFamily"/>; see <see cref="SingleDelete(ReadOnlySpan{byte}, WriteOptions)"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public void SingleDelete(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, WriteOptions? options = null)
+    {
+        _impl.Resolve(columnFamily);
+        WriteBatch b = ThreadBatch();
+        b.SingleDelete(columnFamily, key);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>
+    /// <see cref="SingleDelete(ReadOnlySpan{byte}, WriteOptions)"/>, completing when the write is as durable as
+    /// <paramref name="options"/> asks. Cancellation is observed only before the write is queued.
+    /// </summary>
+    public ValueTask SingleDeleteAsync(ReadOnlyMemory<byte> key, WriteOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        var b = new WriteBatch();
+        b.SingleDelete(key.Span);
+        return WriteOwnedAsync(b, options, cancellationToken);
+    }
+
+    /// <summary>
     /// Removes every key in [<paramref name="begin"/>, <paramref name="end"/>) (begin inclusive, end
     /// exclusive, as RocksDB's DeleteRange) with one range tombstone, whatever the number of keys.
     /// begin == end does nothing.
