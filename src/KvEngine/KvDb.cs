@@ -89,6 +89,16 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Deletes the database at <paramref name="path"/> (RocksDB's DestroyDB): every file of the
+    /// database (tables, WALs, MANIFESTs, CURRENT, IDENTITY, OPTIONS and LOG files, LOCK last),
+    /// then the directory if nothing else is in it. Files of other names are left alone. Does
+    /// nothing when the directory does not exist.
+    /// </summary>
+    /// <exception cref="KvException">The database is open (its LOCK is held), or a file could not be deleted.</exception>
+    public static void Destroy(string path, KvOptions? options = null) =>
+        DbDestroyer.Destroy(path, (options ?? new KvOptions()).FileSystem);
+
     /// <summary>The default column family ("default", id 0).</summary>
     public ColumnFamilyHandle DefaultColumnFamily => _impl.DefaultFamily.Handle;
 

@@ -146,6 +146,34 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
         }
     }
 
+    public void DeleteDirectory(string path)
+    {
+        lock (_gate)
+        {
+            Check(FileOperation.DeleteDirectory, path);
+            string dir = Normalize(path);
+            if (!_directories.Contains(dir))
+            {
+                throw new DirectoryNotFoundException($"No such directory: {path}");
+            }
+            foreach (string p in _live.Keys)
+            {
+                if (ParentOf(p) == dir)
+                {
+                    throw new IOException($"Directory '{path}' is not empty.");
+                }
+            }
+            foreach (string d in _directories)
+            {
+                if (ParentOf(d) == dir)
+                {
+                    throw new IOException($"Directory '{path}' is not empty.");
+                }
+            }
+            _directories.Remove(dir);
+        }
+    }
+
     public IReadOnlyList<string> GetChildren(string directory)
     {
         lock (_gate)

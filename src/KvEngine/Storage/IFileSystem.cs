@@ -39,6 +39,12 @@ internal interface IFileSystem
 
     bool DirectoryExists(string path);
 
+    /// <summary>
+    /// Removes the empty directory <paramref name="path"/>. Throws <see cref="IOException"/> when
+    /// it holds anything or does not exist.
+    /// </summary>
+    void DeleteDirectory(string path);
+
     /// <summary>Names (not paths) of the entries directly inside <paramref name="directory"/>.</summary>
     IReadOnlyList<string> GetChildren(string directory);
 

@@ -52,6 +52,8 @@ internal sealed class LocalFileSystem : IFileSystem
 
     public bool DirectoryExists(string path) => Directory.Exists(path);
 
+    public void DeleteDirectory(string path) => Directory.Delete(path, recursive: false);
+
     public IReadOnlyList<string> GetChildren(string directory)
     {
         var names = new List<string>();
