@@ -99,6 +99,19 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     public static void Destroy(string path, KvOptions? options = null) =>
         DbDestroyer.Destroy(path, (options ?? new KvOptions()).FileSystem);
 
+    /// <summary>
+    /// Rebuilds the database at <paramref name="path"/> when its MANIFEST or CURRENT is lost or
+    /// damaged (RocksDB's RepairDB): every readable table is kept, placed in level 0 of the family
+    /// its properties name; tables that cannot be read, and the old MANIFESTs, move to the
+    /// <c>lost</c> subdirectory; the WALs are replayed into tables (damaged records skipped); each
+    /// family is then compacted. <paramref name="columnFamilies"/> gives the options of named
+    /// families (merge operators for merges in the WAL); other families found get
+    /// <paramref name="options"/>. See docs/admin.md for what a repair can and cannot restore.
+    /// </summary>
+    /// <exception cref="KvException">The database is open (its LOCK is held), its directory is missing, or the repair failed.</exception>
+    public static void Repair(string path, KvOptions? options = null, IEnumerable<ColumnFamilyDescriptor>? columnFamilies = null) =>
+        Repairer.Repair(path, options ?? new KvOptions(), columnFamilies?.ToList() ?? []);
+
     /// <summary>The default column family ("default", id 0).</summary>
     public ColumnFamilyHandle DefaultColumnFamily => _impl.DefaultFamily.Handle;
 
