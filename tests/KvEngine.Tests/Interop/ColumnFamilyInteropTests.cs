@@ -164,7 +164,7 @@ public sealed class ColumnFamilyInteropTests : IDisposable
     private static string? S(byte[]? b) => b == null ? null : Encoding.UTF8.GetString(b);
 
     /// <summary><c>ldb --column_family=NAME scan --hex</c> on a copy of the database.</summary>
-    private static List<KeyValuePair<byte[], byte[]>> ScanFamily(string db, string family)
+    internal static List<KeyValuePair<byte[], byte[]>> ScanFamily(string db, string family)
     {
         string copy = RocksDbOracle.Copy(db, "cfscan");
         try
