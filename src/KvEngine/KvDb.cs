@@ -549,6 +549,45 @@ public sealed class KvDb : IDisposable, IAsyncDisposable
     }
 
     /// <summary>
+    /// The approximate bytes each of <paramref name="ranges"/> takes (RocksDB's GetApproximateSizes):
+    /// with <see cref="SizeApproximationFlags.IncludeFiles"/>, the table bytes of the range, found
+    /// through each overlapping table's index (exact to a data block per table end); with
+    /// <see cref="SizeApproximationFlags.IncludeMemtables"/>, the key and value bytes of its memtable
+    /// entries. An empty range (start == limit) gives 0.
+    /// </summary>
+    /// <exception cref="ArgumentException">A range's limit sorts before its start, or <paramref name="flags"/> asks for nothing.</exception>
+    public long[] GetApproximateSizes(IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags = SizeApproximationFlags.IncludeFiles) =>
+        _impl.GetApproximateSizes(_impl.DefaultFamily, ranges, flags);
+
+    /// <summary><see cref="GetApproximateSizes(IReadOnlyList{KeyRange}, SizeApproximationFlags)"/> for <paramref name="columnFamily"/>.</summary>
+    /// <exception cref="ArgumentException">A bad range or flags, or the family was dropped or belongs to another database.</exception>
+    public long[] GetApproximateSizes(ColumnFamilyHandle columnFamily, IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags = SizeApproximationFlags.IncludeFiles)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        return _impl.GetApproximateSizes(_impl.Resolve(columnFamily), ranges, flags);
+    }
+
+    /// <summary>
+    /// The number of memtable entries in <paramref name="range"/> and their key and value bytes
+    /// (RocksDB's GetApproximateMemTableStats; here exact, at the cost of walking those entries).
+    /// </summary>
+    /// <exception cref="ArgumentException">The range's limit sorts before its start.</exception>
+    public (long Count, long Size) GetApproximateMemTableStats(KeyRange range)
+    {
+        _impl.GetApproximateMemTableStats(_impl.DefaultFamily, range, out long count, out long size);
+        return (count, size);
+    }
+
+    /// <summary><see cref="GetApproximateMemTableStats(KeyRange)"/> for <paramref name="columnFamily"/>.</summary>
+    /// <exception cref="ArgumentException">The range's limit sorts before its start, or the family was dropped or belongs to another database.</exception>
+    public (long Count, long Size) GetApproximateMemTableStats(ColumnFamilyHandle columnFamily, KeyRange range)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        _impl.GetApproximateMemTableStats(_impl.Resolve(columnFamily), range, out long count, out long size);
+        return (count, size);
+    }
+
+    /// <summary>
     /// Leaves the background-error state without reopening (RocksDB's DB::Resume): after a failed
     /// WAL write, flush or compaction the database refuses writes; this starts a fresh WAL, flushes
     /// every memtable and then accepts writes again. Running out of disk space is resumed
