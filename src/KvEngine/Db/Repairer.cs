@@ -303,23 +303,16 @@ internal static class Repairer
             }
             else
             {
-                Append(log, buf, new VersionEdit { ColumnFamily = f.Id, ColumnFamilyAdd = f.Name, Comparator = InternalKeyComparer.BytewiseComparatorName });
+                VersionSet.Append(log, buf, new VersionEdit { ColumnFamily = f.Id, ColumnFamilyAdd = f.Name, Comparator = InternalKeyComparer.BytewiseComparatorName });
                 files.ColumnFamily = f.Id;
             }
             foreach (FileMetaData t in f.Tables)
             {
                 files.AddFile(0, t);
             }
-            Append(log, buf, files);
+            VersionSet.Append(log, buf, files);
         }
         file.Sync();
-    }
-
-    private static void Append(LogWriter log, ByteBuffer buf, VersionEdit edit)
-    {
-        buf.Clear();
-        edit.EncodeTo(buf);
-        log.AddRecord(buf.WrittenSpan);
     }
 
     private static void ConvertLogsAndCompact(string dir, KvOptions options, IReadOnlyList<ColumnFamilyDescriptor> descriptors, List<Family> families)

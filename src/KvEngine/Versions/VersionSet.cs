@@ -608,7 +608,8 @@ internal sealed class VersionSet : IDisposable
         buf.Clear();
     }
 
-    private static void Append(LogWriter log, ByteBuffer buf, VersionEdit edit)
+    /// <summary>Encodes <paramref name="edit"/> into <paramref name="buf"/> and appends it to the MANIFEST <paramref name="log"/>.</summary>
+    internal static void Append(LogWriter log, ByteBuffer buf, VersionEdit edit)
     {
         buf.Clear();
         edit.EncodeTo(buf);
