@@ -19,7 +19,7 @@ public sealed class ApproximateSizesTests
 
     private static long Property(KvDb db, string name) => long.Parse(db.GetProperty(name)!, CultureInfo.InvariantCulture);
 
-    private static KvDb Fill(FaultInjectionFileSystemHolder holder, KvIndexType index)
+    private static KvDb Fill(FaultInjectionFileSystemHolder holder, KvIndexType index, bool oneTable = false)
     {
         var options = new KvOptions
         {
@@ -28,8 +28,9 @@ public sealed class ApproximateSizesTests
             BlockSize = BlockSize,
             IndexType = index,
             MetadataBlockSize = 512, // several index partitions
-            WriteBufferSize = 512 << 10,
+            WriteBufferSize = oneTable ? 16 << 20 : 512 << 10,
             TargetFileSizeBase = 256 << 10,
+            DisableAutoCompactions = oneTable,
         };
         KvDb db = KvDb.Open(DbPath, options);
         for (int i = 0; i < Keys; i++)
@@ -37,7 +38,10 @@ public sealed class ApproximateSizesTests
             db.Put(B(Key(i)), B(new string((char)('a' + (i % 26)), 100)));
         }
         db.Flush();
-        db.CompactRange(null, null);
+        if (!oneTable)
+        {
+            db.CompactRange(null, null);
+        }
         return db;
     }
 
@@ -65,6 +69,22 @@ public sealed class ApproximateSizesTests
         Assert.InRange(sizes[2], total - tolerance, total);
         Assert.InRange(sizes[3], (total / 10) - tolerance, (total / 10) + tolerance);
         Assert.InRange(sizes[0] + sizes[1], total - tolerance, total);
+    }
+
+    [Theory]
+    [InlineData(KvIndexType.BinarySearch)]
+    [InlineData(KvIndexType.TwoLevelIndexSearch)]
+    public void InsideOneTableTheIndexPlacesKeysToABlock(KvIndexType index)
+    {
+        using KvDb db = Fill(new FaultInjectionFileSystemHolder(), index, oneTable: true);
+        Assert.Equal(1, TotalTableFiles(db));
+        long total = Property(db, "rocksdb.total-sst-files-size");
+        // Both ranges are cut by the table: measured only through the index (data block offsets).
+        long[] sizes = db.GetApproximateSizes([Range(0, Keys / 2), Range(Keys / 4, 3 * Keys / 4), Range(Keys / 2, Keys / 2 + 100)]);
+        Assert.InRange(sizes[0] - sizes[1], -2L * BlockSize, 2L * BlockSize); // equal key counts, equal value sizes
+        Assert.InRange(sizes[0], (total / 2) - (total / 20), total / 2); // the data blocks are most of the file
+        long hundredKeys = 100L * (Key(0).Length + 8 + 100);
+        Assert.InRange(sizes[2], hundredKeys - BlockSize, hundredKeys + (2L * BlockSize));
     }
 
     [Fact]
