@@ -89,6 +89,29 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Deletes the database at <paramref name="path"/> (RocksDB's DestroyDB): every file of the
+    /// database (tables, WALs, MANIFESTs, CURRENT, IDENTITY, OPTIONS and LOG files, LOCK last),
+    /// then the directory if nothing else is in it. Files of other names are left alone. Does
+    /// nothing when the directory does not exist.
+    /// </summary>
+    /// <exception cref="KvException">The database is open (its LOCK is held), or a file could not be deleted.</exception>
+    public static void Destroy(string path, KvOptions? options = null) =>
+        DbDestroyer.Destroy(path, (options ?? new KvOptions()).FileSystem);
+
+    /// <summary>
+    /// Rebuilds the database at <paramref name="path"/> when its MANIFEST or CURRENT is lost or
+    /// damaged (RocksDB's RepairDB): every readable table is kept, placed in level 0 of the family
+    /// its properties name; tables that cannot be read, and the old MANIFESTs, move to the
+    /// <c>lost</c> subdirectory; the WALs are replayed into tables (damaged records skipped); each
+    /// family is then compacted. <paramref name="columnFamilies"/> gives the options of named
+    /// families (merge operators for merges in the WAL); other families found get
+    /// <paramref name="options"/>. See docs/admin.md for what a repair can and cannot restore.
+    /// </summary>
+    /// <exception cref="KvException">The database is open (its LOCK is held), its directory is missing, or the repair failed.</exception>
+    public static void Repair(string path, KvOptions? options = null, IEnumerable<ColumnFamilyDescriptor>? columnFamilies = null) =>
+        Repairer.Repair(path, options ?? new KvOptions(), columnFamilies?.ToList() ?? []);
+
     /// <summary>The default column family ("default", id 0).</summary>
     public ColumnFamilyHandle DefaultColumnFamily => _impl.DefaultFamily.Handle;
 
@@ -187,6 +210,41 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         WriteBatch b = ThreadBatch();
         b.Delete(key);
         _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>
+    /// Removes <paramref name="key"/>, which must have been written exactly once since it was last
+    /// removed (RocksDB's SingleDelete): a flush or compaction drops the deletion together with the
+    /// one value it meets, unless a snapshot lies between them, so no tombstone lingers. Reads treat
+    /// it as a deletion. Overwriting the key, or mixing SingleDelete with Delete or Merge on it, is
+    /// undefined, as in RocksDB: an older value may reappear. See docs/admin.md.
+    /// </summary>
+    public void SingleDelete(ReadOnlySpan<byte> key, WriteOptions? options = null)
+    {
+        WriteBatch b = ThreadBatch();
+        b.SingleDelete(key);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>Removes <paramref name="key"/>, written exactly once, from <paramref name="columnFamily"/>; see <see cref="SingleDelete(ReadOnlySpan{byte}, WriteOptions)"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public void SingleDelete(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, WriteOptions? options = null)
+    {
+        _impl.Resolve(columnFamily);
+        WriteBatch b = ThreadBatch();
+        b.SingleDelete(columnFamily, key);
+        _impl.Write(b, options ?? WriteOptions.Default);
+    }
+
+    /// <summary>
+    /// <see cref="SingleDelete(ReadOnlySpan{byte}, WriteOptions)"/>, completing when the write is as durable as
+    /// <paramref name="options"/> asks. Cancellation is observed only before the write is queued.
+    /// </summary>
+    public ValueTask SingleDeleteAsync(ReadOnlyMemory<byte> key, WriteOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        var b = new WriteBatch();
+        b.SingleDelete(key.Span);
+        return WriteOwnedAsync(b, options, cancellationToken);
     }
 
     /// <summary>
@@ -490,6 +548,45 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
         return _impl.GetProperty(_impl.Resolve(columnFamily), name);
+    }
+
+    /// <summary>
+    /// The approximate bytes each of <paramref name="ranges"/> takes (RocksDB's GetApproximateSizes):
+    /// with <see cref="SizeApproximationFlags.IncludeFiles"/>, the table bytes of the range, found
+    /// through each overlapping table's index (exact to a data block per table end); with
+    /// <see cref="SizeApproximationFlags.IncludeMemtables"/>, the key and value bytes of its memtable
+    /// entries. An empty range (start == limit) gives 0.
+    /// </summary>
+    /// <exception cref="ArgumentException">A range's limit sorts before its start, or <paramref name="flags"/> asks for nothing.</exception>
+    public long[] GetApproximateSizes(IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags = SizeApproximationFlags.IncludeFiles) =>
+        _impl.GetApproximateSizes(_impl.DefaultFamily, ranges, flags);
+
+    /// <summary><see cref="GetApproximateSizes(IReadOnlyList{KeyRange}, SizeApproximationFlags)"/> for <paramref name="columnFamily"/>.</summary>
+    /// <exception cref="ArgumentException">A bad range or flags, or the family was dropped or belongs to another database.</exception>
+    public long[] GetApproximateSizes(ColumnFamilyHandle columnFamily, IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags = SizeApproximationFlags.IncludeFiles)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        return _impl.GetApproximateSizes(_impl.Resolve(columnFamily), ranges, flags);
+    }
+
+    /// <summary>
+    /// The number of memtable entries in <paramref name="range"/> and their key and value bytes
+    /// (RocksDB's GetApproximateMemTableStats; here exact, at the cost of walking those entries).
+    /// </summary>
+    /// <exception cref="ArgumentException">The range's limit sorts before its start.</exception>
+    public (long Count, long Size) GetApproximateMemTableStats(KeyRange range)
+    {
+        _impl.GetApproximateMemTableStats(_impl.DefaultFamily, range, out long count, out long size);
+        return (count, size);
+    }
+
+    /// <summary><see cref="GetApproximateMemTableStats(KeyRange)"/> for <paramref name="columnFamily"/>.</summary>
+    /// <exception cref="ArgumentException">The range's limit sorts before its start, or the family was dropped or belongs to another database.</exception>
+    public (long Count, long Size) GetApproximateMemTableStats(ColumnFamilyHandle columnFamily, KeyRange range)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        _impl.GetApproximateMemTableStats(_impl.Resolve(columnFamily), range, out long count, out long size);
+        return (count, size);
     }
 
     /// <summary>

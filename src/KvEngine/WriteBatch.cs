@@ -119,9 +119,23 @@ public sealed class WriteBatch : IDisposable
     public void Delete(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key) =>
         AddRecord(WriteBatchTag.Deletion, FamilyId(columnFamily), key, default, hasSecond: false);
 
-    /// <summary>Removes the only version of <paramref name="key"/> (RocksDB's SingleDelete).</summary>
-    internal void SingleDelete(ReadOnlySpan<byte> key) =>
+    /// <summary>
+    /// Removes <paramref name="key"/>, which must have been written exactly once since it was last
+    /// removed (RocksDB's SingleDelete): a flush or compaction drops the single deletion together
+    /// with the one value it meets (when no snapshot lies between them), so no tombstone lingers.
+    /// Reads treat it as a deletion. Overwriting the key, or mixing SingleDelete with
+    /// <see cref="Delete(ReadOnlySpan{byte})"/> or <see cref="Merge(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>
+    /// on it, is undefined, as in RocksDB: an older value may reappear.
+    /// </summary>
+    public void SingleDelete(ReadOnlySpan<byte> key) =>
         AddRecord(WriteBatchTag.SingleDeletion, 0, key, default, hasSecond: false);
+
+    /// <summary>
+    /// Removes <paramref name="key"/>, written exactly once, from <paramref name="columnFamily"/>;
+    /// see <see cref="SingleDelete(ReadOnlySpan{byte})"/>.
+    /// </summary>
+    public void SingleDelete(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key) =>
+        AddRecord(WriteBatchTag.SingleDeletion, FamilyId(columnFamily), key, default, hasSecond: false);
 
     /// <summary>
     /// Removes every key in [<paramref name="begin"/>, <paramref name="end"/>) (begin inclusive,

@@ -28,6 +28,8 @@ namespace KvEngine.Compaction;
 /// <item>otherwise, two or more operands: a partial merge into one Merge at the newest sequence
 /// number, or, when the operator declines, the operands unchanged.</item>
 /// </list>
+/// A SingleDeletion followed by an entry of the same user key in the same stripe is dropped with
+/// it (RocksDB's rule: the single deletion met its one Put); across a snapshot boundary both stay.
 /// The results go on through the caller's <see cref="SnapshotStripeFilter"/> (which keeps a run of
 /// operands in one stripe), range-deletion check and compaction filter (a merged Value is filtered
 /// like any value). A failed full merge raises <see cref="KvCorruptionException"/>, operands
@@ -72,6 +74,12 @@ internal sealed class CompactionMergeInput : IDisposable
     /// <summary>Merge runs replaced by a partial merge.</summary>
     public long PartialMerges { get; private set; }
 
+    /// <summary>SingleDeletions dropped with the entry they met (RocksDB's num_record_drop_hidden for them).</summary>
+    public long SingleDeletePairsDropped { get; private set; }
+
+    /// <summary>SingleDeletions that met something other than a Value (RocksDB's num_single_del_mismatch).</summary>
+    public long SingleDeleteMismatches { get; private set; }
+
     /// <summary>Operands read from the input (a measure of the merge work).</summary>
     public long OperandsIn { get; private set; }
 
@@ -113,19 +121,65 @@ internal sealed class CompactionMergeInput : IDisposable
         _result.Dispose();
     }
 
-    // At a new input entry: a Merge that no tombstone deletes starts a merge run.
+    // At a new input entry: a Merge that no tombstone deletes starts a merge run; a SingleDeletion
+    // looks at the next entry (RocksDB's CompactionIterator).
     private void Prepare()
     {
-        if (!_input.Valid)
+        while (_input.Valid)
         {
+            ReadOnlySpan<byte> ikey = _input.Key;
+            ValueType type = InternalKeys.Type(ikey);
+            if (type == ValueType.SingleDeletion)
+            {
+                if (SingleDeletionConsumed())
+                {
+                    continue;
+                }
+                return;
+            }
+            if (type != ValueType.Merge || (_rangeDel != null && _rangeDel.ShouldDelete(ikey)))
+            {
+                return;
+            }
+            MergeUntil();
             return;
         }
-        ReadOnlySpan<byte> ikey = _input.Key;
-        if (InternalKeys.Type(ikey) != ValueType.Merge || (_rangeDel != null && _rangeDel.ShouldDelete(ikey)))
+    }
+
+    // The input is at a SingleDeletion. When the next entry is of the same user key and snapshot
+    // stripe, both go (another SingleDeletion: only the first goes, the second is examined next)
+    // and this returns true, the input at the entry after them. Otherwise the deletion is queued,
+    // the input at the next entry, and this returns false. RocksDB keeps both when a snapshot lies
+    // between them, and likewise drops whatever type the next entry is (the mixes are undefined).
+    private bool SingleDeletionConsumed()
+    {
+        ReadOnlySpan<byte> first = _input.Key;
+        _userKey.Clear();
+        _userKey.Append(InternalKeys.UserKey(first));
+        ulong sequence = InternalKeys.Sequence(first);
+        int stripe = _stripes.StripeOf(sequence);
+        _input.Next();
+        if (_input.Valid)
         {
-            return;
+            ReadOnlySpan<byte> next = _input.Key;
+            if (InternalKeys.UserKey(next).SequenceEqual(_userKey.WrittenSpan) && _stripes.StripeOf(InternalKeys.Sequence(next)) == stripe)
+            {
+                ValueType nextType = InternalKeys.Type(next);
+                if (nextType != ValueType.Value)
+                {
+                    SingleDeleteMismatches++;
+                }
+                if (nextType != ValueType.SingleDeletion)
+                {
+                    SingleDeletePairsDropped++;
+                    _input.Next();
+                }
+                return true;
+            }
         }
-        MergeUntil();
+        _result.Clear();
+        Queue(merged: true, 1, sequence, ValueType.SingleDeletion);
+        return false;
     }
 
     private void MergeUntil()

@@ -20,6 +20,11 @@ namespace KvEngine.Compaction;
 /// the top of a stripe (what <see cref="CompactionMergeInput"/> leaves when it cannot merge
 /// them) is kept whole, since together they make the stripe's newest value; an entry after a
 /// non-merge entry of its stripe is shadowed as usual. Operands are never dropped as deletions.
+/// A SingleDeletion that reaches this filter met no entry of its stripe below it (
+/// <see cref="CompactionMergeInput"/> dropped it with that entry otherwise), so it is kept
+/// even under a newer entry of its stripe, as RocksDB's CompactionIterator keeps it: the key may be
+/// written again after a single deletion, and dropping the deletion would let the older value
+/// below it come back when the newer pair goes.
 /// </para>
 /// Not thread-safe; one per compaction.
 /// </summary>
@@ -82,7 +87,7 @@ internal sealed class SnapshotStripeFilter : IDisposable
         int stripe = StripeOf(sequence);
         if (_hasKey && userKey.SequenceEqual(_userKey.WrittenSpan))
         {
-            if (stripe == _lastStripe)
+            if (stripe == _lastStripe && type != ValueType.SingleDeletion)
             {
                 if (type == ValueType.Merge && _stripeAllMerges)
                 {

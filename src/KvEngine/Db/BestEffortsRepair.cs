@@ -70,7 +70,14 @@ internal static class BestEffortsRepair
     /// Reads table <paramref name="path"/> whole, checksums verified, and returns what the MANIFEST
     /// would record about it, or null when it holds no entry.
     /// </summary>
-    public static FileMetaData? Describe(IFileSystem fs, string path, ulong number, TableOptions options)
+    public static FileMetaData? Describe(IFileSystem fs, string path, ulong number, TableOptions options) =>
+        Describe(fs, path, number, options, out _);
+
+    /// <summary>
+    /// <see cref="Describe(IFileSystem, string, ulong, TableOptions)"/>, also returning the table's
+    /// properties (its column family, whether it is an external file).
+    /// </summary>
+    public static FileMetaData? Describe(IFileSystem fs, string path, ulong number, TableOptions options, out TableProperties properties)
     {
         long size = fs.GetFileSize(path);
         IRandomAccessFile file = fs.OpenRandomAccess(path);
@@ -86,6 +93,7 @@ internal static class BestEffortsRepair
         }
         using (reader)
         {
+            properties = reader.Properties;
             byte[]? smallest = null;
             byte[]? largest = null;
             ulong minSeq = ulong.MaxValue;
@@ -145,7 +153,8 @@ internal static class BestEffortsRepair
         }
     }
 
-    private static void MoveToLost(IFileSystem fs, string dir, string path)
+    /// <summary>Moves <paramref name="path"/> into <see cref="LostDirectory"/>, under a free name.</summary>
+    internal static void MoveToLost(IFileSystem fs, string dir, string path)
     {
         string lost = Path.Combine(dir, LostDirectory);
         if (!fs.DirectoryExists(lost))

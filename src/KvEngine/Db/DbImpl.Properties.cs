@@ -52,6 +52,8 @@ internal sealed partial class DbImpl
                         }
                         return sum.ToString(c);
                     }
+                case "rocksdb.estimate-live-data-size":
+                    return EstimateLiveDataSize(state.Version).ToString(c);
                 case "rocksdb.levelstats":
                     return LevelStats(state.Version);
                 case "rocksdb.stats":

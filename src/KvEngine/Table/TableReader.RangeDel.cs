@@ -38,13 +38,14 @@ internal sealed partial class TableReader
     /// <summary>
     /// Approximate offset in the file where the entries of <paramref name="userKey"/> start
     /// (RocksDB's ApproximateOffsetOf): the data block the index names for it, or the end of the
-    /// data blocks when the key sorts after every entry. Reads the index (not filling the cache).
+    /// data blocks when the key sorts after every entry. Reads the index, both levels of a
+    /// partitioned one (not filling the cache): exact to a data block.
     /// </summary>
     public ulong ApproximateOffsetOf(ReadOnlySpan<byte> userKey)
     {
         byte[] seek = Format.InternalKeys.Create(userKey, Format.InternalKeys.MaxSequenceNumber, Format.ValueType.ValueTypeForSeek);
         BlockLease lease = AcquireIndex(fillCache: false);
-        BlockCursor index = NewIndexCursor(lease.Block);
+        var index = new IndexCursor(this, lease.Block, fillCache: false);
         try
         {
             index.Seek(seek);

@@ -261,15 +261,36 @@ internal sealed class Version
     /// levels): whole files inside the range count fully, files crossing an end by their tables'
     /// approximate offsets. What a range tombstone at <paramref name="level"/> may delete.
     /// </summary>
-    public ulong ApproximateBytesBelow(TableCache tables, int level, ReadOnlySpan<byte> start, ReadOnlySpan<byte> end)
+    public ulong ApproximateBytesBelow(TableCache tables, int level, ReadOnlySpan<byte> start, ReadOnlySpan<byte> end) =>
+        ApproximateBytes(tables, Math.Max(level + 1, 1), start, end);
+
+    /// <summary>
+    /// Estimated bytes that levels <paramref name="firstLevel"/> and below hold in user keys
+    /// [<paramref name="start"/>, <paramref name="end"/>) (RocksDB's VersionSet::ApproximateSize):
+    /// whole files inside the range count fully, files crossing an end by their tables'
+    /// approximate offsets (exact to a data block), files outside not at all.
+    /// </summary>
+    public ulong ApproximateBytes(TableCache tables, int firstLevel, ReadOnlySpan<byte> start, ReadOnlySpan<byte> end)
     {
         ulong total = 0;
-        for (int l = Math.Max(level + 1, 1); l < NumLevels; l++)
+        for (int l = firstLevel; l < NumLevels; l++)
         {
             FileMetaData[] files = _levels[l];
-            for (int i = FindFile(files, start); i < files.Length && InternalKeys.UserKey(files[i].Smallest).SequenceCompareTo(end) < 0; i++)
+            for (int i = l == 0 ? 0 : FindFile(files, start); i < files.Length; i++)
             {
                 FileMetaData f = files[i];
+                if (InternalKeys.UserKey(f.Smallest).SequenceCompareTo(end) >= 0)
+                {
+                    if (l == 0)
+                    {
+                        continue;
+                    }
+                    break; // a sorted level: every later file starts later still
+                }
+                if (InternalKeys.UserKey(f.Largest).SequenceCompareTo(start) < 0)
+                {
+                    continue; // level 0 only: sorted levels start at the first file reaching start
+                }
                 bool fromStart = InternalKeys.UserKey(f.Smallest).SequenceCompareTo(start) >= 0;
                 bool toEnd = InternalKeys.UserKey(f.Largest).SequenceCompareTo(end) < 0;
                 if (fromStart && toEnd)
@@ -277,7 +298,7 @@ internal sealed class Version
                     total += f.FileSize;
                     continue;
                 }
-                Table.TableReader reader = tables.Get(f);
+                Table.TableReader reader = tables.Get(f, l);
                 ulong from = fromStart ? 0 : reader.ApproximateOffsetOf(start);
                 ulong to = toEnd ? f.FileSize : reader.ApproximateOffsetOf(end);
                 total += to > from ? to - from : 0;

@@ -637,7 +637,8 @@ internal sealed class VersionSet : IDisposable
         buf.Clear();
     }
 
-    private static void Append(LogWriter log, ByteBuffer buf, VersionEdit edit)
+    /// <summary>Encodes <paramref name="edit"/> into <paramref name="buf"/> and appends it to the MANIFEST <paramref name="log"/>.</summary>
+    internal static void Append(LogWriter log, ByteBuffer buf, VersionEdit edit)
     {
         buf.Clear();
         edit.EncodeTo(buf);
@@ -655,15 +656,21 @@ internal sealed class VersionSet : IDisposable
     /// <summary>Points CURRENT at a MANIFEST; <paramref name="renamed"/> turns true once CURRENT names it.</summary>
     private void SetCurrentFile(ulong manifestNumber, ref bool renamed)
     {
-        string temp = FileNames.TempFile(_dir, manifestNumber);
-        using (IWritableFile f = _fs.CreateWritable(temp))
+        WriteCurrentFile(_fs, _dir, manifestNumber);
+        renamed = true;
+        _fs.SyncDirectory(_dir);
+    }
+
+    /// <summary>Points CURRENT at MANIFEST-<paramref name="manifestNumber"/> (a synced temporary file renamed over it); the caller syncs the directory.</summary>
+    internal static void WriteCurrentFile(IFileSystem fs, string dir, ulong manifestNumber)
+    {
+        string temp = FileNames.TempFile(dir, manifestNumber);
+        using (IWritableFile f = fs.CreateWritable(temp))
         {
             f.Append(Encoding.ASCII.GetBytes(FileNames.ManifestName(manifestNumber) + "\n"));
             f.Sync();
         }
-        _fs.RenameFile(temp, FileNames.CurrentFile(_dir));
-        renamed = true;
-        _fs.SyncDirectory(_dir);
+        fs.RenameFile(temp, FileNames.CurrentFile(dir));
     }
 
     private void CloseManifest()
