@@ -16,4 +16,5 @@ internal enum FileOperation
     List,
     Lock,
     Link,
+    WriteAt,
 }
