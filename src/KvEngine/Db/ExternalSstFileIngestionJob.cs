@@ -63,7 +63,7 @@ internal sealed partial class ExternalSstFileIngestionJob
         _files.Sort(static (a, b) => InternalKeyComparer.Compare(a.Smallest, b.Smallest));
         for (int i = 1; i < _files.Count; i++)
         {
-            if (InternalKeyComparer.Compare(_files[i - 1].Largest, _files[i].Smallest) >= 0)
+            if (SstableKeyCompare(_files[i - 1].Largest, _files[i].Smallest) >= 0)
             {
                 FilesOverlap = true;
             }
@@ -220,16 +220,33 @@ internal sealed partial class ExternalSstFileIngestionJob
         {
             byte[] start = CheckedKey(tombstones.Key, path);
             byte[] end = RangeTombstoneWriter.Sentinel(tombstones.Value);
-            if (!boundsSet || InternalKeyComparer.Compare(start, f.Smallest) < 0)
+            if (!boundsSet || SstableKeyCompare(start, f.Smallest) < 0)
             {
                 f.Smallest = start;
             }
-            if (!boundsSet || InternalKeyComparer.Compare(end, f.Largest) > 0)
+            if (!boundsSet || SstableKeyCompare(end, f.Largest) > 0)
             {
                 f.Largest = end;
             }
             boundsSet = true;
         }
+    }
+
+    /// <summary>
+    /// RocksDB's sstableKeyCompare for file boundaries: by user key; at one user key a range
+    /// tombstone's sentinel end sorts first and any other two keys are equal (so two files
+    /// sharing a boundary user key overlap).
+    /// </summary>
+    internal static int SstableKeyCompare(ReadOnlySpan<byte> a, ReadOnlySpan<byte> b)
+    {
+        int c = InternalKeys.UserKey(a).SequenceCompareTo(InternalKeys.UserKey(b));
+        if (c != 0)
+        {
+            return c;
+        }
+        bool aSentinel = FileBounds.IsSentinel(a);
+        bool bSentinel = FileBounds.IsSentinel(b);
+        return aSentinel == bSentinel ? 0 : aSentinel ? -1 : 1;
     }
 
     private static byte[] CheckedKey(ReadOnlySpan<byte> key, string path)

@@ -239,6 +239,27 @@ public class IngestExternalFileTests
     }
 
     [Fact]
+    public void FilesSharingABoundaryUserKeyOverlap()
+    {
+        // RocksDB's sstableKeyCompare: one user key at both ends is an overlap (unless one end is a tombstone's exclusive end).
+        FaultInjectionFileSystem fs = NewFs();
+        using KvDb db = KvDb.Open(DbPath, Options(fs));
+        string f1 = WriteFile(fs, "s1", ["a", "m"]);
+        string f2 = WriteFile(fs, "s2", ["n"], deletes: ["m"]);
+        db.IngestExternalFile([f1, f2]);
+        Assert.Equal(2, Current(db).NumFiles(0));
+        Assert.Null(db.Get(B("m")));
+
+        // A range deletion ending at the next file's first key does not overlap it.
+        string f3 = WriteFile(fs, "s3", ["p"], ranges: [("p", "r")]);
+        string f4 = WriteFile(fs, "s4", ["r", "t"]);
+        db.IngestExternalFile([f3, f4]);
+        Assert.Equal(2, Current(db).NumFiles(Version.NumLevels - 1));
+        Assert.Equal("s3:p", S(db.Get(B("p"))!));
+        Assert.Equal("s4:r", S(db.Get(B("r"))!));
+    }
+
+    [Fact]
     public void NonOverlappingFilesOfOneCallShareTheBottommostLevel()
     {
         FaultInjectionFileSystem fs = NewFs();
