@@ -455,6 +455,23 @@ public class IngestExternalFileTests
     }
 
     [Fact]
+    public void VerifyChecksumsBeforeIngestRefusesADamagedDataBlock()
+    {
+        FaultInjectionFileSystem fs = NewFs();
+        using KvDb db = KvDb.Open(DbPath, Options(fs));
+        string file = WriteFile(fs, "damaged", Enumerable.Range(0, 3000).Select(i => $"k{i:D5}"));
+        byte[] bytes = fs.ReadAllBytes(file);
+        bytes[bytes.Length / 3] ^= 0x40; // inside a data block in the middle: neither the first nor the last
+        fs.WriteAllBytes(file, bytes);
+        Assert.Throws<KvCorruptionException>(() => db.IngestExternalFile([file], new IngestExternalFileOptions { VerifyChecksumsBeforeIngest = true }));
+        Assert.Empty(ListFiles(fs, DbPath).Tables);
+        Assert.Equal(0, TotalTableFiles(db));
+        // Without the option only the blocks ingestion reads are checked (RocksDB's default): it goes in.
+        db.IngestExternalFile([file]);
+        Assert.Equal(1, TotalTableFiles(db));
+    }
+
+    [Fact]
     public void ColumnFamilyOverloadIngestsIntoThatFamilyAndChecksItsId()
     {
         FaultInjectionFileSystem fs = NewFs();
