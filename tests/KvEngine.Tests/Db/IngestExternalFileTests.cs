@@ -59,6 +59,15 @@ public class IngestExternalFileTests
         return path;
     }
 
+    /// <summary>A database on <paramref name="fs"/> holding <paramref name="key"/> = <paramref name="value"/> in a level-0 table.</summary>
+    private static KvDb OpenWithTable(FaultInjectionFileSystem fs, string key, string value)
+    {
+        KvDb db = KvDb.Open(DbPath, Options(fs));
+        db.Put(B(key), B(value));
+        db.Flush();
+        return db;
+    }
+
     private static Version Current(KvDb db) => db.Impl.DefaultFamily.Versions.Current;
 
     private static FileMetaData OnlyFileAt(KvDb db, int level, ulong number)
@@ -290,9 +299,7 @@ public class IngestExternalFileTests
     public void FailIfNotBottommostLevelRefusesAnIngestionAboveIt()
     {
         FaultInjectionFileSystem fs = NewFs();
-        using KvDb db = KvDb.Open(DbPath, Options(fs));
-        db.Put(B("k"), B("v"));
-        db.Flush();
+        using KvDb db = OpenWithTable(fs, "k", "v");
         db.CompactRange(null, null);
         var options = new IngestExternalFileOptions { FailIfNotBottommostLevel = true };
         Assert.Throws<InvalidOperationException>(() => db.IngestExternalFile([WriteFile(fs, "i", ["k"])], options));
@@ -306,9 +313,7 @@ public class IngestExternalFileTests
     public void AllowGlobalSeqNoFalseRefusesAnOverlappingFile()
     {
         FaultInjectionFileSystem fs = NewFs();
-        using KvDb db = KvDb.Open(DbPath, Options(fs));
-        db.Put(B("k"), B("v"));
-        db.Flush();
+        using KvDb db = OpenWithTable(fs, "k", "v");
         Assert.Throws<InvalidOperationException>(() =>
             db.IngestExternalFile([WriteFile(fs, "l", ["k"])], new IngestExternalFileOptions { AllowGlobalSeqNo = false }));
         Assert.Equal("v", S(db.Get(B("k"))!));
@@ -341,9 +346,7 @@ public class IngestExternalFileTests
     public void MoveFilesLinksAndRemovesTheCallersName()
     {
         FaultInjectionFileSystem fs = NewFs();
-        using KvDb db = KvDb.Open(DbPath, Options(fs));
-        db.Put(B("k"), B("old"));
-        db.Flush();
+        using KvDb db = OpenWithTable(fs, "k", "old");
         string file = WriteFile(fs, "n", ["k"]);
         var links = 0;
         fs.ShouldFail = (op, _) =>
@@ -391,9 +394,7 @@ public class IngestExternalFileTests
     public void FailedWriteBackDeletesTheCopiesAndKeepsTheSequence()
     {
         FaultInjectionFileSystem fs = NewFs();
-        using KvDb db = KvDb.Open(DbPath, Options(fs));
-        db.Put(B("k"), B("old"));
-        db.Flush();
+        using KvDb db = OpenWithTable(fs, "k", "old");
         ulong last = db.LatestSequenceNumber;
         string file = WriteFile(fs, "q", ["k"]);
         fs.ShouldFail = (op, _) => op == FileOperation.WriteAt;
@@ -411,9 +412,7 @@ public class IngestExternalFileTests
     public void BadInputIsRefusedWithTypedErrorsAndTheDatabaseUnchanged()
     {
         FaultInjectionFileSystem fs = NewFs();
-        using KvDb db = KvDb.Open(DbPath, Options(fs));
-        db.Put(B("k"), B("v"));
-        db.Flush();
+        using KvDb db = OpenWithTable(fs, "k", "v");
         string good = WriteFile(fs, "good", ["x"]);
         ulong last = db.LatestSequenceNumber;
 
