@@ -269,6 +269,20 @@ public class IngestExternalFileTests
     }
 
     [Fact]
+    public void FifoKeepsIngestedFilesInLevelZero()
+    {
+        FaultInjectionFileSystem fs = NewFs();
+        using KvDb db = KvDb.Open(DbPath, new KvOptions { FileSystem = fs, CompactionStyle = CompactionStyle.Fifo });
+        db.IngestExternalFile([WriteFile(fs, "fifo1", ["a"])]);
+        Assert.Equal(0UL, Current(db).Files(0).Single().LargestSeqno);
+        ulong last = db.LatestSequenceNumber;
+        db.IngestExternalFile([WriteFile(fs, "fifo2", ["a"])]);
+        Assert.Equal(2, Current(db).NumFiles(0));
+        Assert.Equal(last + 1, db.LatestSequenceNumber);
+        Assert.Equal("fifo2:a", S(db.Get(B("a"))!));
+    }
+
+    [Fact]
     public void NonOverlappingFilesOfOneCallShareTheBottommostLevel()
     {
         FaultInjectionFileSystem fs = NewFs();
