@@ -504,6 +504,36 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         _impl.Flush([_impl.Resolve(columnFamily)]);
     }
 
+    /// <summary>
+    /// Adds the SST files at <paramref name="paths"/> (written by <see cref="SstFileWriter"/> or
+    /// RocksDB's SstFileWriter) to the default column family, as RocksDB's IngestExternalFile: each
+    /// file is copied (or, with <see cref="IngestExternalFileOptions.MoveFiles"/>, hard-linked)
+    /// into the database and placed in the deepest level where it fits; its entries are newer than
+    /// everything written before the call (files overlapping existing data get the next sequence
+    /// number), and snapshots taken before it do not see them. Writes wait while the files are
+    /// installed; a memtable holding keys in the files' range is flushed first. All or nothing.
+    /// </summary>
+    /// <exception cref="ArgumentException">No paths, a file with no entries, of another column family, or an unsupported external-file version.</exception>
+    /// <exception cref="FileNotFoundException">A file does not exist.</exception>
+    /// <exception cref="KvCorruptionException">A file is not an external SST file (no external-file version property), has a key with a non-zero sequence number, or is damaged.</exception>
+    /// <exception cref="InvalidOperationException">The options forbid what the ingestion needs (a flush, a global sequence number, a level above the last).</exception>
+    /// <exception cref="IOException">Copying, linking or recording the files failed; the database is unchanged.</exception>
+    /// <exception cref="NotSupportedException">The database was opened read-only.</exception>
+    public void IngestExternalFile(IReadOnlyList<string> paths, IngestExternalFileOptions? options = null) =>
+        _impl.IngestExternalFile(_impl.DefaultFamily, paths, options ?? new IngestExternalFileOptions());
+
+    /// <summary>
+    /// <see cref="IngestExternalFile(IReadOnlyList{string}, IngestExternalFileOptions?)"/> into
+    /// <paramref name="columnFamily"/>. A file written for a column family (its
+    /// <c>rocksdb.column.family.id</c> property set) must name this family's id.
+    /// </summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database, or see the default-family overload.</exception>
+    public void IngestExternalFile(ColumnFamilyHandle columnFamily, IReadOnlyList<string> paths, IngestExternalFileOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        _impl.IngestExternalFile(_impl.Resolve(columnFamily), paths, options ?? new IngestExternalFileOptions());
+    }
+
     /// <summary>Like <see cref="Flush()"/>, without blocking the calling thread while the tables are written.</summary>
     public ValueTask FlushAsync(CancellationToken cancellationToken = default) => _impl.FlushAsync(null, cancellationToken);
 

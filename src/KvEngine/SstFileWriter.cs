@@ -112,6 +112,15 @@ public sealed class SstFileWriter : IDisposable
     public void Delete(ReadOnlySpan<byte> key) => Add(key, default, ValueType.Deletion);
 
     /// <summary>
+    /// Adds a merge operand for <paramref name="key"/> (RocksDB's SstFileWriter::Merge): once
+    /// ingested it is merged, by the family's <see cref="ColumnFamilyOptions.MergeOperator"/>,
+    /// with the values older than the file.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="key"/> is not after the previous key.</exception>
+    /// <exception cref="InvalidOperationException">No file is open.</exception>
+    public void Merge(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) => Add(key, value, ValueType.Merge);
+
+    /// <summary>
     /// Adds a deletion of every key in [<paramref name="beginKey"/>, <paramref name="endKey"/>).
     /// Range deletions need not follow key order and may overlap the file's other entries; an
     /// empty range (equal keys) deletes nothing and is not written.

@@ -186,6 +186,24 @@ internal sealed partial class CompactionPicker
         return ManualPickResult.Picked;
     }
 
+    /// <summary>
+    /// True when a running compaction writes into <paramref name="level"/> a key range meeting
+    /// user keys [<paramref name="smallest"/>, <paramref name="largest"/>] (RocksDB's
+    /// RangeOverlapWithCompaction): a file ingested there could overlap its outputs.
+    /// </summary>
+    public bool RangeOverlapsRunningOutput(int level, ReadOnlySpan<byte> smallest, ReadOnlySpan<byte> largest)
+    {
+        foreach (Compaction r in _running)
+        {
+            if (r.OutputLevel == level &&
+                smallest.SequenceCompareTo(r.LargestUserKey) <= 0 && largest.SequenceCompareTo(r.SmallestUserKey) >= 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /// <summary>Marks the compaction's inputs free again; call once it is installed or abandoned.</summary>
     public void Release(Compaction c)
     {

@@ -183,6 +183,10 @@ internal sealed partial class DbImpl
     public WriteGroup PrepareGroup(WriteRequest leader)
     {
         WriteGroup group = _writeThread.BeginGroup(leader);
+        if (leader.Exclusive)
+        {
+            return group; // an unbatched writer makes no room: it writes no memtable (DbImpl.Ingest.cs)
+        }
         try
         {
             MakeRoomForWrite(leader.ForceMemTableSwitch, leader.ForceFamilies);

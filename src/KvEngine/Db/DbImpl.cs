@@ -34,8 +34,9 @@ namespace KvEngine.Db;
 /// (<see cref="ErrorHandler"/>), as RocksDB does; reads go on.
 /// </para>
 /// Lock order: <see cref="_mutex"/> before the version set's lock; no I/O under the mutex except
-/// syncing the old WAL and creating a new one at a memtable switch, and the MANIFEST records of
-/// family creation and drop. Guarded by the mutex: the writer queue, the families' memtable
+/// syncing the old WAL and creating a new one at a memtable switch, the MANIFEST records of
+/// family creation and drop, and an ingestion's level choice, write-back and MANIFEST record
+/// (<c>DbImpl.Ingest.cs</c>, as RocksDB's ingestion job runs under its mutex). Guarded by the mutex: the writer queue, the families' memtable
 /// lists, the family tables (<see cref="_familiesById"/> is also read lock-free: it is replaced,
 /// never changed), background scheduling and the pending outputs.
 /// </summary>

@@ -19,6 +19,13 @@ internal sealed class WriteRequest
 
     public TaskCompletionSource? Completion { get; private set; }
 
+    /// <summary>
+    /// An unbatched writer (RocksDB's EnterUnbatched): no batch, no memtable switch; once at the
+    /// head of the queue, with every earlier group done, it holds the write path alone until it
+    /// finishes its group (ingestion assigns sequence numbers this way).
+    /// </summary>
+    public bool Exclusive { get; set; }
+
     private volatile bool _done;
 
     /// <summary>Set under the mutex by the leader; read without it by a spinning waiter.</summary>
@@ -78,6 +85,7 @@ internal sealed class WriteRequest
         Sync = sync;
         DisableWal = disableWal;
         ForceMemTableSwitch = force;
+        Exclusive = false;
         Completion = null;
         Done = false;
         Error = null;

@@ -64,6 +64,20 @@ internal sealed class WriteThread : IDisposable
         _orderCursor = lastSequence;
     }
 
+    /// <summary>
+    /// Holds the mutex, by an unbatched writer at the head of the queue with every earlier group
+    /// done: sequence numbers up to <paramref name="lastSequence"/> were consumed outside any
+    /// group (ingested files), so the next group starts after them.
+    /// </summary>
+    public void AdvanceSequences(ulong lastSequence)
+    {
+        if (lastSequence > _lastAllocatedSequence)
+        {
+            _lastAllocatedSequence = lastSequence;
+            Volatile.Write(ref _orderCursor, lastSequence);
+        }
+    }
+
     /// <summary>Holds the mutex. Appends <paramref name="request"/>; true when it is the head (it leads).</summary>
     public bool Enqueue(WriteRequest request)
     {

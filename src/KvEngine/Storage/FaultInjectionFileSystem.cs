@@ -129,6 +129,22 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
         }
     }
 
+    public void WriteAt(string path, long offset, ReadOnlySpan<byte> data)
+    {
+        lock (_gate)
+        {
+            Check(FileOperation.WriteAt, path);
+            MemFile f = Get(path);
+            if (offset < 0 || offset + data.Length > f.Length)
+            {
+                throw new IOException($"Cannot overwrite {data.Length} bytes at {offset} in '{path}': past the end of the file.");
+            }
+            f.Overwrite((int)offset, data);
+            f.Sync();
+            SyncCount++;
+        }
+    }
+
     public void CreateDirectory(string path)
     {
         lock (_gate)

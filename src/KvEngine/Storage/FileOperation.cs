@@ -18,4 +18,5 @@ internal enum FileOperation
     Link,
     DeleteDirectory,
     RenameDirectory,
+    WriteAt,
 }

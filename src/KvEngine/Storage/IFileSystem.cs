@@ -35,6 +35,14 @@ internal interface IFileSystem
     /// </summary>
     void LinkFile(string from, string to);
 
+    /// <summary>
+    /// Overwrites <paramref name="data"/> at <paramref name="offset"/> inside the existing file
+    /// <paramref name="path"/> (within its current length) and makes the file durable before
+    /// returning (RocksDB's FSRandomRWFile Write then Sync; ingestion writes a global sequence
+    /// number this way). Every name of a hard-linked file sees the change.
+    /// </summary>
+    void WriteAt(string path, long offset, ReadOnlySpan<byte> data);
+
     void CreateDirectory(string path);
 
     bool DirectoryExists(string path);

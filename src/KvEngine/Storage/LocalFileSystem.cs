@@ -48,6 +48,17 @@ internal sealed class LocalFileSystem : IFileSystem
 
     private const int ENoEnt = 2;
 
+    public void WriteAt(string path, long offset, ReadOnlySpan<byte> data)
+    {
+        using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete);
+        if (offset < 0 || offset + data.Length > RandomAccess.GetLength(handle))
+        {
+            throw new IOException($"Cannot overwrite {data.Length} bytes at {offset} in '{path}': past the end of the file.");
+        }
+        RandomAccess.Write(handle, data, offset);
+        RandomAccess.FlushToDisk(handle);
+    }
+
     public void CreateDirectory(string path) => Directory.CreateDirectory(path);
 
     public bool DirectoryExists(string path) => Directory.Exists(path);

@@ -28,6 +28,9 @@ internal sealed class MemFile
 
     public void Flush() => OsLength = _length;
 
+    /// <summary>Replaces bytes inside the file (offset + length within <see cref="Length"/>); the caller syncs.</summary>
+    public void Overwrite(int offset, ReadOnlySpan<byte> bytes) => bytes.CopyTo(_data.AsSpan(offset));
+
     public void Sync()
     {
         OsLength = _length;

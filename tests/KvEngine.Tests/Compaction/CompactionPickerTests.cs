@@ -51,6 +51,23 @@ public sealed class CompactionPickerTests
     }
 
     [Fact]
+    public void RunningCompactionOutputRangeIsReportedForItsOutputLevelOnly()
+    {
+        // What ingestion asks before placing a file in a level (RocksDB's RangeOverlapWithCompaction).
+        var picker = new CompactionPicker(Options());
+        Version v = MakeVersion((0, File(1, "c", "f", Mb, 1)), (0, File(2, "d", "e", Mb, 2)), (0, File(3, "c", "d", Mb, 3)),
+            (0, File(4, "e", "h", Mb, 4)), (1, File(10, "g", "j", Mb)), (1, File(11, "x", "z", Mb)));
+        Picked c = picker.Pick(v)!;
+        Assert.Equal(1, c.OutputLevel); // inputs cover [c, j]
+        Assert.True(picker.RangeOverlapsRunningOutput(1, K("a"), K("c")));
+        Assert.True(picker.RangeOverlapsRunningOutput(1, K("i"), K("k")));
+        Assert.False(picker.RangeOverlapsRunningOutput(1, K("k"), K("w")));
+        Assert.False(picker.RangeOverlapsRunningOutput(2, K("a"), K("z")));
+        picker.Release(c);
+        Assert.False(picker.RangeOverlapsRunningOutput(1, K("a"), K("z")));
+    }
+
+    [Fact]
     public void BottommostCompressionForbidsTrivialMovesIntoTheBottommostLevelOnly()
     {
         // Level 1 at 15 MiB > 10 MiB; nothing under [a,b] in level 2: a trivial move when codecs agree.

@@ -1,0 +1,236 @@
+using KvEngine.Compaction;
+using KvEngine.Versions;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// IngestExternalFile (RocksDB 7.8's DBImpl::IngestExternalFiles for one family): prepare the
+/// files outside any lock (<see cref="ExternalSstFileIngestionJob.Prepare"/>: read, copy or link,
+/// numbers held in the pending outputs); then stop writes by entering the writer queue as an
+/// unbatched writer (every earlier group done, later ones wait); flush the family first when its
+/// memtables overlap the files; then, under the mutex, pick levels and sequence numbers, write
+/// them back into the files, record one MANIFEST edit (with the new last sequence) and install a
+/// new read state; then let writes go on. As in RocksDB, the level choice reads tables (iterator
+/// overlap checks) and the write-back syncs under the mutex, so no compaction is picked, and no
+/// compaction or flush installs, between the choice and the edit.
+/// </summary>
+internal sealed partial class DbImpl
+{
+    public void IngestExternalFile(ColumnFamilyData cfd, IReadOnlyList<string> paths, IngestExternalFileOptions options)
+    {
+        ThrowIfDisposed();
+        ThrowIfReadOnly("IngestExternalFile");
+        ArgumentNullException.ThrowIfNull(paths);
+        ArgumentNullException.ThrowIfNull(options);
+        if (paths.Count == 0)
+        {
+            throw new ArgumentException("No files to ingest.", nameof(paths));
+        }
+        var fullPaths = new string[paths.Count];
+        for (int i = 0; i < paths.Count; i++)
+        {
+            ArgumentException.ThrowIfNullOrEmpty(paths[i], nameof(paths));
+            fullPaths[i] = Path.GetFullPath(paths[i]);
+        }
+        var job = new ExternalSstFileIngestionJob(_dir, _fs, cfd, options);
+        var numbers = new List<ulong>(paths.Count);
+        bool succeeded = false;
+        long started = System.Diagnostics.Stopwatch.GetTimestamp();
+        try
+        {
+            job.Prepare(fullPaths, () =>
+            {
+                ulong n = NewPendingOutput();
+                numbers.Add(n);
+                return n;
+            });
+            var request = new WriteRequest();
+            request.Reset(null, sync: false, disableWal: false, force: false);
+            request.Exclusive = true;
+            WriteGroup group = EnterUnbatchedWriter(request);
+            try
+            {
+                RunIngestion(cfd, job, options);
+                succeeded = true;
+            }
+            finally
+            {
+                ExitUnbatchedWriter(group);
+            }
+        }
+        finally
+        {
+            if (!succeeded)
+            {
+                lock (_mutex)
+                {
+                    foreach (ulong n in numbers)
+                    {
+                        _pendingOutputs.Remove(n);
+                    }
+                }
+            }
+            job.Cleanup(succeeded);
+        }
+        RecordIngestion(cfd, job, System.Diagnostics.Stopwatch.GetElapsedTime(started));
+    }
+
+    /// <summary>Writes stopped: the flush if needed, then level and sequence choice, write-back and install.</summary>
+    private void RunIngestion(ColumnFamilyData cfd, ExternalSstFileIngestionJob job, IngestExternalFileOptions options)
+    {
+        ThrowIfCannotIngest(cfd);
+        bool needsFlush;
+        ReadState state = cfd.AcquireReadState();
+        try
+        {
+            needsFlush = job.NeedsFlush(state);
+        }
+        finally
+        {
+            state.Unref();
+        }
+        if (needsFlush)
+        {
+            if (!options.AllowBlockingFlush)
+            {
+                throw new InvalidOperationException(
+                    $"The external files overlap the memtable of column family '{cfd.Name}' and need a flush, which IngestExternalFileOptions.AllowBlockingFlush forbids.");
+            }
+            IReadOnlyList<ColumnFamilyData>? families = _options.AtomicFlush ? null : [cfd];
+            lock (_mutex)
+            {
+                MakeRoomForWrite(force: true, families); // as a forced flush's leader: switch the memtables
+            }
+            PendingFlushes(families).GetAwaiter().GetResult();
+        }
+        lock (_mutex)
+        {
+            ThrowIfCannotIngest(cfd);
+            ulong last = _versions.LastSequence;
+            ReadState pinned = cfd.AcquireReadState();
+            try
+            {
+                job.Run(pinned.Version, cfd.Versions.Current, cfd.Picker, _snapshots.Count > 0, last);
+            }
+            finally
+            {
+                pinned.Unref();
+            }
+            if (job.ConsumedSeqnoCount > 0)
+            {
+                job.Edit.LastSequence = last + (ulong)job.ConsumedSeqnoCount;
+            }
+            try
+            {
+                _versions.LogAndApply(job.Edit);
+            }
+            catch (IOException e)
+            {
+                // The MANIFEST may end in a partial record: stop writes, as a failed flush does.
+                SetBackgroundError(e, Diagnostics.BackgroundJobKind.Flush);
+                throw;
+            }
+            _writeThread.AdvanceSequences(_versions.LastSequence);
+            cfd.InstallReadState();
+            foreach (IngestedFileInfo f in job.Files)
+            {
+                _pendingOutputs.Remove(f.FileNumber);
+            }
+            Monitor.PulseAll(_mutex);
+        }
+        _scheduler.Wake(); // the new files may call for a compaction
+    }
+
+    /// <summary>Refuses an ingestion into a dropped family or a database stopped by a background error.</summary>
+    private void ThrowIfCannotIngest(ColumnFamilyData cfd)
+    {
+        lock (_mutex)
+        {
+            if (_errors.Error != null)
+            {
+                throw new KvException("The database refuses writes after a background error: " + _errors.Error.Message, _errors.Error);
+            }
+            if (cfd.IsDropped)
+            {
+                throw new ArgumentException($"Cannot ingest external files into the dropped column family '{cfd.Name}'.");
+            }
+        }
+    }
+
+    /// <summary>
+    /// Joins the writer queue as an unbatched writer (RocksDB's EnterUnbatched) and waits until it
+    /// leads and every earlier group has published and finished inserting: from then until
+    /// <see cref="ExitUnbatchedWriter"/> no write runs.
+    /// </summary>
+    private WriteGroup EnterUnbatchedWriter(WriteRequest request)
+    {
+        WriteGroup? group = null;
+        lock (_mutex)
+        {
+            if (_writeThread.Enqueue(request))
+            {
+                group = PrepareGroup(request);
+            }
+        }
+        if (group == null && !_writeThread.AwaitTurn(request, out group))
+        {
+            // Completed without leading: the database closed under a misused handle.
+            throw Wrap(request.Error ?? new ObjectDisposedException(nameof(KvDb)));
+        }
+        _writeThread.AwaitTurnToPublish(group);
+        lock (_mutex)
+        {
+            while (_writeThread.WaitForInflightInserts())
+            {
+            }
+        }
+        return group;
+    }
+
+    /// <summary>Leaves the writer queue (RocksDB's ExitUnbatched); leads the next group when it is asynchronous.</summary>
+    private void ExitUnbatchedWriter(WriteGroup group)
+    {
+        WriteGroup? next = null;
+        lock (_mutex)
+        {
+            if (_writeThread.FinishGroup(group) is { } asyncHead)
+            {
+                next = PrepareGroup(asyncHead);
+            }
+        }
+        if (next != null)
+        {
+            LeadGroups(next);
+        }
+    }
+
+    /// <summary>Per-level statistics of the ingested files (RocksDB's UpdateStats: bytes written when copied, moved when linked); the new tables opened in the table cache.</summary>
+    private void RecordIngestion(ColumnFamilyData cfd, ExternalSstFileIngestionJob job, TimeSpan elapsed)
+    {
+        long micros = (long)elapsed.TotalMicroseconds / Math.Max(1, job.Files.Count);
+        foreach (IngestedFileInfo f in job.Files)
+        {
+            var stats = new LevelCompactionStats { Count = 1, Micros = micros };
+            if (f.Copied)
+            {
+                stats.BytesWritten = (long)f.FileSize;
+            }
+            else
+            {
+                stats.BytesMoved = (long)f.FileSize;
+            }
+            cfd.CompactionStats.AddCompaction(f.PickedLevel, stats);
+        }
+        foreach ((int level, FileMetaData meta) in job.Edit.NewFiles)
+        {
+            try
+            {
+                cfd.Tables.Get(meta, level); // opened now, as a flush's output is, not by the first reader
+            }
+            catch (Exception e) when (e is IOException or KvException)
+            {
+                // Left to the first reader, which reports it as it would have anyway.
+            }
+        }
+    }
+}
