@@ -1,0 +1,104 @@
+using System.Buffers;
+using BenchmarkDotNet.Attributes;
+
+namespace KvEngine.Benchmarks;
+
+/// <summary>
+/// MultiGet of 32 keys against 32 TryGets of the same keys (docs/benchmarks.md, "MultiGet"), per
+/// key (<c>OperationsPerInvoke</c> counts keys): a database of <see cref="Keys"/> random 16-byte
+/// keys with 100-byte values compacted into level 1 (default options: LZ4, 10-bit Bloom filter,
+/// XXH3 checksums verified), read through a 64 MiB block cache holding all of it ("Cached") and
+/// through a 256 KiB one (about 2% of the data: nearly every lookup reads a block, "Uncached").
+/// Batches take consecutive entries of a random key order, so their keys are spread over the
+/// table as db_bench's multireadrandom's are. Values go to a reused <see cref="MultiGetResults"/>
+/// or buffer. Public and unsealed for BenchmarkDotNet; single-threaded.
+/// </summary>
+[MemoryDiagnoser]
+[SimpleJob(launchCount: 1, warmupCount: 3, iterationCount: 5)]
+public class MultiGetBenchmarks
+{
+    private const int Keys = 100_000;
+    private const int BatchSize = 32;
+    private const int BatchesPerInvoke = 32;
+    private const int KeysPerInvoke = BatchSize * BatchesPerInvoke;
+
+    private byte[] _keys = [];
+    private readonly ReadOnlyMemory<byte>[] _batch = new ReadOnlyMemory<byte>[BatchSize];
+    private readonly MultiGetResults _results = new();
+    private readonly ArrayBufferWriter<byte> _valueOut = new(256);
+    private TempDirectory? _dir;
+    private KvBlockCache? _bigCache;
+    private KvBlockCache? _smallCache;
+    private KvDb? _cachedDb;
+    private KvDb? _uncachedDb;
+    private int _next;
+
+    [GlobalSetup]
+    public void GlobalSetup()
+    {
+        _keys = BenchData.RandomKeys(Keys, seed: 13);
+        _dir = new TempDirectory();
+        _bigCache = new KvBlockCache(64L << 20);
+        _smallCache = new KvBlockCache(256L << 10);
+        byte[] value = BenchData.RandomBytes(BenchData.ValueSize, seed: 15);
+        _cachedDb = OpenCompacted("cached", _bigCache, value);
+        _uncachedDb = OpenCompacted("uncached", _smallCache, value);
+        ReadLoops.TryGets(_cachedDb, _keys, 0, Keys, _valueOut); // warm the big cache
+    }
+
+    private KvDb OpenCompacted(string name, KvBlockCache cache, byte[] value)
+    {
+        KvDb db = KvDb.Open(_dir!.Combine(name), new KvOptions { BlockCache = cache, Compression = KvCompressionType.Lz4 });
+        for (int i = 0; i < Keys; i++)
+        {
+            db.Put(BenchData.Key(_keys, i), value);
+        }
+        db.Flush();
+        db.CompactRange(null, null);
+        return db;
+    }
+
+    [GlobalCleanup]
+    public void GlobalCleanup()
+    {
+        _results.Dispose();
+        _cachedDb?.Dispose();
+        _uncachedDb?.Dispose();
+        _bigCache?.Dispose();
+        _smallCache?.Dispose();
+        _dir?.Dispose();
+    }
+
+    [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
+    public int Cached32Gets() => Gets(_cachedDb!);
+
+    [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
+    public int CachedMultiGet32() => MultiGets(_cachedDb!);
+
+    [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
+    public int Uncached32Gets() => Gets(_uncachedDb!);
+
+    [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
+    public int UncachedMultiGet32() => MultiGets(_uncachedDb!);
+
+    private int Gets(KvDb db) => ReadLoops.TryGets(db, _keys, ReadLoops.NextStart(ref _next, KeysPerInvoke, Keys - KeysPerInvoke), KeysPerInvoke, _valueOut);
+
+    private int MultiGets(KvDb db)
+    {
+        int start = ReadLoops.NextStart(ref _next, KeysPerInvoke, Keys - KeysPerInvoke);
+        int found = 0;
+        for (int b = 0; b < BatchesPerInvoke; b++)
+        {
+            for (int j = 0; j < BatchSize; j++)
+            {
+                _batch[j] = _keys.AsMemory((start + (b * BatchSize) + j) * BenchData.KeySize, BenchData.KeySize);
+            }
+            db.MultiGet(_batch, _results);
+            for (int j = 0; j < BatchSize; j++)
+            {
+                found += _results.TryGetValue(j, out ReadOnlySpan<byte> v) ? v.Length : 0;
+            }
+        }
+        return found;
+    }
+}
