@@ -265,19 +265,9 @@ internal sealed partial class TableReader
         {
             return false;
         }
-        BlockCursor cursor = NewIndexCursor(indexLease.Block);
-        BlockHandle handle;
-        try
+        if (!FindFilterPartition(indexLease, lookupKey, out BlockHandle handle))
         {
-            if (!SeekFilterPartition(ref cursor, lookupKey, out handle))
-            {
-                return true; // no partitions: nothing proves absence
-            }
-        }
-        finally
-        {
-            cursor.Dispose();
-            indexLease.Release();
+            return true; // no partitions: nothing proves absence
         }
         if (_pinnedFilterPartitions?.Find(handle.Offset) is not null)
         {

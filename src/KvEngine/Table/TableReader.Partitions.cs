@@ -47,22 +47,23 @@ internal sealed partial class TableReader
     /// </summary>
     private bool PartitionedKeyMayMatch(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> lookupKey, bool fillCache)
     {
-        BlockLease lease = AcquireFilterIndex(fillCache);
-        BlockCursor cursor = NewIndexCursor(lease.Block);
-        BlockHandle handle;
+        return !FindFilterPartition(AcquireFilterIndex(fillCache), lookupKey, out BlockHandle handle) // no partitions: nothing proves absence
+            || MayMatch(AcquireFilterPartition(handle, fillCache), userKey);
+    }
+
+    /// <summary>The filter partition for <paramref name="lookupKey"/> under the top-level filter index <paramref name="index"/>, whose lease it releases; false when there are no partitions.</summary>
+    private bool FindFilterPartition(BlockLease index, ReadOnlySpan<byte> lookupKey, out BlockHandle handle)
+    {
+        BlockCursor cursor = NewIndexCursor(index.Block);
         try
         {
-            if (!SeekFilterPartition(ref cursor, lookupKey, out handle))
-            {
-                return true; // no partitions: nothing proves absence
-            }
+            return SeekFilterPartition(ref cursor, lookupKey, out handle);
         }
         finally
         {
             cursor.Dispose();
-            lease.Release();
+            index.Release();
         }
-        return MayMatch(AcquireFilterPartition(handle, fillCache), userKey);
     }
 
     /// <summary>
