@@ -10,8 +10,9 @@ namespace KvEngine.Db;
 /// (<see cref="Pending"/>, in key order), each key's covering range-tombstone sequence, the
 /// filter's verdicts for the file being probed, and the table lookup's outcome per key.
 /// <para>
-/// Invariants: <c>_order</c> is a permutation of the caller indices sorted by key (ties keep caller
-/// order); a position equal to its predecessor is a duplicate, looked up once through its run's
+/// Invariants: the caller's keys are copied end to end into <c>_arena</c> (so comparisons and
+/// lookups read plain spans); <c>_order</c> is a permutation of the caller indices sorted by key
+/// (ties by caller index); a position equal to its predecessor is a duplicate, looked up once through its run's
 /// first position. <see cref="Pending"/> holds distinct positions in increasing order. Arrays grow to
 /// the largest batch seen and are kept: a steady-state batch allocates nothing. One per thread
 /// (<see cref="Rent"/>); not thread-safe.
@@ -22,12 +23,13 @@ internal sealed class MultiGetContext
     /// <summary>Outcome of a table probe: nothing found in the file.</summary>
     public const byte NotFound = 0xFF;
 
-    private const int InsertionSortLimit = 16;
-
     [ThreadStatic]
     private static MultiGetContext? t_cached;
 
-    private ReadOnlyMemory<byte>[] _keys = new ReadOnlyMemory<byte>[32];
+    private byte[] _arena = new byte[1024]; // the caller's keys, copied end to end
+    private int[] _keyOffsets = new int[32]; // by caller index
+    private int[] _keyLengths = new int[32];
+    private ulong[] _prefixes = new ulong[32]; // by sorted position while sorting
     private int[] _order = new int[32];
     private bool[] _duplicate = new bool[32];
     private int[] _pending = new int[32];
@@ -52,10 +54,9 @@ internal sealed class MultiGetContext
         return c;
     }
 
-    /// <summary>Hands the context back for the thread's next batch; drops the key references.</summary>
+    /// <summary>Hands the context back for the thread's next batch.</summary>
     public void Return()
     {
-        _keys.AsSpan(0, _count).Clear();
         _count = 0;
         _pendingCount = 0;
         t_cached = this;
@@ -82,7 +83,9 @@ internal sealed class MultiGetContext
     public bool[] Decided => _decided;
 
     /// <summary>The user key at sorted position <paramref name="pos"/>.</summary>
-    public ReadOnlySpan<byte> Key(int pos) => _keys[_order[pos]].Span;
+    public ReadOnlySpan<byte> Key(int pos) => KeyOf(_order[pos]);
+
+    private ReadOnlySpan<byte> KeyOf(int index) => _arena.AsSpan(_keyOffsets[index], _keyLengths[index]);
 
     /// <summary>The caller's index of sorted position <paramref name="pos"/>.</summary>
     public int CallerIndex(int pos) => _order[pos];
@@ -94,16 +97,31 @@ internal sealed class MultiGetContext
     public void Prepare(ReadOnlySpan<ReadOnlyMemory<byte>> keys)
     {
         int n = keys.Length;
-        if (_keys.Length < n)
+        if (_order.Length < n)
         {
             Grow(n);
         }
-        keys.CopyTo(_keys);
+        long total = 0;
         int maxKey = 0;
+        foreach (ReadOnlyMemory<byte> k in keys)
+        {
+            total += k.Length;
+            maxKey = Math.Max(maxKey, k.Length);
+        }
+        if (_arena.Length < total)
+        {
+            _arena = new byte[(int)Math.Min(Array.MaxLength, Math.Max(total, _arena.Length * 2L))];
+        }
+        int offset = 0;
         for (int i = 0; i < n; i++)
         {
+            ReadOnlySpan<byte> k = keys[i].Span;
+            k.CopyTo(_arena.AsSpan(offset));
+            _keyOffsets[i] = offset;
+            _keyLengths[i] = k.Length;
+            offset += k.Length;
             _order[i] = i;
-            maxKey = Math.Max(maxKey, keys[i].Length);
+            _prefixes[i] = Prefix(k);
         }
         if (_seek.Length < maxKey + InternalKeys.TrailerSize)
         {
@@ -111,7 +129,7 @@ internal sealed class MultiGetContext
         }
         _count = n;
         _pendingCount = 0;
-        Sort(_order.AsSpan(0, n));
+        Sort(n);
         _duplicate[0] = false;
         for (int pos = 1; pos < n; pos++)
         {
@@ -157,8 +175,10 @@ internal sealed class MultiGetContext
 
     private void Grow(int n)
     {
-        int size = Math.Max(n, _keys.Length * 2);
-        _keys = new ReadOnlyMemory<byte>[size];
+        int size = Math.Max(n, _order.Length * 2);
+        _keyOffsets = new int[size];
+        _keyLengths = new int[size];
+        _prefixes = new ulong[size];
         _order = new int[size];
         _duplicate = new bool[size];
         _pending = new int[size];
@@ -169,61 +189,44 @@ internal sealed class MultiGetContext
         _batch = new int[size];
     }
 
-    // Sorts caller indices by key, ties by index (stable): insertion sort for small batches, heapsort
-    // beyond (no allocation, no comparer delegate, O(n log n) on any input).
-    private void Sort(Span<int> order)
+    // The key's first 8 bytes, big-endian, zero-padded: prefixes order as the keys do, except that
+    // equal prefixes say nothing.
+    private static ulong Prefix(ReadOnlySpan<byte> key)
     {
-        if (order.Length <= InsertionSortLimit)
+        if (key.Length >= 8)
         {
-            for (int i = 1; i < order.Length; i++)
-            {
-                int x = order[i];
-                int j = i - 1;
-                while (j >= 0 && Compare(order[j], x) > 0)
-                {
-                    order[j + 1] = order[j];
-                    j--;
-                }
-                order[j + 1] = x;
-            }
-            return;
+            return System.Buffers.Binary.BinaryPrimitives.ReadUInt64BigEndian(key);
         }
-        for (int i = (order.Length / 2) - 1; i >= 0; i--)
-        {
-            SiftDown(order, i, order.Length);
-        }
-        for (int end = order.Length - 1; end > 0; end--)
-        {
-            (order[0], order[end]) = (order[end], order[0]);
-            SiftDown(order, 0, end);
-        }
+        Span<byte> padded = stackalloc byte[8];
+        padded.Clear();
+        key.CopyTo(padded);
+        return System.Buffers.Binary.BinaryPrimitives.ReadUInt64BigEndian(padded);
     }
 
-    private void SiftDown(Span<int> heap, int root, int length)
+    // Sorts the caller indices by key, ties by index: by the 8-byte prefixes first (the runtime's
+    // introsort of primitive keys with the indices as items: no comparer, no allocation), then an
+    // insertion pass with full comparisons that only moves entries within runs of equal prefixes
+    // (n - 1 comparisons when the prefixes are distinct, as for random keys).
+    private void Sort(int n)
     {
-        while (true)
+        Span<int> order = _order.AsSpan(0, n);
+        _prefixes.AsSpan(0, n).Sort(order);
+        for (int i = 1; i < n; i++)
         {
-            int child = (2 * root) + 1;
-            if (child >= length)
+            int x = order[i];
+            int j = i - 1;
+            while (j >= 0 && Compare(order[j], x) > 0)
             {
-                return;
+                order[j + 1] = order[j];
+                j--;
             }
-            if (child + 1 < length && Compare(heap[child + 1], heap[child]) > 0)
-            {
-                child++;
-            }
-            if (Compare(heap[root], heap[child]) >= 0)
-            {
-                return;
-            }
-            (heap[root], heap[child]) = (heap[child], heap[root]);
-            root = child;
+            order[j + 1] = x;
         }
     }
 
     private int Compare(int a, int b)
     {
-        int c = _keys[a].Span.SequenceCompareTo(_keys[b].Span);
+        int c = KeyOf(a).SequenceCompareTo(KeyOf(b));
         return c != 0 ? c : a.CompareTo(b);
     }
 }
