@@ -9,9 +9,11 @@ namespace KvEngine.Benchmarks;
 /// keys with 100-byte values compacted into level 1 (default options: LZ4, 10-bit Bloom filter,
 /// XXH3 checksums verified), read through a 64 MiB block cache holding all of it ("Cached") and
 /// through a 256 KiB one (about 2% of the data: nearly every lookup reads a block, "Uncached").
-/// Batches take consecutive entries of a random key order, so their keys are spread over the
-/// table as db_bench's multireadrandom's are. Values go to a reused <see cref="MultiGetResults"/>
-/// or buffer. Public and unsealed for BenchmarkDotNet; single-threaded.
+/// "Random" batches take consecutive entries of a random key order, so their keys are spread over
+/// the table as db_bench's multireadrandom's are (nearly every key in its own data block);
+/// "Clustered" batches take every 4th key of a window of 128 neighbouring keys, in a scrambled order
+/// (about 8 keys per data block, as in a lookup of related rows). Values go to a reused
+/// <see cref="MultiGetResults"/> or buffer. Public and unsealed for BenchmarkDotNet; single-threaded.
 /// </summary>
 [MemoryDiagnoser]
 [SimpleJob(launchCount: 1, warmupCount: 3, iterationCount: 5)]
@@ -23,6 +25,7 @@ public class MultiGetBenchmarks
     private const int KeysPerInvoke = BatchSize * BatchesPerInvoke;
 
     private byte[] _keys = [];
+    private byte[] _clustered = []; // the batches' keys for the clustered benchmarks, packed in lookup order
     private readonly ReadOnlyMemory<byte>[] _batch = new ReadOnlyMemory<byte>[BatchSize];
     private readonly MultiGetResults _results = new();
     private readonly ArrayBufferWriter<byte> _valueOut = new(256);
@@ -37,6 +40,17 @@ public class MultiGetBenchmarks
     public void GlobalSetup()
     {
         _keys = BenchData.RandomKeys(Keys, seed: 13);
+        byte[][] sorted = BenchData.SortedRandomKeys(Keys, seed: 13);
+        _clustered = new byte[Keys * BenchData.KeySize];
+        var rng = new Random(17);
+        for (int b = 0; b < Keys / BatchSize; b++)
+        {
+            int window = rng.Next(Keys - (4 * BatchSize));
+            for (int j = 0; j < BatchSize; j++)
+            {
+                sorted[window + (4 * ((j * 13) % BatchSize))].CopyTo(_clustered, ((b * BatchSize) + j) * BenchData.KeySize);
+            }
+        }
         _dir = new TempDirectory();
         _bigCache = new KvBlockCache(64L << 20);
         _smallCache = new KvBlockCache(256L << 10);
@@ -70,28 +84,43 @@ public class MultiGetBenchmarks
     }
 
     [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
-    public int Cached32Gets() => Gets(_cachedDb!);
+    public int CachedRandom32Gets() => Gets(_cachedDb!, _keys);
 
     [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
-    public int CachedMultiGet32() => MultiGets(_cachedDb!);
+    public int CachedRandomMultiGet32() => MultiGets(_cachedDb!, _keys);
 
     [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
-    public int Uncached32Gets() => Gets(_uncachedDb!);
+    public int CachedClustered32Gets() => Gets(_cachedDb!, _clustered);
 
     [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
-    public int UncachedMultiGet32() => MultiGets(_uncachedDb!);
+    public int CachedClusteredMultiGet32() => MultiGets(_cachedDb!, _clustered);
 
-    private int Gets(KvDb db) => ReadLoops.TryGets(db, _keys, ReadLoops.NextStart(ref _next, KeysPerInvoke, Keys - KeysPerInvoke), KeysPerInvoke, _valueOut);
+    [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
+    public int UncachedRandom32Gets() => Gets(_uncachedDb!, _keys);
 
-    private int MultiGets(KvDb db)
+    [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
+    public int UncachedRandomMultiGet32() => MultiGets(_uncachedDb!, _keys);
+
+    [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
+    public int UncachedClustered32Gets() => Gets(_uncachedDb!, _clustered);
+
+    [Benchmark(OperationsPerInvoke = KeysPerInvoke)]
+    public int UncachedClusteredMultiGet32() => MultiGets(_uncachedDb!, _clustered);
+
+    private int Gets(KvDb db, byte[] keys) => ReadLoops.TryGets(db, keys, NextStart(), KeysPerInvoke, _valueOut);
+
+    // The first key of the next KeysPerInvoke, a whole number of batches in.
+    private int NextStart() => ReadLoops.NextStart(ref _next, KeysPerInvoke, Keys - (Keys % KeysPerInvoke));
+
+    private int MultiGets(KvDb db, byte[] keys)
     {
-        int start = ReadLoops.NextStart(ref _next, KeysPerInvoke, Keys - KeysPerInvoke);
+        int start = NextStart();
         int found = 0;
         for (int b = 0; b < BatchesPerInvoke; b++)
         {
             for (int j = 0; j < BatchSize; j++)
             {
-                _batch[j] = _keys.AsMemory((start + (b * BatchSize) + j) * BenchData.KeySize, BenchData.KeySize);
+                _batch[j] = keys.AsMemory((start + (b * BatchSize) + j) * BenchData.KeySize, BenchData.KeySize);
             }
             db.MultiGet(_batch, _results);
             for (int j = 0; j < BatchSize; j++)

@@ -59,7 +59,11 @@ internal sealed partial class TableReader
                 }
                 ReadOnlySpan<byte> seekKey = ctx.SeekKey(pos, sequence);
                 ReadOnlySpan<byte> userKey = InternalKeys.UserKey(seekKey);
-                for (index.Seek(seekKey); index.Valid; index.Next())
+                if (!index.Covers(seekKey))
+                {
+                    index.Seek(seekKey); // keys come sorted: a key in the current block needs no index search
+                }
+                for (; index.Valid; index.Next())
                 {
                     BlockHandle handle = index.Handle;
                     if (!hasData || handle != dataHandle)
