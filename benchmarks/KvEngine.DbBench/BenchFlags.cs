@@ -107,6 +107,16 @@ internal sealed class BenchFlags
     /// <summary>db_bench's -merge_keys: the key space of the merge benchmarks; -1 means -num.</summary>
     public long MergeKeys { get; private set; } = -1;
 
+    /// <summary>db_bench's -batch_size: keys per MultiGet in multireadrandom (1).</summary>
+    public int BatchSize { get; private set; } = 1;
+
+    /// <summary>
+    /// db_bench's -multiread_batched: db_bench's multireadrandom calls the batched MultiGet when true and
+    /// the vector MultiGet (per-key lookups under one snapshot) when false; kvbench always calls
+    /// KvEngine's batched MultiGet and takes the flag so the same command line runs both tools.
+    /// </summary>
+    public bool MultiReadBatched { get; private set; }
+
     /// <summary>db_bench's readwrites_: -num when neither -reads nor -writes is set, else the larger of them.</summary>
     public long ReadWriteCount => Writes < 0 && Reads < 0 ? Num : Math.Max(Writes, Reads);
 
@@ -178,6 +188,8 @@ internal sealed class BenchFlags
                 break;
             case "mergereadpercent": MergeReadPercent = (int)Long(v, raw, 0); break;
             case "merge_keys": MergeKeys = Long(v, raw, -1); break;
+            case "batch_size": BatchSize = (int)Long(v, raw, 1); break;
+            case "multiread_batched": MultiReadBatched = Bool(v, raw); break;
             case "duration": Duration = (int)Long(v, raw, 0); break;
             case "threads": Threads = (int)Long(v, raw, 1); ThreadsSet = true; break;
             case "key_size": KeySize = (int)Long(v, raw, 1); break;

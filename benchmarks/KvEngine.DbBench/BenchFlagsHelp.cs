@@ -15,7 +15,7 @@ internal static class BenchFlagsHelp
     [
         ("benchmarks", "fillseq,fillrandom,overwrite,readrandom,readseq",
             "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
-            "deleterandom, readwhilewriting, mergerandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats; or filterbench, cachebench alone"),
+            "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats; or filterbench, cachebench alone"),
         ("engine", "kvengine", "Engine the workloads run on: kvengine, or rocksdb (release RocksDB via the RocksDbSharp package; " +
             "flags it cannot honour are refused)"),
         ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),
@@ -24,6 +24,8 @@ internal static class BenchFlagsHelp
         ("merge_operator", "", "Merge operator for mergerandom and readrandommergerandom: uint64add or stringappend (db_bench's names)"),
         ("mergereadpercent", "70", "readrandommergerandom: percent of operations that merge (the rest read)"),
         ("merge_keys", "-1", "Number of distinct keys the merge benchmarks use; -1 means -num"),
+        ("batch_size", "1", "multireadrandom: keys per MultiGet"),
+        ("multiread_batched", "false", "multireadrandom: db_bench's batched MultiGet API (kvbench always uses KvEngine's batched MultiGet)"),
         ("duration", "0", "Seconds to run each benchmark for instead of -num/-reads (0: off)"),
         ("threads", "1", "Number of concurrent threads to run"),
         ("key_size", "16", "Size of each key (at least 8)"),

@@ -90,6 +90,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             "readwhilewriting" => ReadRandom,
             "mergerandom" => MergeRandom,
             "readrandommergerandom" => ReadRandomMergeRandom,
+            "multireadrandom" => MultiReadRandom,
             "stats" or "sstables" or "waitforcompaction" or "flush" or "compact" or "block_cache_entry_stats" => null,
             _ => throw new ArgumentException($"unknown benchmark '{name}'"),
         };
@@ -140,7 +141,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         _opsPerThread = name switch
         {
             "fillsync" => Math.Max(1, _f.Num / 1000),
-            "readrandom" or "readseq" or "readreverse" or "seekrandom" or "readwhilewriting" => _f.ReadCount,
+            "readrandom" or "readseq" or "readreverse" or "seekrandom" or "readwhilewriting" or "multireadrandom" => _f.ReadCount,
             "fillseq" or "fillrandom" or "overwrite" => _f.WriteCount,
             "mergerandom" or "readrandommergerandom" => _f.ReadWriteCount,
             _ => _f.Num,
@@ -375,6 +376,45 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
                 s.Bytes += _f.KeySize + value.WrittenCount;
             }
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+            Progress(s, i);
+        }
+        s.Done = i;
+        s.Message = string.Create(s_c, $"({s.Found} of {i} found)");
+    }
+
+    // db_bench's MultiReadRandom: batches of -batch_size random keys, one MultiGet each on the
+    // default family; ops and the histogram's samples count keys and batches as db_bench's do.
+    private void MultiReadRandom(ThreadState s)
+    {
+        int batchSize = _f.BatchSize;
+        var buffers = new byte[batchSize][];
+        var keys = new ReadOnlyMemory<byte>[batchSize];
+        for (int j = 0; j < batchSize; j++)
+        {
+            buffers[j] = new byte[_f.KeySize];
+            keys[j] = buffers[j];
+        }
+        using var results = new MultiGetResults(batchSize);
+        Histogram? h = s.Histogram;
+        long i = 0;
+        while (KeepGoing(i))
+        {
+            long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
+            for (int j = 0; j < batchSize; j++)
+            {
+                KeyGenerator.Fill(buffers[j], s.Random.NextInt64(_f.Num));
+            }
+            _engine.MultiGet(0, keys, results);
+            for (int j = 0; j < batchSize; j++)
+            {
+                if (results.TryGetValue(j, out ReadOnlySpan<byte> v))
+                {
+                    s.Found++;
+                    s.Bytes += _f.KeySize + v.Length;
+                }
+            }
+            h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+            i += batchSize;
             Progress(s, i);
         }
         s.Done = i;

@@ -29,6 +29,9 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     [ThreadStatic]
     private static ArrayBufferWriter<byte>? t_value;
 
+    [ThreadStatic]
+    private static MultiGetResults? t_multiGet;
+
     private readonly DbImpl _impl;
 
     private KvDb(DbImpl impl)
@@ -417,6 +420,87 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         w.ResetWrittenCount();
         return _impl.TryGet(_impl.DefaultFamily, key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
     }
+
+    /// <summary>
+    /// Looks up every key of <paramref name="keys"/> at one point in time (one read state and one
+    /// sequence: <paramref name="options"/>' snapshot, or the latest) as RocksDB's batched MultiGet:
+    /// the keys are sorted internally and the ones that fall in one table share its filter, index and
+    /// data block reads. Result <c>i</c> in <paramref name="results"/> (reset by the call) belongs to
+    /// <c>keys[i]</c>; keys may repeat and come in any order. Allocates nothing once
+    /// <paramref name="results"/> has grown to the batch.
+    /// </summary>
+    /// <exception cref="KvCorruptionException">A block any key's lookup needed is corrupt: the whole batch fails (RocksDB reports it per key).</exception>
+    public void MultiGet(ReadOnlySpan<ReadOnlyMemory<byte>> keys, MultiGetResults results, ReadOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(results);
+        _impl.MultiGet(_impl.DefaultFamily, keys, results, options ?? ReadOptions.Default);
+    }
+
+    /// <summary>Looks up <paramref name="keys"/> in <paramref name="columnFamily"/>; see <see cref="MultiGet(ReadOnlySpan{ReadOnlyMemory{byte}}, MultiGetResults, ReadOptions?)"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    /// <exception cref="KvCorruptionException">A block any key's lookup needed is corrupt.</exception>
+    public void MultiGet(ColumnFamilyHandle columnFamily, ReadOnlySpan<ReadOnlyMemory<byte>> keys, MultiGetResults results, ReadOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        ArgumentNullException.ThrowIfNull(results);
+        _impl.MultiGet(_impl.Resolve(columnFamily), keys, results, options ?? ReadOptions.Default);
+    }
+
+    /// <summary>
+    /// The values of <paramref name="keys"/> (null for an absent key), in the keys' order, read at
+    /// one point in time; see <see cref="MultiGet(ReadOnlySpan{ReadOnlyMemory{byte}}, MultiGetResults, ReadOptions?)"/>
+    /// for the allocation-free form.
+    /// </summary>
+    /// <exception cref="KvCorruptionException">A block any key's lookup needed is corrupt.</exception>
+    public byte[]?[] MultiGet(IReadOnlyList<byte[]> keys, ReadOptions? options = null) => MultiGetArrays(_impl.DefaultFamily, keys, options);
+
+    /// <summary>The values of <paramref name="keys"/> in <paramref name="columnFamily"/>; see <see cref="MultiGet(IReadOnlyList{byte[]}, ReadOptions?)"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    /// <exception cref="KvCorruptionException">A block any key's lookup needed is corrupt.</exception>
+    public byte[]?[] MultiGet(ColumnFamilyHandle columnFamily, IReadOnlyList<byte[]> keys, ReadOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        return MultiGetArrays(_impl.Resolve(columnFamily), keys, options);
+    }
+
+    private byte[]?[] MultiGetArrays(Db.ColumnFamilyData cfd, IReadOnlyList<byte[]> keys, ReadOptions? options)
+    {
+        ArgumentNullException.ThrowIfNull(keys);
+        var memories = new ReadOnlyMemory<byte>[keys.Count];
+        for (int i = 0; i < memories.Length; i++)
+        {
+            memories[i] = keys[i] ?? throw new ArgumentException($"Key {i} is null.", nameof(keys));
+        }
+        MultiGetResults results = t_multiGet ??= new MultiGetResults();
+        _impl.MultiGet(cfd, memories, results, options ?? ReadOptions.Default);
+        var values = new byte[]?[memories.Length];
+        for (int i = 0; i < values.Length; i++)
+        {
+            values[i] = results.ToArray(i);
+        }
+        return values;
+    }
+
+    /// <summary>
+    /// RocksDB's KeyMayExist: false only when <paramref name="key"/> certainly does not exist, decided
+    /// without I/O from the memtables and the filters already in memory (the table's own, pinned, or in
+    /// the block cache); true may be a false positive. When the memtables hold the key's value it is
+    /// appended to <paramref name="value"/> (if given) and <paramref name="valueFound"/> is true.
+    /// </summary>
+    public bool KeyMayExist(ReadOnlySpan<byte> key, IBufferWriter<byte>? value, out bool valueFound, ReadOptions? options = null) =>
+        _impl.KeyMayExist(_impl.DefaultFamily, key, value, options ?? ReadOptions.Default, out valueFound);
+
+    /// <summary>KeyMayExist in <paramref name="columnFamily"/>; see <see cref="KeyMayExist(ReadOnlySpan{byte}, IBufferWriter{byte}?, out bool, ReadOptions?)"/>.</summary>
+    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    public bool KeyMayExist(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, IBufferWriter<byte>? value, out bool valueFound, ReadOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(columnFamily);
+        return _impl.KeyMayExist(_impl.Resolve(columnFamily), key, value, options ?? ReadOptions.Default, out valueFound);
+    }
+
+    /// <summary>KeyMayExist without the value; see <see cref="KeyMayExist(ReadOnlySpan{byte}, IBufferWriter{byte}?, out bool, ReadOptions?)"/>.</summary>
+    public bool KeyMayExist(ReadOnlySpan<byte> key, ReadOptions? options = null) =>
+        _impl.KeyMayExist(_impl.DefaultFamily, key, null, options ?? ReadOptions.Default, out _);
 
     /// <summary>
     /// The value of <paramref name="key"/>, or null. Table reads are positional reads of the page

@@ -94,6 +94,9 @@ public sealed class KvStatistics
         names[(int)Ticker.GetHitL2AndUp] = "rocksdb.l2andup.hit";
         names[(int)Ticker.NumberKeysWritten] = "rocksdb.number.keys.written";
         names[(int)Ticker.NumberKeysRead] = "rocksdb.number.keys.read";
+        names[(int)Ticker.NumberMultiGetCalls] = "rocksdb.number.multiget.get";
+        names[(int)Ticker.NumberMultiGetKeysRead] = "rocksdb.number.multiget.keys.read";
+        names[(int)Ticker.NumberMultiGetKeysFound] = "rocksdb.number.multiget.keys.found";
         names[(int)Ticker.BytesWritten] = "rocksdb.bytes.written";
         names[(int)Ticker.NumberDbSeek] = "rocksdb.number.db.seek";
         names[(int)Ticker.NumberDbNext] = "rocksdb.number.db.next";

@@ -160,4 +160,13 @@ public enum Ticker
 
     /// <summary>Values a <see cref="KvCompactionFilter"/> removed during compactions (rocksdb.compaction.key.drop.user, COMPACTION_KEY_DROP_USER).</summary>
     CompactionKeyDropUser,
+
+    /// <summary>MultiGet calls (rocksdb.number.multiget.get, NUMBER_MULTIGET_CALLS).</summary>
+    NumberMultiGetCalls,
+
+    /// <summary>Keys MultiGet calls looked up, duplicates included (rocksdb.number.multiget.keys.read, NUMBER_MULTIGET_KEYS_READ).</summary>
+    NumberMultiGetKeysRead,
+
+    /// <summary>Keys MultiGet calls found (rocksdb.number.multiget.keys.found, NUMBER_MULTIGET_KEYS_FOUND).</summary>
+    NumberMultiGetKeysFound,
 }

@@ -47,6 +47,13 @@ internal interface IBenchEngine<TIterator, TBatch> : IDisposable
     /// <summary>Looks <paramref name="key"/> up in column family <paramref name="family"/> and appends its value to <paramref name="value"/>; false when absent.</summary>
     bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value);
 
+    /// <summary>
+    /// Looks all of <paramref name="keys"/> up in column family <paramref name="family"/> in one batched
+    /// MultiGet (db_bench's multireadrandom with -multiread_batched); result <c>i</c> in
+    /// <paramref name="results"/> belongs to key <c>i</c>.
+    /// </summary>
+    void MultiGet(int family, ReadOnlyMemory<byte>[] keys, MultiGetResults results);
+
     /// <summary>A new iterator over the default column family, owned by the caller (dispose it).</summary>
     TIterator NewIterator();
 

@@ -134,6 +134,8 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
 
     public readonly bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => _db!.TryGet(_families[family], key, value, _read);
 
+    public readonly void MultiGet(int family, ReadOnlyMemory<byte>[] keys, MultiGetResults results) => _db!.MultiGet(_families[family], keys, results, _read);
+
     public readonly KvEngineBenchIterator NewIterator() => new(_db!.NewIterator(_read));
 
     public readonly void Flush() => _db!.Flush();

@@ -28,6 +28,7 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
     private DbOptions? _options;
     private RocksDb? _db;
     private IntPtr _handle;
+    private IntPtr _defaultFamily;
     private string? _version;
 
     /// <summary>Refuses the flags RocksDB cannot honour (<see cref="ArgumentException"/>) and creates the block cache.</summary>
@@ -51,11 +52,17 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
         _options = RocksDbOptionsMapper.Create(_f, _table, _blockCache);
         _db = RocksDb.Open(_options, _f.Db);
         _handle = _db.Handle;
+        _defaultFamily = Native.Instance.rocksdb_get_default_column_family_handle(_handle);
         _version ??= ReadVersion(_f.Db);
     }
 
     public void Close()
     {
+        if (_defaultFamily != IntPtr.Zero)
+        {
+            Native.Instance.rocksdb_column_family_handle_destroy(_defaultFamily);
+            _defaultFamily = IntPtr.Zero;
+        }
         _db?.Dispose();
         _db = null;
         _handle = IntPtr.Zero;
@@ -104,6 +111,10 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
 
     /// <summary><c>rocksdb_get_pinned</c>: the value is read in place from the memtable or cached block, then copied out.</summary>
     public readonly bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => RocksDbCalls.TryGet(_handle, _read.Handle, key, value);
+
+    /// <summary><c>rocksdb_batched_multi_get_cf</c> (RocksDB's batched MultiGet) on the one family, values copied out of RocksDB's pinned slices.</summary>
+    public readonly void MultiGet(int family, ReadOnlyMemory<byte>[] keys, MultiGetResults results) =>
+        RocksDbCalls.MultiGet(_handle, _read.Handle, _defaultFamily, keys, results);
 
     public readonly RocksDbBenchIterator NewIterator() => new(Native.Instance.rocksdb_create_iterator(_handle, _read.Handle));
 

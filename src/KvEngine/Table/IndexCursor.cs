@@ -36,6 +36,14 @@ internal struct IndexCursor : IDisposable
     /// <summary>The data block the cursor is at (only while <see cref="Valid"/>).</summary>
     public readonly BlockHandle Handle => _twoLevel ? _partition.Handle : _top.Handle;
 
+    /// <summary>
+    /// True when the cursor is valid and its data block's separator is &gt;= <paramref name="target"/>:
+    /// after a seek to a smaller target (and any Next since), a seek to <paramref name="target"/> would
+    /// stay here, so sorted lookups (MultiGet) skip it.
+    /// </summary>
+    public readonly bool Covers(ReadOnlySpan<byte> target) =>
+        Valid && (_twoLevel ? _partition.Compare(_partition.Key, target) : _top.Compare(_top.Key, target)) >= 0;
+
     public void SeekToFirst()
     {
         _top.SeekToFirst();

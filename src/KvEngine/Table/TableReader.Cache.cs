@@ -159,62 +159,55 @@ internal sealed partial class TableReader
     }
 
     /// <summary>
-    /// Asks the filter at <paramref name="handle"/> (a full filter, or a filter partition that is
-    /// not <paramref name="demotable"/>), from the block cache or loaded (and, with
+    /// The filter at <paramref name="handle"/> (a full filter, or a filter partition that is not
+    /// <paramref name="demotable"/>), from the block cache or loaded (and, with
     /// <paramref name="fillCache"/>, inserted). Without a block cache the filter is loaded for this
-    /// query alone.
+    /// lease alone. The caller releases the lease.
     /// </summary>
-    private bool CachedFilterMayMatch(BlockHandle handle, ReadOnlySpan<byte> userKey, bool fillCache, bool demotable)
+    private FilterLease AcquireCachedFilter(BlockHandle handle, bool fillCache, bool demotable)
     {
         LruCache? cache = _options.BlockCache;
         KvStatistics? stats = _options.Statistics;
+        string kind = demotable ? "filter" : "filter partition";
         if (cache == null)
         {
-            IFilterBitsReader reader = LoadFilter(handle, out _, demotable ? "filter" : "filter partition");
-            try
-            {
-                return reader.MayMatch(userKey);
-            }
-            finally
-            {
-                (reader as IDisposable)?.Dispose();
-            }
+            return FilterLease.OwnedReader(LoadFilter(handle, out _, kind));
         }
         var key = new CacheKey(_cacheId, handle.Offset);
         LruHandle? h = cache.Lookup(key, this, CachePriority.High, stats, out _);
         if (h != null)
         {
             RecordHit(CacheEntryRole.Filter);
-            try
-            {
-                return ((FilterCacheValue)h.Value).Reader.MayMatch(userKey);
-            }
-            finally
-            {
-                cache.Release(h);
-            }
+            return FilterLease.Cached(h, cache);
         }
         RecordMiss(CacheEntryRole.Filter);
-        var value = FilterCacheValue.Rent(LoadFilter(handle, out int length, demotable ? "filter" : "filter partition"), length, demotable);
-        try
+        var value = FilterCacheValue.Rent(LoadFilter(handle, out int length, kind), length, demotable);
+        if (fillCache && cache.TryInsert(key, value, CachePriority.High, out h))
         {
-            return value.Reader.MayMatch(userKey);
+            RecordInsert(value, h!, CacheEntryRole.Filter);
+            return FilterLease.Cached(h!, cache);
         }
-        finally
+        if (fillCache)
         {
-            if (fillCache && cache.TryInsert(key, value, CachePriority.High, out h))
-            {
-                RecordInsert(value, h!, CacheEntryRole.Filter);
-                cache.Release(h!);
-            }
-            else
-            {
-                if (fillCache)
-                {
-                    stats?.Record(Ticker.BlockCacheAddFailures);
-                }
-                value.Free();
-            }
+            stats?.Record(Ticker.BlockCacheAddFailures);
         }
+        return FilterLease.Owned(value);
+    }
+
+    /// <summary>
+    /// The filter at <paramref name="handle"/> only if the block cache holds it (no I/O, nothing
+    /// inserted; KeyMayExist): false when it is not cached.
+    /// </summary>
+    private bool TryLookupCachedFilter(BlockHandle handle, out FilterLease lease)
+    {
+        LruCache? cache = _options.BlockCache;
+        if (cache?.Lookup(new CacheKey(_cacheId, handle.Offset), this, CachePriority.High, _options.Statistics, out _) is LruHandle h)
+        {
+            RecordHit(CacheEntryRole.Filter);
+            lease = FilterLease.Cached(h, cache);
+            return true;
+        }
+        lease = default;
+        return false;
     }
 }

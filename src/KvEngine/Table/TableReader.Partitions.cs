@@ -47,33 +47,51 @@ internal sealed partial class TableReader
     /// </summary>
     private bool PartitionedKeyMayMatch(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> lookupKey, bool fillCache)
     {
-        BlockLease lease = AcquireFilterIndex(fillCache);
-        BlockCursor cursor = NewIndexCursor(lease.Block);
-        BlockHandle handle;
+        return !FindFilterPartition(AcquireFilterIndex(fillCache), lookupKey, out BlockHandle handle) // no partitions: nothing proves absence
+            || MayMatch(AcquireFilterPartition(handle, fillCache), userKey);
+    }
+
+    /// <summary>The filter partition for <paramref name="lookupKey"/> under the top-level filter index <paramref name="index"/>, whose lease it releases; false when there are no partitions.</summary>
+    private bool FindFilterPartition(BlockLease index, ReadOnlySpan<byte> lookupKey, out BlockHandle handle)
+    {
+        BlockCursor cursor = NewIndexCursor(index.Block);
         try
         {
-            cursor.Seek(lookupKey);
-            if (!cursor.Valid)
-            {
-                cursor.SeekToLast();
-                if (!cursor.Valid)
-                {
-                    return true; // no partitions: nothing proves absence
-                }
-            }
-            handle = cursor.Handle;
+            return SeekFilterPartition(ref cursor, lookupKey, out handle);
         }
         finally
         {
             cursor.Dispose();
-            lease.Release();
+            index.Release();
         }
-        if (_pinnedFilterPartitions?.Find(handle.Offset) is FilterCacheValue pinned)
-        {
-            return pinned.Reader.MayMatch(userKey);
-        }
-        return CachedFilterMayMatch(handle, userKey, fillCache, demotable: false);
     }
+
+    /// <summary>
+    /// Positions <paramref name="cursor"/> (over the top-level filter index) at the partition for
+    /// <paramref name="lookupKey"/>: the first entry &gt;= it, past the end the last; false when there
+    /// are no partitions.
+    /// </summary>
+    private static bool SeekFilterPartition(ref BlockCursor cursor, ReadOnlySpan<byte> lookupKey, out BlockHandle handle)
+    {
+        cursor.Seek(lookupKey);
+        if (!cursor.Valid)
+        {
+            cursor.SeekToLast();
+            if (!cursor.Valid)
+            {
+                handle = default;
+                return false;
+            }
+        }
+        handle = cursor.Handle;
+        return true;
+    }
+
+    /// <summary>The filter partition at <paramref name="handle"/>: pinned, or through the block cache. The caller releases the lease.</summary>
+    private FilterLease AcquireFilterPartition(BlockHandle handle, bool fillCache) =>
+        _pinnedFilterPartitions?.Find(handle.Offset) is FilterCacheValue pinned
+            ? FilterLease.Borrowed(pinned.Reader)
+            : AcquireCachedFilter(handle, fillCache, demotable: false);
 
     /// <summary>
     /// Reads every partition under <paramref name="topLevel"/> with one read spanning the first to

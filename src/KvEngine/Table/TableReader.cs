@@ -127,17 +127,33 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         return FullKeyMayMatch(userKey, fillCache);
     }
 
-    private bool FullKeyMayMatch(ReadOnlySpan<byte> userKey, bool fillCache)
+    private bool FullKeyMayMatch(ReadOnlySpan<byte> userKey, bool fillCache) => MayMatch(AcquireFullFilter(fillCache), userKey);
+
+    /// <summary>Asks the filter <paramref name="lease"/> holds about <paramref name="userKey"/>, then releases the lease.</summary>
+    private static bool MayMatch(FilterLease lease, ReadOnlySpan<byte> userKey)
+    {
+        try
+        {
+            return lease.Reader.MayMatch(userKey);
+        }
+        finally
+        {
+            lease.Release();
+        }
+    }
+
+    /// <summary>The full filter (the reader's own, pinned, or through the block cache); the caller releases the lease.</summary>
+    private FilterLease AcquireFullFilter(bool fillCache)
     {
         if (_filter != null)
         {
-            return _filter.MayMatch(userKey);
+            return FilterLease.Borrowed(_filter);
         }
         if (_pinnedFilter != null)
         {
-            return ((FilterCacheValue)_pinnedFilter.Value).Reader.MayMatch(userKey);
+            return FilterLease.Borrowed(((FilterCacheValue)_pinnedFilter.Value).Reader);
         }
-        return CachedFilterMayMatch(_filterHandle, userKey, fillCache, demotable: true);
+        return AcquireCachedFilter(_filterHandle, fillCache, demotable: true);
     }
 
     /// <summary>
@@ -220,28 +236,12 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     {
                         return false;
                     }
-                    type = InternalKeys.Type(found);
-                    if (_hasFilter)
+                    type = ClassifyEntry(found, coveringSequence);
+                    if (type == ValueType.Value)
                     {
-                        _options.Statistics?.Record(Ticker.BloomFilterFullTruePositive);
+                        valueOut.Write(data.Value);
                     }
-                    if ((GlobalSequenceNumber != 0 ? GlobalSequenceNumber : InternalKeys.Sequence(found)) < coveringSequence)
-                    {
-                        type = ValueType.Deletion; // deleted by a range tombstone
-                        return true;
-                    }
-                    switch (type)
-                    {
-                        case ValueType.Value:
-                            valueOut.Write(data.Value);
-                            return true;
-                        case ValueType.Merge: // the caller collects the operands (MergeLookup)
-                        case ValueType.Deletion:
-                        case ValueType.SingleDeletion:
-                            return true;
-                        default:
-                            throw new KvCorruptionException($"{FileName}: unexpected value type 0x{(byte)type:x2} in a data block.");
-                    }
+                    return true;
                 }
                 finally
                 {
@@ -256,6 +256,30 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             index.Dispose();
             indexLease.Release();
         }
+    }
+
+    /// <summary>
+    /// The type of <paramref name="found"/>, the newest visible entry of the looked-up key (point
+    /// lookups: Get and MultiGet): Deletion when a range tombstone at <paramref name="coveringSequence"/>
+    /// deletes it; Value, Merge (the caller collects the operands, MergeLookup), Deletion or
+    /// SingleDeletion otherwise; any other type is corruption.
+    /// </summary>
+    private ValueType ClassifyEntry(ReadOnlySpan<byte> found, ulong coveringSequence)
+    {
+        if (_hasFilter)
+        {
+            _options.Statistics?.Record(Ticker.BloomFilterFullTruePositive);
+        }
+        ValueType type = InternalKeys.Type(found);
+        if ((GlobalSequenceNumber != 0 ? GlobalSequenceNumber : InternalKeys.Sequence(found)) < coveringSequence)
+        {
+            return ValueType.Deletion; // deleted by a range tombstone
+        }
+        return type switch
+        {
+            ValueType.Value or ValueType.Merge or ValueType.Deletion or ValueType.SingleDeletion => type,
+            _ => throw new KvCorruptionException($"{FileName}: unexpected value type 0x{(byte)type:x2} in a data block."),
+        };
     }
 
     /// <summary>A two-level iterator over every point entry.</summary>

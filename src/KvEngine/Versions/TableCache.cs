@@ -122,6 +122,10 @@ internal sealed class TableCache : IDisposable
         }
     }
 
+    /// <summary>The reader of <paramref name="file"/> if it is already open (no I/O; KeyMayExist).</summary>
+    public bool TryGetOpen(FileMetaData file, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out TableReader? reader) =>
+        _readers.TryGetValue(file.Number, out reader);
+
     public void Evict(ulong fileNumber)
     {
         if (_readers.TryRemove(fileNumber, out TableReader? reader))

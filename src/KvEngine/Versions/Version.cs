@@ -143,14 +143,8 @@ internal sealed class Version
             {
                 continue;
             }
-            int i = FindFile(files, userKey);
-            if (i < files.Length && FileBounds.IsSentinel(files[i].Largest) &&
-                InternalKeys.UserKey(files[i].Largest).SequenceEqual(userKey))
-            {
-                i++; // the file ends just before the key (a tombstone's exclusive end): the next one may hold it
-            }
-            if (i < files.Length && FileBounds.Contains(files[i], userKey) &&
-                TryGetInFile(tables.Get(files[i]), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
+            int i = FileForKey(files, userKey);
+            if (i >= 0 && TryGetInFile(tables.Get(files[i]), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
             {
                 foundLevel = level;
                 return true;
@@ -305,6 +299,23 @@ internal sealed class Version
             }
         }
         return total;
+    }
+
+    /// <summary>
+    /// The file of a sorted level (1+) whose range holds <paramref name="userKey"/>, or -1: the first
+    /// file whose largest key is &gt;= it, or the next one when that file ends just before the key
+    /// (a range tombstone's exclusive end, a sentinel largest key). Point lookups (Get, MultiGet,
+    /// KeyMayExist) share it.
+    /// </summary>
+    public static int FileForKey(FileMetaData[] files, ReadOnlySpan<byte> userKey)
+    {
+        int i = FindFile(files, userKey);
+        if (i < files.Length && FileBounds.IsSentinel(files[i].Largest) &&
+            InternalKeys.UserKey(files[i].Largest).SequenceEqual(userKey))
+        {
+            i++; // the file ends just before the key: the next one may hold it
+        }
+        return i < files.Length && FileBounds.Contains(files[i], userKey) ? i : -1;
     }
 
     /// <summary>Index of the first file whose largest user key is &gt;= <paramref name="userKey"/>.</summary>

@@ -234,6 +234,20 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Equal(500, keys);
     }
 
+    [Theory]
+    [InlineData("kvengine")]
+    [InlineData("rocksdb")]
+    public void MultiReadRandomReadsBatchesOfKeys(string engine)
+    {
+        // db_bench's multireadrandom: -reads keys in MultiGets of -batch_size random keys, counted as
+        // keys; after fillseq of -num keys every key is found.
+        string db = Path.Combine(_dir.FullName, "multiread-" + engine);
+        (int code, string stdout, string stderr) = Run($"-engine={engine}", $"-db={db}", "-benchmarks=fillseq,flush,multireadrandom",
+            "-num=3000", "-reads=960", "-batch_size=32", "-multiread_batched=true", "-seed=5");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"multireadrandom\s*:\s*[\d.]+ micros/op \d+ ops/sec .*\(960 of 960 found\)", stdout);
+    }
+
     [Fact]
     public void FinishAfterWritesStopsTheWriter()
     {
