@@ -160,4 +160,10 @@ public enum Ticker
 
     /// <summary>Values a <see cref="KvCompactionFilter"/> removed during compactions (rocksdb.compaction.key.drop.user, COMPACTION_KEY_DROP_USER).</summary>
     CompactionKeyDropUser,
+
+    /// <summary>Prefix Bloom filter checks: iterator seeks, and point lookups in prefix-only filters (rocksdb.bloom.filter.prefix.checked, BLOOM_FILTER_PREFIX_CHECKED).</summary>
+    BloomFilterPrefixChecked,
+
+    /// <summary>Prefix Bloom filter checks that proved the prefix absent, skipping the table or partition (rocksdb.bloom.filter.prefix.useful, BLOOM_FILTER_PREFIX_USEFUL).</summary>
+    BloomFilterPrefixUseful,
 }
