@@ -54,13 +54,9 @@ internal sealed class FilterKeyAdder : IDisposable
                 bits.AddKey(userKey);
                 calls++;
             }
-            else if (!_lastWholeKeyRecorded || !_lastWholeKey.WrittenSpan.SequenceEqual(userKey))
+            else
             {
-                bits.AddKey(userKey);
-                calls++;
-                _lastWholeKeyRecorded = true;
-                _lastWholeKey.Clear();
-                _lastWholeKey.Append(userKey);
+                calls += AddUnlessRepeat(bits, userKey, _lastWholeKey, ref _lastWholeKeyRecorded);
             }
         }
         if (addPrefix)
@@ -71,16 +67,26 @@ internal sealed class FilterKeyAdder : IDisposable
                 bits.AddKey(prefix);
                 calls++;
             }
-            else if (!_lastPrefixRecorded || !_lastPrefix.WrittenSpan.SequenceEqual(prefix))
+            else
             {
-                bits.AddKey(prefix);
-                calls++;
-                _lastPrefixRecorded = true;
-                _lastPrefix.Clear();
-                _lastPrefix.Append(prefix);
+                calls += AddUnlessRepeat(bits, prefix, _lastPrefix, ref _lastPrefixRecorded);
             }
         }
         return calls;
+    }
+
+    // Whole keys and prefixes interleave: each kind is deduplicated against its own last entry.
+    private static int AddUnlessRepeat(IFilterBitsBuilder bits, ReadOnlySpan<byte> entry, ByteBuffer last, ref bool recorded)
+    {
+        if (recorded && last.WrittenSpan.SequenceEqual(entry))
+        {
+            return 0;
+        }
+        bits.AddKey(entry);
+        recorded = true;
+        last.Clear();
+        last.Append(entry);
+        return 1;
     }
 
     /// <summary>A new filter partition: nothing recorded yet (the last prefix's bytes stay, as in RocksDB).</summary>
