@@ -191,6 +191,32 @@ public sealed class PrefixFilterTests : IDisposable
         Assert.Equal(0, stats.GetTickerCount(Ticker.BloomFilterUseful));
     }
 
+    [Fact]
+    public async Task ScanAsyncIsARangeScanAcrossPrefixes()
+    {
+        string path = Path.Combine(_dir.FullName, "scan");
+        using KvDb kv = KvDb.Open(path, new KvOptions { PrefixExtractor = KvPrefixExtractor.FixedPrefix(4), WholeKeyFiltering = false, DisableAutoCompactions = true });
+        var expected = new List<string>();
+        for (int t = 0; t < 4; t++)
+        {
+            for (int i = 0; i < 50; i++)
+            {
+                string key = $"{t:D2}{i % 5:D2}-{i:D3}"; // each table: its own prefixes
+                kv.Put(B(key), B(key));
+                expected.Add(key);
+            }
+            kv.Flush();
+        }
+        expected.Sort(StringComparer.Ordinal);
+        var got = new List<string>();
+        await foreach (KeyValuePair<byte[], byte[]> p in kv.ScanAsync(B("0009"), ReadOnlyMemory<byte>.Empty))
+        {
+            got.Add(Encoding.ASCII.GetString(p.Key));
+        }
+        // "0009" is a prefix no table holds: a prefix-mode seek would skip every table.
+        Assert.Equal(expected.Where(k => string.CompareOrdinal(k, "0009") >= 0), got);
+    }
+
     [Theory]
     [InlineData("fixed")]
     [InlineData("capped")]
