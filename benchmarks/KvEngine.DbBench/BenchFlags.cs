@@ -24,6 +24,27 @@ internal sealed class BenchFlags
     public int CompressionLevel { get; private set; } = KvOptions.DefaultCompressionLevel;
     public KvChecksumType ChecksumType { get; private set; } = KvChecksumType.XxHash3;
     public double BloomBits { get; private set; } = -1;
+
+    /// <summary>db_bench's -prefix_size: a FixedPrefix extractor of this length when &gt; 0, and the key prefix length with -keys_per_prefix.</summary>
+    public int PrefixSize { get; private set; }
+
+    /// <summary>db_bench's -keys_per_prefix: keys start with an 8-byte prefix number (key number modulo num / keys_per_prefix); 0: plain keys.</summary>
+    public long KeysPerPrefix { get; private set; }
+
+    /// <summary>db_bench's -whole_key_filtering (BlockBasedTableOptions.whole_key_filtering).</summary>
+    public bool WholeKeyFiltering { get; private set; } = true;
+
+    /// <summary>db_bench's -prefix_same_as_start (ReadOptions.prefix_same_as_start).</summary>
+    public bool PrefixSameAsStart { get; private set; }
+
+    /// <summary>db_bench's -total_order_seek (ReadOptions.total_order_seek).</summary>
+    public bool TotalOrderSeek { get; private set; }
+
+    /// <summary>db_bench's -seek_missing_prefix: seekrandom targets get '1' at byte 8, a prefix never written (needs prefix_size &gt; 8).</summary>
+    public bool SeekMissingPrefix { get; private set; }
+
+    /// <summary>db_bench's -seek_nexts: Next calls after each seekrandom Seek.</summary>
+    public int SeekNexts { get; private set; }
     public int BlockSize { get; private set; } = 4096;
     public long WriteBufferSize { get; private set; } = 64L << 20;
     public int MaxWriteBufferNumber { get; private set; } = 2;
@@ -155,6 +176,14 @@ internal sealed class BenchFlags
         {
             throw Bad("-key_size", "KvEngine's kvbench needs key_size >= 8 (the key number is 8 bytes, as in db_bench)");
         }
+        if (f.KeysPerPrefix > 0 && f.PrefixSize > f.KeySize)
+        {
+            throw Bad("-prefix_size", "with -keys_per_prefix the prefix must fit in key_size");
+        }
+        if (f.SeekMissingPrefix && f.PrefixSize <= 8)
+        {
+            throw Bad("-seek_missing_prefix", "needs prefix_size > 8, as in db_bench");
+        }
         return f;
     }
 
@@ -199,6 +228,13 @@ internal sealed class BenchFlags
             case "compression_level": CompressionLevel = (int)Long(v, raw, int.MinValue); break;
             case "checksum_type": ChecksumType = Checksum(v, raw); break;
             case "bloom_bits": BloomBits = Double(v, raw); break;
+            case "prefix_size": PrefixSize = (int)Long(v, raw, 0); break;
+            case "keys_per_prefix": KeysPerPrefix = Long(v, raw, 0); break;
+            case "whole_key_filtering": WholeKeyFiltering = Bool(v, raw); break;
+            case "prefix_same_as_start": PrefixSameAsStart = Bool(v, raw); break;
+            case "total_order_seek": TotalOrderSeek = Bool(v, raw); break;
+            case "seek_missing_prefix": SeekMissingPrefix = Bool(v, raw); break;
+            case "seek_nexts": SeekNexts = (int)Long(v, raw, 0); break;
             case "block_size": BlockSize = (int)Long(v, raw, 256); break;
             case "write_buffer_size": WriteBufferSize = Long(v, raw, 4096); break;
             case "max_write_buffer_number": MaxWriteBufferNumber = (int)Long(v, raw, 2); break;

@@ -251,7 +251,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         long rangeDeletions = 0;
         while (!_readersDone)
         {
-            KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
+            FillKey(s.Key, s.Random.NextInt64(_f.Num));
             _engine.Put(0, s.Key, s.Values.Next(_f.ValueSize), _f.Sync); // db_bench's BGWriter writes the default family
             written++;
             if (_f.RangeTombstoneDue(written))
@@ -283,13 +283,13 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         {
             for (long k = 0; k < _f.RangeTombstoneWidth; k++)
             {
-                KeyGenerator.Fill(from, begin + k);
+                FillKey(from, begin + k);
                 batch.Delete(family, from);
             }
             return;
         }
-        KeyGenerator.Fill(from, begin);
-        KeyGenerator.Fill(to, begin + _f.RangeTombstoneWidth);
+        FillKey(from, begin);
+        FillKey(to, begin + _f.RangeTombstoneWidth);
         batch.DeleteRange(family, from, to);
     }
 
@@ -318,7 +318,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
             long k = sequential ? i : s.Random.NextInt64(keySpace);
-            KeyGenerator.Fill(s.Key, k);
+            FillKey(s.Key, k);
             int family = Family(k);
             if (withTombstones && _f.RangeTombstoneDue(i + 1))
             {
@@ -352,7 +352,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         long i = 0;
         for (; KeepGoing(i); i++)
         {
-            KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
+            FillKey(s.Key, s.Random.NextInt64(_f.Num));
             _engine.Delete(s.Key, _f.Sync);
             Progress(s, i);
         }
@@ -368,7 +368,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
             long k = s.Random.NextInt64(_f.Num);
-            KeyGenerator.Fill(s.Key, k);
+            FillKey(s.Key, k);
             value.ResetWrittenCount();
             if (_engine.TryGet(Family(k), s.Key, value))
             {
@@ -431,7 +431,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
-            KeyGenerator.Fill(s.Key, s.Random.NextInt64(keys));
+            FillKey(s.Key, s.Random.NextInt64(keys));
             _engine.Merge(s.Key, s.Values.Next(_f.ValueSize), _f.Sync);
             s.Bytes += _f.KeySize + _f.ValueSize;
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
@@ -457,7 +457,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         for (; KeepGoing(i); i++)
         {
             long t0 = h != null ? Stopwatch.GetTimestamp() : 0;
-            KeyGenerator.Fill(s.Key, s.Random.NextInt64(keys));
+            FillKey(s.Key, s.Random.NextInt64(keys));
             if (s.Random.Next(100) < _f.MergeReadPercent)
             {
                 _engine.Merge(s.Key, s.Values.Next(_f.ValueSize), _f.Sync);
@@ -489,20 +489,34 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         }
     }
 
+    // db_bench's GenerateKeyFromInt(v, FLAGS_num): plain keys, or prefixed ones with -keys_per_prefix.
+    private void FillKey(Span<byte> key, long number) => KeyGenerator.Fill(key, number, _f.Num, _f.KeysPerPrefix, _f.PrefixSize);
+
     private void SeekRandom(ThreadState s)
     {
         using TIterator it = _engine.NewIterator();
         long i = 0;
+        long bytes = 0;
         for (; KeepGoing(i); i++)
         {
-            KeyGenerator.Fill(s.Key, s.Random.NextInt64(_f.Num));
+            FillKey(s.Key, s.Random.NextInt64(_f.Num));
+            if (_f.SeekMissingPrefix)
+            {
+                s.Key[8] = (byte)'1'; // db_bench's GenerateKeyFromIntForSeek: the '0' padding of the prefix becomes '1'
+            }
             it.Seek(s.Key);
             if (it.Valid && it.Key.SequenceEqual(s.Key))
             {
                 s.Found++;
             }
+            for (int j = 0; j < _f.SeekNexts && it.Valid; j++)
+            {
+                bytes += it.Key.Length + it.Value.Length; // db_bench reads each value it steps over
+                it.Next();
+            }
             Progress(s, i);
         }
+        s.Bytes += bytes;
         s.Done = i;
         s.Message = string.Create(s_c, $"({s.Found} of {i} found)");
     }

@@ -64,6 +64,21 @@ public class ColumnFamilyOptions
     /// <summary>Bloom filter bits per key for whole-key filters; 0 writes no filter (10).</summary>
     public double BloomBitsPerKey { get; set; } = 10;
 
+    /// <summary>
+    /// Maps keys to prefixes for prefix Bloom filters and prefix seek (RocksDB: prefix_extractor;
+    /// null, the default, for none). With one, table filters also hold the prefix of every key in
+    /// its domain, and iterators' Seek skips tables whose filter excludes the target's prefix unless
+    /// <see cref="ReadOptions.TotalOrderSeek"/> is set (see <see cref="ReadOptions.PrefixSameAsStart"/>).
+    /// </summary>
+    public KvPrefixExtractor? PrefixExtractor { get; set; }
+
+    /// <summary>
+    /// Put whole keys into table filters, so point lookups can use them (RocksDB's
+    /// BlockBasedTableOptions.whole_key_filtering; true). False with a
+    /// <see cref="PrefixExtractor"/> makes prefix-only filters: smaller, and lookups check the key's prefix.
+    /// </summary>
+    public bool WholeKeyFiltering { get; set; } = true;
+
     /// <summary>Never compact automatically; only <see cref="KvDb.CompactRange(byte[], byte[])"/> compacts (false).</summary>
     public bool DisableAutoCompactions { get; set; }
 
@@ -222,6 +237,8 @@ public class ColumnFamilyOptions
         BottommostCompressionLevel = other.BottommostCompressionLevel;
         Checksum = other.Checksum;
         BloomBitsPerKey = other.BloomBitsPerKey;
+        PrefixExtractor = other.PrefixExtractor;
+        WholeKeyFiltering = other.WholeKeyFiltering;
         DisableAutoCompactions = other.DisableAutoCompactions;
         CompactionFilter = other.CompactionFilter;
         MergeOperator = other.MergeOperator;

@@ -553,6 +553,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
             VerifyChecksums = options?.VerifyChecksums ?? true,
             IterateLowerBound = from.ToArray(),
             IterateUpperBound = to.IsEmpty ? null : to.ToArray(),
+            TotalOrderSeek = true, // a range scan: prefix filters must not skip tables (see ReadOptions.TotalOrderSeek)
+            PrefixSameAsStart = options?.PrefixSameAsStart ?? false,
         };
         using KvIterator it = NewIterator(ro);
         it.Seek(from.Span);

@@ -15,6 +15,13 @@ namespace KvEngine;
 /// a disposed iterator with the same checksum and fill-cache options, before any memtable switch,
 /// flush or compaction); <see cref="Refresh"/> allocates nothing while that state is current.
 /// </para>
+/// <para>
+/// Prefix seek: in a family with a <see cref="ColumnFamilyOptions.PrefixExtractor"/>, Seek and
+/// SeekForPrev skip tables whose prefix filter lacks the target's prefix unless
+/// <see cref="ReadOptions.TotalOrderSeek"/> is set, so only the keys with the target's prefix are
+/// certain to be seen (RocksDB's semantics); use <see cref="ReadOptions.PrefixSameAsStart"/> to stop
+/// at the prefix's end, or TotalOrderSeek for a range scan across prefixes.
+/// </para>
 /// </summary>
 public sealed class KvIterator : IDisposable
 {

@@ -87,6 +87,8 @@ public sealed class KvStatistics
         names[(int)Ticker.BloomFilterUseful] = "rocksdb.bloom.filter.useful";
         names[(int)Ticker.BloomFilterFullPositive] = "rocksdb.bloom.filter.full.positive";
         names[(int)Ticker.BloomFilterFullTruePositive] = "rocksdb.bloom.filter.full.true.positive";
+        names[(int)Ticker.BloomFilterPrefixChecked] = "rocksdb.bloom.filter.prefix.checked";
+        names[(int)Ticker.BloomFilterPrefixUseful] = "rocksdb.bloom.filter.prefix.useful";
         names[(int)Ticker.MemtableHit] = "rocksdb.memtable.hit";
         names[(int)Ticker.MemtableMiss] = "rocksdb.memtable.miss";
         names[(int)Ticker.GetHitL0] = "rocksdb.l0.hit";

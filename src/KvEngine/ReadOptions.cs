@@ -19,4 +19,20 @@ public sealed class ReadOptions
 
     /// <summary>Iterators stop at keys greater than or equal to this (exclusive upper bound); null: none.</summary>
     public byte[]? IterateUpperBound { get; set; }
+
+    /// <summary>
+    /// With a <see cref="ColumnFamilyOptions.PrefixExtractor"/>: an iterator positioned by Seek or
+    /// SeekForPrev on a key in the extractor's domain stays within that key's prefix, becoming
+    /// invalid past it (RocksDB: prefix_same_as_start; false). SeekToFirst and SeekToLast confine it
+    /// to the prefix of the key they find, as RocksDB does.
+    /// </summary>
+    public bool PrefixSameAsStart { get; set; }
+
+    /// <summary>
+    /// Ignore prefix filters in iterators: every Seek sees all tables, in total key order (RocksDB:
+    /// total_order_seek; false). Without it, and with a prefix extractor, Seek skips tables whose
+    /// filter excludes the target's prefix, so keys outside that prefix may be missing from the
+    /// iteration (RocksDB's prefix-seek mode).
+    /// </summary>
+    public bool TotalOrderSeek { get; set; }
 }

@@ -169,4 +169,10 @@ public enum Ticker
 
     /// <summary>Keys MultiGet calls found (rocksdb.number.multiget.keys.found, NUMBER_MULTIGET_KEYS_FOUND).</summary>
     NumberMultiGetKeysFound,
+
+    /// <summary>Prefix Bloom filter checks: iterator seeks, and point lookups in prefix-only filters (rocksdb.bloom.filter.prefix.checked, BLOOM_FILTER_PREFIX_CHECKED).</summary>
+    BloomFilterPrefixChecked,
+
+    /// <summary>Prefix Bloom filter checks that proved the prefix absent, skipping the table or partition (rocksdb.bloom.filter.prefix.useful, BLOOM_FILTER_PREFIX_USEFUL).</summary>
+    BloomFilterPrefixUseful,
 }

@@ -29,7 +29,7 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         _stats = flags.Statistics ? new KvStatistics() : null;
         _write = new WriteOptions { Sync = flags.Sync, DisableWal = flags.DisableWal };
         _syncWrite = new WriteOptions { Sync = true, DisableWal = flags.DisableWal };
-        _read = new ReadOptions { VerifyChecksums = flags.VerifyChecksum };
+        _read = new ReadOptions { VerifyChecksums = flags.VerifyChecksum, PrefixSameAsStart = flags.PrefixSameAsStart, TotalOrderSeek = flags.TotalOrderSeek };
     }
 
     public readonly string Description => "kvengine (KvEngine " + typeof(KvDb).Assembly.GetName().Version + ")";
@@ -85,6 +85,8 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         CompressionLevel = _f.CompressionLevel,
         Checksum = _f.ChecksumType,
         BloomBitsPerKey = _f.BloomBits < 0 ? 0 : _f.BloomBits,
+        PrefixExtractor = _f.PrefixSize > 0 ? KvPrefixExtractor.FixedPrefix(_f.PrefixSize) : null, // db_bench: NewFixedPrefixTransform(prefix_size)
+        WholeKeyFiltering = _f.WholeKeyFiltering,
         OptimizeFiltersForMemory = _f.OptimizeFiltersForMemory,
         BlockSize = _f.BlockSize,
         Statistics = _stats,

@@ -38,7 +38,7 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
         _f = flags;
         _write = new RocksWriteOptions().SetSync(flags.Sync).DisableWal(flags.DisableWal ? 1 : 0);
         _syncWrite = new RocksWriteOptions().SetSync(true).DisableWal(flags.DisableWal ? 1 : 0);
-        _read = new RocksReadOptions().SetVerifyChecksums(flags.VerifyChecksum);
+        _read = new RocksReadOptions().SetVerifyChecksums(flags.VerifyChecksum).SetPrefixSameAsStart(flags.PrefixSameAsStart).SetTotalOrderSeek(flags.TotalOrderSeek);
         _blockCache = RocksDbOptionsMapper.CreateBlockCache(flags);
     }
 

@@ -63,6 +63,7 @@ internal static class RocksDbOptionsMapper
             // db_bench 7.8: NewBloomFilterPolicy(bloom_bits, false), the full-filter (fast local) Bloom.
             n.rocksdb_block_based_options_set_filter_policy(table.Handle, n.rocksdb_filterpolicy_create_bloom_full(f.BloomBits));
         }
+        n.rocksdb_block_based_options_set_whole_key_filtering(table.Handle, Bool(f.WholeKeyFiltering));
         n.rocksdb_block_based_options_set_partition_filters(table.Handle, Bool(f.PartitionFilters));
         n.rocksdb_block_based_options_set_metadata_block_size(table.Handle, (ulong)f.MetadataBlockSize);
         n.rocksdb_block_based_options_set_decouple_partitioned_filters(table.Handle, Bool(f.DecouplePartitionedFilters));
@@ -104,6 +105,11 @@ internal static class RocksDbOptionsMapper
             n.rocksdb_fifo_compaction_options_set_allow_compaction(fifo, Bool(f.FifoAllowCompaction));
             n.rocksdb_options_set_fifo_compaction_options(o.Handle, fifo); // copied into the options
             n.rocksdb_fifo_compaction_options_destroy(fifo);
+        }
+        if (f.PrefixSize > 0)
+        {
+            // db_bench 7.8: options.prefix_extractor = NewFixedPrefixTransform(prefix_size); the options own it.
+            n.rocksdb_options_set_prefix_extractor(o.Handle, n.rocksdb_slicetransform_create_fixed_prefix((UIntPtr)(uint)f.PrefixSize));
         }
         if (f.Statistics)
         {

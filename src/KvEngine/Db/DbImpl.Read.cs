@@ -67,6 +67,11 @@ internal sealed partial class DbImpl
         try
         {
             ulong sequence = ReadSequence(options);
+            // RocksDB: prefix filters skip tables unless total_order_seek; prefix_same_as_start bounds the
+            // iteration to the start key's prefix whenever the family has an extractor.
+            KvPrefixExtractor? extractor = cfd.Options.PrefixExtractor;
+            KvPrefixExtractor? prefixSeek = options.TotalOrderSeek ? null : extractor;
+            KvPrefixExtractor? sameAsStart = options.PrefixSameAsStart ? extractor : null;
             PinnedIterator?[] spares = cfd.SpareIterators;
             for (int i = 0; i < spares.Length; i++)
             {
@@ -79,16 +84,19 @@ internal sealed partial class DbImpl
                 {
                     continue;
                 }
-                if (spare.CanServe(state, options.VerifyChecksums, options.FillCache))
+                if (spare.CanServe(state, options.VerifyChecksums, options.FillCache, prefixSeek))
                 {
                     state.Unref(); // the spare holds its own reference on the same state
                     spare.Reset(sequence, options.IterateLowerBound, options.IterateUpperBound, options.Snapshot != null);
+                    spare.Iterator.PrefixSameAsStart = sameAsStart;
                     return spare;
                 }
                 spare.Dispose(); // stale: its read state is gone or its options differ
             }
-            return BuildIterator(cfd, state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
-                options.Snapshot != null);
+            PinnedIterator built = BuildIterator(cfd, state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
+                options.Snapshot != null, prefixSeek);
+            built.Iterator.PrefixSameAsStart = sameAsStart;
+            return built;
         }
         catch
         {
@@ -114,13 +122,15 @@ internal sealed partial class DbImpl
         try
         {
             ulong sequence = _versions.LastSequence;
-            if (it.CanServe(state, it.VerifyChecksums, it.FillCache))
+            if (it.CanServe(state, it.VerifyChecksums, it.FillCache, it.PrefixSeek))
             {
                 state.Unref();
                 it.Reset(sequence, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
                 return it;
             }
-            result = BuildIterator(it.Family, state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
+            result = BuildIterator(it.Family, state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false,
+                it.PrefixSeek);
+            result.Iterator.PrefixSameAsStart = it.Iterator.PrefixSameAsStart;
         }
         catch
         {
@@ -159,7 +169,8 @@ internal sealed partial class DbImpl
         it.Dispose();
     }
 
-    private PinnedIterator BuildIterator(ColumnFamilyData cfd, ReadState state, ulong sequence, bool verifyChecksums, bool fillCache, byte[]? lower, byte[]? upper, bool hasSnapshot)
+    private PinnedIterator BuildIterator(ColumnFamilyData cfd, ReadState state, ulong sequence, bool verifyChecksums, bool fillCache, byte[]? lower, byte[]? upper, bool hasSnapshot,
+        KvPrefixExtractor? prefixSeek)
     {
         // After the sequence: a memtable's tombstone list is current for every sequence we can see.
         RangeDel.FragmentedRangeTombstoneList? memTombstones = state.Mem.GetRangeTombstones();
@@ -176,13 +187,13 @@ internal sealed partial class DbImpl
             }
             foreach (Versions.FileMetaData f in v.Files(0))
             {
-                children[n++] = cfd.Tables.Get(f, 0).NewIterator(verifyChecksums, fillCache);
+                children[n++] = cfd.Tables.Get(f, 0).NewIterator(verifyChecksums, fillCache, prefixFilter: prefixSeek != null);
             }
             for (int level = 1; level < Version.NumLevels; level++)
             {
                 if (v.NumFiles(level) > 0)
                 {
-                    children[n++] = new LevelFiles(cfd.Tables, v.Files(level), verifyChecksums, fillCache).CreateIterator();
+                    children[n++] = new LevelFiles(cfd.Tables, v.Files(level), verifyChecksums, fillCache, prefixSeek).CreateIterator();
                 }
             }
         }
@@ -196,7 +207,7 @@ internal sealed partial class DbImpl
         }
         var merged = new MergingIterator(children);
         var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: cfd.Options.MergeOperator);
-        return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot);
+        return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot) { PrefixSeek = prefixSeek };
     }
 
     private static int CountNonEmptyLevels(Version v)

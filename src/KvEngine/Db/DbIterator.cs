@@ -59,6 +59,8 @@ internal sealed partial class DbIterator : IDisposable
     private readonly ByteBuffer _savedKey = new(64);
     private readonly ByteBuffer _savedValue = new(256);
     private readonly ByteBuffer _seekKey = new(64);
+    private readonly ByteBuffer _startPrefix = new(16);
+    private bool _prefixBound; // the iteration is confined to _startPrefix (PrefixSameAsStart after a positioning)
     private bool _valid;
     private bool _coveredByRange; // the last IsLiveValue said false because of a range tombstone
     private bool _reverse;
@@ -101,6 +103,13 @@ internal sealed partial class DbIterator : IDisposable
 
     /// <summary>The exclusive upper bound (this iterator's copy), or null.</summary>
     public byte[]? UpperBound => _upper;
+
+    /// <summary>
+    /// RocksDB's prefix_same_as_start: with an extractor, Seek/SeekForPrev to an in-domain target (or
+    /// SeekToFirst/SeekToLast, from the key they find) confine the iteration to that prefix: the
+    /// iterator becomes invalid at the first key with another prefix (or out of the domain). Null: off.
+    /// </summary>
+    public KvPrefixExtractor? PrefixSameAsStart { get; set; }
 
     /// <summary>
     /// Reads at <paramref name="sequence"/> within new bounds from now on (the internal iterator and
@@ -168,6 +177,7 @@ internal sealed partial class DbIterator : IDisposable
                 _iter.SeekToFirst();
             }
             FindNextUserEntry(skipping: false);
+            BindPrefixToCurrent();
         }
         catch
         {
@@ -183,6 +193,7 @@ internal sealed partial class DbIterator : IDisposable
         {
             SeekInternalToLast();
             PrevInternal();
+            BindPrefixToCurrent();
         }
         catch
         {
@@ -205,6 +216,7 @@ internal sealed partial class DbIterator : IDisposable
             {
                 return;
             }
+            BindPrefix(target);
             _iter.Seek(ScratchKey(target, _sequence, ValueType.ValueTypeForSeek));
             FindNextUserEntry(skipping: false);
         }
@@ -225,6 +237,7 @@ internal sealed partial class DbIterator : IDisposable
             {
                 return;
             }
+            BindPrefix(target);
             if (_upper is not null && target.SequenceCompareTo(_upper) >= 0)
             {
                 SeekInternalToLast();
@@ -337,16 +350,45 @@ internal sealed partial class DbIterator : IDisposable
         _savedKey.Dispose();
         _savedValue.Dispose();
         _seekKey.Dispose();
+        _startPrefix.Dispose();
     }
 
     private void Begin()
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
+        _prefixBound = false;
         _valid = false;
         _reverse = false;
         _forwardSaved = false;
         _savedKey.Clear();
         _savedValue.Clear();
+    }
+
+    // PrefixSameAsStart: confine the coming iteration to the target's prefix (a target out of the domain confines nothing).
+    private void BindPrefix(ReadOnlySpan<byte> target)
+    {
+        KvPrefixExtractor? extractor = PrefixSameAsStart;
+        if (extractor != null && extractor.InDomain(target))
+        {
+            _startPrefix.Clear();
+            _startPrefix.Append(extractor.Transform(target));
+            _prefixBound = true;
+        }
+    }
+
+    // After SeekToFirst/SeekToLast, RocksDB takes the prefix of the key found.
+    private void BindPrefixToCurrent()
+    {
+        if (_valid && PrefixSameAsStart != null)
+        {
+            BindPrefix(Key);
+        }
+    }
+
+    private bool InStartPrefix(ReadOnlySpan<byte> userKey)
+    {
+        KvPrefixExtractor extractor = PrefixSameAsStart!;
+        return extractor.InDomain(userKey) && extractor.Transform(userKey).SequenceEqual(_startPrefix.WrittenSpan);
     }
 
     // Positions the internal iterator at the last entry below the upper bound (or the very last).
@@ -374,6 +416,10 @@ internal sealed partial class DbIterator : IDisposable
             ReadOnlySpan<byte> ikey = _iter.Key;
             ReadOnlySpan<byte> userKey = UserKeyOf(ikey);
             if (_upper is not null && userKey.SequenceCompareTo(_upper) >= 0)
+            {
+                break;
+            }
+            if (_prefixBound && !InStartPrefix(userKey))
             {
                 break;
             }
@@ -450,6 +496,10 @@ internal sealed partial class DbIterator : IDisposable
         {
             ReadOnlySpan<byte> userKey = UserKeyOf(_iter.Key);
             if (_lower is not null && userKey.SequenceCompareTo(_lower) < 0)
+            {
+                break;
+            }
+            if (_prefixBound && !InStartPrefix(userKey))
             {
                 break;
             }

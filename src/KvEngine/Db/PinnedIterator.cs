@@ -48,12 +48,15 @@ internal sealed class PinnedIterator
 
     public bool FillCache { get; }
 
+    /// <summary>The prefix extractor its table iterators filter seeks with (prefix-seek mode), or null (total order).</summary>
+    public KvPrefixExtractor? PrefixSeek { get; init; }
+
     /// <summary>Created at a snapshot's sequence (then <see cref="KvIterator.Refresh"/> is not supported, as in RocksDB).</summary>
     public bool HasSnapshot { get; private set; }
 
     /// <summary>True when this iterator tree can read <paramref name="current"/> (the database's current read state) with these table options.</summary>
-    public bool CanServe(ReadState current, bool verifyChecksums, bool fillCache) =>
-        !_disposed && ReferenceEquals(current, State) && verifyChecksums == VerifyChecksums && fillCache == FillCache &&
+    public bool CanServe(ReadState current, bool verifyChecksums, bool fillCache, KvPrefixExtractor? prefixSeek) =>
+        !_disposed && ReferenceEquals(current, State) && verifyChecksums == VerifyChecksums && fillCache == FillCache && ReferenceEquals(prefixSeek, PrefixSeek) &&
         ReferenceEquals(current.Mem.GetRangeTombstones(), _memTombstones);
 
     /// <summary>Makes the tree read at <paramref name="sequence"/> within the given bounds; not Valid until positioned.</summary>

@@ -25,6 +25,7 @@ internal sealed class LevelIterator : InternalIterator
     private readonly byte[][] _smallest;
     private readonly byte[][] _largest;
     private readonly ITableIteratorFactory _factory;
+    private readonly KvPrefixExtractor? _prefixSeek;
     private int _fileIndex = -1;
     private InternalIterator? _file;
     private bool _disposed;
@@ -32,7 +33,13 @@ internal sealed class LevelIterator : InternalIterator
     /// <param name="smallest">Smallest internal key of each file, in run order.</param>
     /// <param name="largest">Largest internal key of each file, in run order.</param>
     /// <param name="factory">Opens file i's iterator.</param>
-    public LevelIterator(byte[][] smallest, byte[][] largest, ITableIteratorFactory factory)
+    /// <param name="prefixSeek">
+    /// Prefix-seek mode (RocksDB's LevelIterator with a prefix extractor and no total order seek):
+    /// when a Seek to an in-domain target had to move past the file it landed in (its prefix filter
+    /// excluded the target, or nothing was left in it), the run is not Valid unless the next file's
+    /// first key shares the target's prefix. Null: total order.
+    /// </param>
+    public LevelIterator(byte[][] smallest, byte[][] largest, ITableIteratorFactory factory, KvPrefixExtractor? prefixSeek = null)
     {
         ArgumentNullException.ThrowIfNull(smallest);
         ArgumentNullException.ThrowIfNull(largest);
@@ -54,6 +61,7 @@ internal sealed class LevelIterator : InternalIterator
         _smallest = smallest;
         _largest = largest;
         _factory = factory;
+        _prefixSeek = prefixSeek;
     }
 
     public int FileCount => _smallest.Length;
@@ -172,7 +180,12 @@ internal sealed class LevelIterator : InternalIterator
                     if (OpenFile(FindFile(target)))
                     {
                         _file!.Seek(target);
+                        bool skipped = !_file.Valid;
                         SkipEmptyFilesForward();
+                        if (skipped && _prefixSeek != null && Valid && !SamePrefix(_prefixSeek, target, _file.Key))
+                        {
+                            CloseFile(); // keys of the target's prefix are exhausted: invalid rather than any later key
+                        }
                     }
                     break;
                 default:
@@ -196,6 +209,19 @@ internal sealed class LevelIterator : InternalIterator
             CloseFile();
             throw;
         }
+    }
+
+    // RocksDB's check after a prefix seek skipped a file: the target is in the domain, and the key is
+    // in it with the same prefix.
+    private static bool SamePrefix(KvPrefixExtractor extractor, ReadOnlySpan<byte> target, ReadOnlySpan<byte> key)
+    {
+        ReadOnlySpan<byte> targetUser = InternalKeys.UserKey(target);
+        if (!extractor.InDomain(targetUser))
+        {
+            return true;
+        }
+        ReadOnlySpan<byte> keyUser = InternalKeys.UserKey(key);
+        return extractor.InDomain(keyUser) && extractor.Transform(targetUser).SequenceEqual(extractor.Transform(keyUser));
     }
 
     // Index of the first file whose largest key is >= target, or FileCount.

@@ -143,6 +143,7 @@ internal static class OptionsFileWriter
             ["bottommost_compression"] = o.BottommostCompression is { } bottom ? OptionValues.FormatEnum(bottom, OptionValues.CompressionNames) : OptionValues.DisableCompressionOption,
             ["write_buffer_size"] = OptionValues.Format(o.WriteBufferSize),
             ["merge_operator"] = MergeOperatorOption.Format(o.MergeOperator),
+            ["prefix_extractor"] = Prefix.PrefixExtractorNames.Format(o.PrefixExtractor),
             // RocksDB persists arena_block_size sanitized from write_buffer_size (min(1 MiB, size / 8),
             // 4 KiB aligned); a larger arena block than the write buffer trips its memtable asserts.
             ["arena_block_size"] = OptionValues.Format(ArenaBlockSize(o.WriteBufferSize)),
@@ -178,6 +179,7 @@ internal static class OptionsFileWriter
             ["block_restart_interval"] = OptionValues.Format((long)o.BlockRestartInterval),
             ["filter_policy"] = OptionValues.FormatBloomFilter(o.BloomBitsPerKey),
             ["optimize_filters_for_memory"] = OptionValues.Format(o.OptimizeFiltersForMemory),
+            ["whole_key_filtering"] = OptionValues.Format(o.WholeKeyFiltering),
             ["cache_index_and_filter_blocks"] = OptionValues.Format(o.CacheIndexAndFilterBlocks),
             ["pin_l0_filter_and_index_blocks_in_cache"] = OptionValues.Format(o.PinL0FilterAndIndexBlocksInCache),
             ["pin_top_level_index_and_filter"] = OptionValues.Format(o.PinTopLevelIndexAndFilter),

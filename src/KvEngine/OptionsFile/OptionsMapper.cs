@@ -66,6 +66,11 @@ internal static class OptionsMapper
                 int level = CompressionLevel(value, out bool enabled);
                 o.BottommostCompressionLevel = enabled ? level : null;
                 break;
+            case "prefix_extractor":
+                // A built-in extractor is rebuilt; a custom one (code) cannot be, and the family opens
+                // without one: its tables are then read without prefix filtering, never wrongly.
+                o.PrefixExtractor = Prefix.PrefixExtractorNames.TryCreate(value, out _);
+                break;
             case "write_buffer_size": o.WriteBufferSize = OptionValues.ParseInt64(value, 0); break;
             case "max_write_buffer_number": o.MaxWriteBufferNumber = OptionValues.ParseInt32(value); break;
             case "min_write_buffer_number_to_merge": o.MinWriteBufferNumberToMerge = OptionValues.ParseInt32(value); break;
@@ -123,6 +128,7 @@ internal static class OptionsMapper
             case "block_size": o.BlockSize = OptionValues.ParseInt32(value); break;
             case "block_restart_interval": o.BlockRestartInterval = OptionValues.ParseInt32(value); break;
             case "filter_policy": o.BloomBitsPerKey = BloomBitsPerKey(value); break;
+            case "whole_key_filtering": o.WholeKeyFiltering = OptionValues.ParseBool(value); break;
             case "optimize_filters_for_memory": o.OptimizeFiltersForMemory = OptionValues.ParseBool(value); break;
             case "cache_index_and_filter_blocks": o.CacheIndexAndFilterBlocks = OptionValues.ParseBool(value); break;
             case "pin_l0_filter_and_index_blocks_in_cache": o.PinL0FilterAndIndexBlocksInCache = OptionValues.ParseBool(value); break;

@@ -5,19 +5,20 @@ using KvEngine.Util;
 namespace KvEngine.Table;
 
 /// <summary>
-/// One filter over the whole table (RocksDB's FullFilterBlockBuilder): whole user keys go to the
-/// policy's bits builder, which drops consecutive duplicates. Not thread-safe.
+/// One filter over the whole table (RocksDB's FullFilterBlockBuilder): whole user keys and/or key
+/// prefixes (<see cref="FilterKeyAdder"/>) go to the policy's bits builder, which drops
+/// consecutive duplicates. Not thread-safe.
 /// </summary>
 internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
 {
     private readonly IFilterBitsBuilder _bits;
-    private readonly bool _wholeKeyFiltering;
+    private readonly FilterKeyAdder _keys;
     private long _added;
 
-    public FullFilterBlockBuilder(IFilterPolicy policy, bool wholeKeyFiltering, bool optimizeForMemory = false)
+    public FullFilterBlockBuilder(IFilterPolicy policy, bool wholeKeyFiltering, bool optimizeForMemory = false, KvPrefixExtractor? prefixExtractor = null)
     {
         _bits = policy.CreateBuilder(optimizeForMemory);
-        _wholeKeyFiltering = wholeKeyFiltering;
+        _keys = new FilterKeyAdder(prefixExtractor, wholeKeyFiltering);
         MetaIndexKey = TableFormat.FullFilterBlockPrefix + policy.Name;
     }
 
@@ -29,11 +30,7 @@ internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
 
     public void Add(ReadOnlySpan<byte> userKey)
     {
-        if (_wholeKeyFiltering)
-        {
-            _bits.AddKey(userKey);
-            _added++;
-        }
+        _added += _keys.Add(_bits, userKey);
     }
 
     public BlockHandle Finish(ITableBlockWriter writer, out long filterSize)
@@ -44,5 +41,9 @@ internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
         return writer.WriteBlock(filter.WrittenSpan, CompressionType.None);
     }
 
-    public void Dispose() => _bits.Dispose();
+    public void Dispose()
+    {
+        _bits.Dispose();
+        _keys.Dispose();
+    }
 }

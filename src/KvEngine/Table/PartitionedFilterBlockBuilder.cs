@@ -23,7 +23,7 @@ namespace KvEngine.Table;
 // the next key once it holds that many distinct keys.
 
 /// <summary>
-/// RocksDB's PartitionedFilterBlockBuilder: whole user keys go into filter partitions of about
+/// RocksDB's PartitionedFilterBlockBuilder: whole user keys and/or prefixes (<see cref="FilterKeyAdder"/>) go into filter partitions of about
 /// <see cref="TableOptions.MetadataBlockSize"/> bytes each (every partition built by the same bits
 /// builder, so <see cref="TableOptions.OptimizeFiltersForMemory"/> sizes each one), plus a
 /// top-level filter index. Partitions are cut together with index partitions (coupled, what
@@ -33,7 +33,7 @@ namespace KvEngine.Table;
 internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
 {
     private readonly IFilterBitsBuilder _bits;
-    private readonly bool _wholeKeyFiltering;
+    private readonly FilterKeyAdder _adder;
     private readonly bool _decoupled;
     private readonly PartitionedIndexBuilder _index;
     private readonly int _restartInterval;
@@ -47,10 +47,10 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
     private bool _any;
 
     public PartitionedFilterBlockBuilder(IFilterPolicy policy, bool wholeKeyFiltering, bool optimizeForMemory, PartitionedIndexBuilder index,
-        int restartInterval, int metadataBlockSize, int blockSizeDeviation, bool decoupled)
+        int restartInterval, int metadataBlockSize, int blockSizeDeviation, bool decoupled, KvPrefixExtractor? prefixExtractor = null)
     {
         _bits = policy.CreateBuilder(optimizeForMemory);
-        _wholeKeyFiltering = wholeKeyFiltering;
+        _adder = new FilterKeyAdder(prefixExtractor, wholeKeyFiltering);
         _decoupled = decoupled;
         _index = index;
         _restartInterval = restartInterval;
@@ -98,6 +98,7 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
         {
             if (_bits.KeyCount >= _keysPerPartition)
             {
+                AddNextPrefix(userKey);
                 Cut(DecoupledKey());
             }
         }
@@ -109,13 +110,14 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
             }
             if (_index.ShouldCutFilterBlock())
             {
+                AddNextPrefix(userKey);
                 Cut(_index.PartitionKey);
             }
         }
-        if (_wholeKeyFiltering)
+        int calls = _adder.Add(_bits, userKey);
+        if (calls > 0)
         {
-            _bits.AddKey(userKey);
-            _addedToPartition++;
+            _addedToPartition += calls;
             _any = true;
         }
         if (_decoupled)
@@ -163,6 +165,7 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
     public void Dispose()
     {
         _bits.Dispose();
+        _adder.Dispose();
         _filters.Dispose();
         _keys.Dispose();
         _prevKey.Dispose();
@@ -175,6 +178,27 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
         return _prevKey.WrittenSpan;
     }
 
+    /// <summary>
+    /// Before a partition closes, the next key's prefix goes into it too (unless it equals the last
+    /// prefix recorded): a Seek to a key between the partition's last key and the next key, with the
+    /// next key's prefix, lands in this partition and must not be told the prefix is absent
+    /// (RocksDB's MaybeCutAFilterBlock).
+    /// </summary>
+    private void AddNextPrefix(ReadOnlySpan<byte> nextKey)
+    {
+        KvPrefixExtractor? extractor = _adder.Extractor;
+        if (extractor != null && extractor.InDomain(nextKey))
+        {
+            ReadOnlySpan<byte> prefix = extractor.Transform(nextKey);
+            if (!prefix.SequenceEqual(_adder.LastPrefix))
+            {
+                _bits.AddKey(prefix);
+                _addedToPartition++;
+                _any = true;
+            }
+        }
+    }
+
     private void Cut(ReadOnlySpan<byte> internalKey)
     {
         _totalInBuilt += _bits.KeyCount;
@@ -184,5 +208,6 @@ internal sealed class PartitionedFilterBlockBuilder : IFilterBlockBuilder
         _bits.Finish(_filters);
         _partitions.Add((keyOffset, internalKey.Length, filterOffset, _filters.Length - filterOffset));
         _addedToPartition = 0;
+        _adder.Reset();
     }
 }

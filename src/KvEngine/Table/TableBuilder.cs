@@ -68,7 +68,7 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
             if (options.FilterPolicy != null && options.PartitionFilters)
             {
                 _filterBuilder = new PartitionedFilterBlockBuilder(options.FilterPolicy, options.WholeKeyFiltering, options.OptimizeFiltersForMemory, partitioned,
-                    options.IndexBlockRestartInterval, options.MetadataBlockSize, options.BlockSizeDeviation, options.DecouplePartitionedFilters);
+                    options.IndexBlockRestartInterval, options.MetadataBlockSize, options.BlockSizeDeviation, options.DecouplePartitionedFilters, options.PrefixExtractor);
             }
         }
         else
@@ -77,7 +77,7 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
         }
         if (options.FilterPolicy != null && _filterBuilder == null)
         {
-            _filterBuilder = new FullFilterBlockBuilder(options.FilterPolicy, options.WholeKeyFiltering, options.OptimizeFiltersForMemory);
+            _filterBuilder = new FullFilterBlockBuilder(options.FilterPolicy, options.WholeKeyFiltering, options.OptimizeFiltersForMemory, options.PrefixExtractor);
         }
         _deviationLimit = (int)((((long)options.BlockSize * (100 - options.BlockSizeDeviation)) + 99) / 100);
     }
@@ -323,13 +323,13 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
         p.FilterPolicyName = _options.FilterPolicy?.Name ?? "";
         p.ComparatorName = InternalKeyComparer.BytewiseComparatorName;
         p.MergeOperatorName = _options.MergeOperatorName ?? "nullptr";
-        p.PrefixExtractorName = "nullptr";
+        p.PrefixExtractorName = Prefix.PrefixExtractorNames.Format(_options.PrefixExtractor);
         p.PropertyCollectorsNames = "[]";
         p.CompressionName = CompressionTypeNames.ToRocksDbName(_options.Compression);
         p.CompressionOptions = string.Create(System.Globalization.CultureInfo.InvariantCulture,
             $"window_bits=-14; level={_options.CompressionLevel}; strategy=0; max_dict_bytes=0; zstd_max_train_bytes=0; enabled=0; max_dict_buffer_bytes=0; use_zstd_dict_trainer=1; ");
         p.WholeKeyFiltering = _options.WholeKeyFiltering;
-        p.PrefixFiltering = false;
+        p.PrefixFiltering = _options.PrefixExtractor != null;
     }
 
     private void EnsureOpen()

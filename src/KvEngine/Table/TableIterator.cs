@@ -21,6 +21,7 @@ internal sealed class TableIterator : InternalIterator
     private TableReader? _table;
     private bool _verifyChecksums;
     private bool _fillCache;
+    private bool _prefixFilter; // Seek/SeekForPrev consult the table's prefix filter (prefix-seek mode)
     private bool _hasIndex;
     private BlockLease _indexLease;
     private IndexCursor _index;
@@ -33,13 +34,18 @@ internal sealed class TableIterator : InternalIterator
     {
     }
 
-    /// <summary>An iterator over <paramref name="table"/> (recycled from this thread's pool when it has one); the index is leased at once.</summary>
-    public static TableIterator Rent(TableReader table, bool verifyChecksums, bool fillCache = true)
+    /// <summary>
+    /// An iterator over <paramref name="table"/> (recycled from this thread's pool when it has one); the index is leased at once.
+    /// With <paramref name="prefixFilter"/>, Seek and SeekForPrev first ask the table's prefix filter
+    /// (<see cref="TableReader.PrefixMayMatch"/>) and yield nothing when it proves the target's prefix absent (RocksDB's prefix seek).
+    /// </summary>
+    public static TableIterator Rent(TableReader table, bool verifyChecksums, bool fillCache = true, bool prefixFilter = false)
     {
         TableIterator it = ThreadLocalPool<TableIterator>.TryRent() ?? new TableIterator();
         it._table = table;
         it._verifyChecksums = verifyChecksums;
         it._fillCache = fillCache;
+        it._prefixFilter = prefixFilter && table.HasPrefixFilter;
         try
         {
             it.AcquireIndex();
@@ -111,6 +117,11 @@ internal sealed class TableIterator : InternalIterator
     public override void Seek(ReadOnlySpan<byte> target)
     {
         CheckTarget(target);
+        if (_prefixFilter && !Table.PrefixMayMatch(target, _fillCache))
+        {
+            ReleaseDataBlock(); // no key with the target's prefix here: not Valid
+            return;
+        }
         AcquireIndex();
         _index.Seek(target);
         if (LoadDataBlock())
@@ -123,6 +134,11 @@ internal sealed class TableIterator : InternalIterator
     public override void SeekForPrev(ReadOnlySpan<byte> target)
     {
         CheckTarget(target);
+        if (_prefixFilter && !Table.PrefixMayMatch(target, _fillCache))
+        {
+            ReleaseDataBlock();
+            return;
+        }
         AcquireIndex();
         // The first block whose separator is >= target holds the answer or it is further back.
         _index.Seek(target);

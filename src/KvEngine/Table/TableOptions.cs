@@ -47,6 +47,13 @@ internal sealed record TableOptions
     /// <summary>Put whole user keys in the filter.</summary>
     public bool WholeKeyFiltering { get; init; } = true;
 
+    /// <summary>
+    /// The family's prefix extractor (null: none). Builders add the prefixes of in-domain keys to
+    /// the filter and record its name (<c>rocksdb.prefix.extractor.name</c>); readers use prefix
+    /// filtering only on tables recorded with the same name.
+    /// </summary>
+    public KvPrefixExtractor? PrefixExtractor { get; init; }
+
     public IndexShortening IndexShortening { get; init; } = IndexShortening.ShortenSeparators;
 
     /// <summary>Format version written; only 5 is supported for writing (reading accepts 2..5).</summary>
@@ -144,6 +151,8 @@ internal sealed record TableOptions
         PartitionFilters = family.PartitionFilters,
         MetadataBlockSize = family.MetadataBlockSize,
         DecouplePartitionedFilters = family.DecouplePartitionedFilters,
+        WholeKeyFiltering = family.WholeKeyFiltering,
+        PrefixExtractor = family.PrefixExtractor,
     };
 
     public void Validate()

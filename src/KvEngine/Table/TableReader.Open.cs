@@ -108,7 +108,13 @@ internal sealed partial class TableReader
             {
                 _filterHandle = fh;
                 _hasFilter = true;
-                _filterHasWholeKeys = !Properties.UserCollected.ContainsKey(TablePropertyNames.WholeKeyFiltering) || Properties.WholeKeyFiltering;
+                // RocksDB: whole_key_filtering = the option && the table's property (absent: supported);
+                // prefix filtering only under the extractor the table was written with.
+                _filterHasWholeKeys = options.WholeKeyFiltering
+                    && (!Properties.UserCollected.ContainsKey(TablePropertyNames.WholeKeyFiltering) || Properties.WholeKeyFiltering);
+                bool prefixFiltering = !Properties.UserCollected.ContainsKey(TablePropertyNames.PrefixFiltering) || Properties.PrefixFiltering;
+                _prefixExtractor = prefixFiltering && options.PrefixExtractor is { } extractor
+                    && string.Equals(Properties.PrefixExtractorName, extractor.Name, StringComparison.Ordinal) ? extractor : null;
                 if (_partitionedFilter)
                 {
                     if (cache == null)

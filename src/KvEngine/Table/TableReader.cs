@@ -50,6 +50,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     private readonly bool _hasFilter;
     private readonly int _filterNumProbes;
     private readonly bool _filterHasWholeKeys;
+    private readonly KvPrefixExtractor? _prefixExtractor; // set when the filter holds prefixes of this extractor
     private readonly ulong _cacheId;
     private readonly LruHandle? _pinnedIndex;
     private readonly LruHandle? _pinnedFilter; // the filter, or the top-level filter index of a partitioned filter
@@ -99,10 +100,16 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     public bool HasFilter => _hasFilter;
 
 
+    /// <summary>
+    /// True when the filter holds prefixes under the family's current extractor (the table's
+    /// <c>rocksdb.prefix.extractor.name</c> names it), so Seek and Get may consult it by prefix.
+    /// </summary>
+    public bool HasPrefixFilter => _hasFilter && _prefixExtractor != null;
+
     /// <summary>False only when the filter proves <paramref name="userKey"/> is absent.</summary>
     public bool KeyMayMatch(ReadOnlySpan<byte> userKey, bool fillCache = true)
     {
-        if (!_hasFilter || !_filterHasWholeKeys)
+        if (!_hasFilter || (!_filterHasWholeKeys && _prefixExtractor == null))
         {
             return true;
         }
@@ -114,7 +121,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             InternalKeys.Encode(lookup, userKey, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek);
             try
             {
-                return PartitionedKeyMayMatch(userKey, lookup, fillCache);
+                return FilterMayMatch(userKey, lookup, fillCache);
             }
             finally
             {
@@ -124,7 +131,55 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                 }
             }
         }
-        return FullKeyMayMatch(userKey, fillCache);
+        return FilterMayMatch(userKey, default, fillCache);
+    }
+
+    /// <summary>
+    /// RocksDB's BlockBasedTable::PrefixRangeMayMatch for an iterator's Seek or SeekForPrev to
+    /// <paramref name="internalTarget"/>: false only when this table holds prefixes of the current
+    /// extractor, the target's user key is in its domain, and the filter (the partition the target
+    /// falls in, when partitioned) proves the prefix absent. Counts the
+    /// <see cref="Ticker.BloomFilterPrefixChecked"/> / <see cref="Ticker.BloomFilterPrefixUseful"/> tickers.
+    /// </summary>
+    public bool PrefixMayMatch(ReadOnlySpan<byte> internalTarget, bool fillCache = true)
+    {
+        if (!_hasFilter || _prefixExtractor == null)
+        {
+            return true;
+        }
+        return PrefixFilterMayMatch(_prefixExtractor, InternalKeys.UserKey(internalTarget), internalTarget, fillCache);
+    }
+
+    /// <summary>
+    /// RocksDB's FullFilterKeyMayMatch: the whole key when the filter holds whole keys, else the
+    /// key's prefix when the filter holds prefixes and the key is in the domain, else true.
+    /// <paramref name="lookupKey"/> (an internal key) picks the partition of a partitioned filter.
+    /// </summary>
+    private bool FilterMayMatch(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> lookupKey, bool fillCache)
+    {
+        if (_filterHasWholeKeys)
+        {
+            return _partitionedFilter ? PartitionedKeyMayMatch(userKey, lookupKey, fillCache) : FullKeyMayMatch(userKey, fillCache);
+        }
+        return _prefixExtractor == null || PrefixFilterMayMatch(_prefixExtractor, userKey, lookupKey, fillCache);
+    }
+
+    /// <summary>The prefix check of a filter holding <paramref name="extractor"/>'s prefixes; keys out of its domain are not filtered.</summary>
+    private bool PrefixFilterMayMatch(KvPrefixExtractor extractor, ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> lookupKey, bool fillCache)
+    {
+        if (!extractor.InDomain(userKey))
+        {
+            return true;
+        }
+        ReadOnlySpan<byte> prefix = extractor.Transform(userKey);
+        bool mayMatch = _partitionedFilter ? PartitionedKeyMayMatch(prefix, lookupKey, fillCache) : FullKeyMayMatch(prefix, fillCache);
+        KvStatistics? stats = _options.Statistics;
+        stats?.Record(Ticker.BloomFilterPrefixChecked);
+        if (!mayMatch)
+        {
+            stats?.Record(Ticker.BloomFilterPrefixUseful);
+        }
+        return mayMatch;
     }
 
     private bool FullKeyMayMatch(ReadOnlySpan<byte> userKey, bool fillCache) => MayMatch(AcquireFullFilter(fillCache), userKey);
@@ -186,14 +241,13 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         InternalKeys.Encode(seekKey, userKey, sequence, ValueType.ValueTypeForSeek);
         try
         {
-            bool mayMatch = !_hasFilter || !_filterHasWholeKeys
-                || (_partitionedFilter ? PartitionedKeyMayMatch(userKey, seekKey, fillCache) : FullKeyMayMatch(userKey, fillCache));
+            bool mayMatch = !_hasFilter || FilterMayMatch(userKey, seekKey, fillCache);
             if (!mayMatch)
             {
                 stats?.Record(Ticker.BloomFilterUseful);
                 return false;
             }
-            if (_hasFilter)
+            if (_hasFilter && _filterHasWholeKeys)
             {
                 stats?.Record(Ticker.BloomFilterFullPositive);
             }
@@ -282,10 +336,10 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         };
     }
 
-    /// <summary>A two-level iterator over every point entry.</summary>
-    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true)
+    /// <summary>A two-level iterator over every point entry; with <paramref name="prefixFilter"/>, seeks consult the prefix filter (see <see cref="TableIterator.Rent"/>).</summary>
+    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true, bool prefixFilter = false)
     {
-        InternalIterator it = TableIterator.Rent(this, verifyChecksums, fillCache);
+        InternalIterator it = TableIterator.Rent(this, verifyChecksums, fillCache, prefixFilter);
         return GlobalSequenceNumber == 0 ? it : new GlobalSequenceIterator(it, GlobalSequenceNumber);
     }
 

@@ -12,13 +12,20 @@ internal sealed class LevelFiles : ITableIteratorFactory
     private readonly IReadOnlyList<FileMetaData> _files;
     private readonly bool _verifyChecksums;
     private readonly bool _fillCache;
+    private readonly KvPrefixExtractor? _prefixSeek;
 
-    public LevelFiles(TableCache tables, IReadOnlyList<FileMetaData> files, bool verifyChecksums, bool fillCache = true)
+    /// <param name="tables">The family's table cache.</param>
+    /// <param name="files">The level's files, in key order.</param>
+    /// <param name="verifyChecksums">Verify data block checksums.</param>
+    /// <param name="fillCache">Insert the blocks read into the block cache.</param>
+    /// <param name="prefixSeek">The family's prefix extractor in prefix-seek mode (no total order seek), else null.</param>
+    public LevelFiles(TableCache tables, IReadOnlyList<FileMetaData> files, bool verifyChecksums, bool fillCache = true, KvPrefixExtractor? prefixSeek = null)
     {
         _tables = tables;
         _files = files;
         _verifyChecksums = verifyChecksums;
         _fillCache = fillCache;
+        _prefixSeek = prefixSeek;
     }
 
     /// <summary>A level iterator over these files.</summary>
@@ -31,8 +38,8 @@ internal sealed class LevelFiles : ITableIteratorFactory
             smallest[i] = _files[i].Smallest;
             largest[i] = _files[i].Largest;
         }
-        return new LevelIterator(smallest, largest, this);
+        return new LevelIterator(smallest, largest, this, _prefixSeek);
     }
 
-    public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache);
+    public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache, prefixFilter: _prefixSeek != null);
 }

@@ -35,7 +35,14 @@ internal static class RocksDbOracle
     /// ends at the first "Not found", so the answers stop there (a shorter list). Point lookups go
     /// through RocksDB's filters, unlike scans.
     /// </summary>
-    public static List<byte[]?> Get(string db, IReadOnlyList<byte[]> keys)
+    public static List<byte[]?> Get(string db, IReadOnlyList<byte[]> keys) => Get(db, keys, loadOptions: false);
+
+    /// <summary>
+    /// <see cref="Get(string, IReadOnlyList{byte[]})"/>; with <paramref name="loadOptions"/> ldb
+    /// opens with the database's OPTIONS file (<c>--try_load_options</c>: its prefix extractor and
+    /// filter settings, so Gets use prefix filters).
+    /// </summary>
+    public static List<byte[]?> Get(string db, IReadOnlyList<byte[]> keys, bool loadOptions)
     {
         string copy = Copy(db, "ldbget");
         try
@@ -48,6 +55,10 @@ internal static class RocksDbOracle
                 UseShellExecute = false,
             };
             psi.ArgumentList.Add($"--db={copy}");
+            if (loadOptions)
+            {
+                psi.ArgumentList.Add("--try_load_options");
+            }
             psi.ArgumentList.Add("--hex");
             psi.ArgumentList.Add("query");
             using var process = System.Diagnostics.Process.Start(psi)!;

@@ -50,6 +50,8 @@ public class OptionsFileFormatTests
         BottommostCompressionLevel = 9,
         Checksum = KvChecksumType.Crc32C,
         BloomBitsPerKey = 9.5,
+        PrefixExtractor = KvPrefixExtractor.CappedPrefix(6),
+        WholeKeyFiltering = false,
         DisableAutoCompactions = true,
         Level0FileNumCompactionTrigger = 3,
         Level0SlowdownWritesTrigger = 11,
@@ -101,6 +103,11 @@ public class OptionsFileFormatTests
                 {
                     Assert.Equal(es.Delimiter.ToArray(), ((StringAppendOperator)ao).Delimiter.ToArray());
                 }
+                continue;
+            }
+            if (e is KvPrefixExtractor ep)
+            {
+                Assert.Equal(ep.Name, Assert.IsAssignableFrom<KvPrefixExtractor>(a).Name);
                 continue;
             }
             if (e is KvMetadataCacheOptions em && a is KvMetadataCacheOptions am)
