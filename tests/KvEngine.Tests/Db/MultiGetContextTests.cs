@@ -1,4 +1,5 @@
 using KvEngine.Db;
+using KvEngine.Table;
 
 namespace KvEngine.Tests.Db;
 

@@ -2,7 +2,7 @@ using KvEngine.Format;
 
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Db;
+namespace KvEngine.Table;
 
 /// <summary>
 /// The working state of one MultiGet batch (RocksDB's MultiGetContext): the caller's keys sorted
