@@ -77,8 +77,9 @@ public sealed partial class KvDb
         _impl.GetLiveFiles(flushMemtable, out manifestFileSize);
 
     /// <summary>
-    /// The live WAL files, oldest first (RocksDB's GetSortedWalFiles): those holding writes not yet
-    /// in tables, and the one being written.
+    /// The WAL files in the database directory, oldest first (RocksDB's GetSortedWalFiles): those
+    /// holding writes not yet in tables, the one being written, and any older one not yet deleted
+    /// (with file deletions disabled, every WAL a backup's MANIFEST may still name).
     /// </summary>
     public IReadOnlyList<WalFileInfo> GetSortedWalFiles()
     {

@@ -37,6 +37,32 @@ internal sealed partial class DbImpl
             throw new ArgumentException($"Cannot create a checkpoint in '{dir}': it exists (RocksDB: Directory exists).", nameof(directory));
         }
         string staging = dir + ".tmp";
+        lock (s_stagingInUse)
+        {
+            // Two checkpoints into one directory would share (and empty) one staging directory.
+            if (!s_stagingInUse.Add(staging))
+            {
+                throw new InvalidOperationException($"Another checkpoint into '{dir}' is in progress in this process.");
+            }
+        }
+        try
+        {
+            CreateCheckpointIn(dir, staging, logSizeForFlush);
+        }
+        finally
+        {
+            lock (s_stagingInUse)
+            {
+                s_stagingInUse.Remove(staging);
+            }
+        }
+    }
+
+    /// <summary>Staging directories of the checkpoints running in this process (guarded by itself).</summary>
+    private static readonly HashSet<string> s_stagingInUse = new(StringComparer.Ordinal);
+
+    private void CreateCheckpointIn(string dir, string staging, ulong logSizeForFlush)
+    {
         string? parent = Path.GetDirectoryName(dir);
         bool renamed = false;
         try
@@ -135,10 +161,15 @@ internal sealed partial class DbImpl
                 _fs.LinkFile(from, to);
                 return;
             }
-            catch (IOException e) when (e is not FileNotFoundException)
+            catch (IOException e) when (e is not FileNotFoundException && !_fs.FileExists(to))
             {
                 canLink = false; // RocksDB copies too once a link is NotSupported
             }
+        }
+        if (_fs.FileExists(to))
+        {
+            // Never copy over an existing name: in staging it may be a hard link to a live table.
+            throw new IOException($"Cannot link or copy '{from}' to '{to}': the target exists.");
         }
         CopyPrefix(_fs, from, to, _fs.GetFileSize(from));
     }

@@ -51,14 +51,16 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// RocksDB's GetSortedWalFiles: the live WALs (at or above MinLogNumberToKeep), ascending, with
-    /// the sequence number of each one's first batch (0 for an empty WAL) and its size now. A WAL
-    /// that an obsolete-file sweep deletes meanwhile is left out.
+    /// RocksDB's GetSortedWalFiles: every WAL file in the directory, ascending, with the sequence
+    /// number of each one's first batch (0 for an empty WAL) and its size now. Not only those at or
+    /// above MinLogNumberToKeep: a flush between GetLiveFiles and this call moves that bound, and a
+    /// backup whose MANIFEST still tracks the older WAL needs it (while deletions are disabled it
+    /// stays on disk). A WAL that an obsolete-file sweep deletes meanwhile is left out.
     /// </summary>
     public List<(ulong Number, ulong StartSequence, long Size)> GetSortedWalFiles()
     {
         ThrowIfDisposed();
-        List<ulong> numbers = WalNumbers(_versions.MinLogNumberToKeep, ulong.MaxValue);
+        List<ulong> numbers = WalNumbers(0, ulong.MaxValue);
         var result = new List<(ulong, ulong, long)>(numbers.Count);
         foreach (ulong number in numbers)
         {

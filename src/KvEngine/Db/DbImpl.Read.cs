@@ -227,8 +227,14 @@ internal sealed partial class DbImpl
     {
         ThrowIfDisposed();
         // Read under the list's lock, so a compaction that lists the snapshots either sees this one
-        // or ran entirely before its sequence number was taken.
-        return _snapshots.CreateAtLatest(_versions);
+        // or ran entirely before its sequence number was taken; and under the database mutex (as
+        // RocksDB's GetSnapshotImpl), so an ingestion, which decides under it whether a snapshot
+        // forces a new sequence number and installs its files before releasing it, sees this
+        // snapshot or finishes before it is taken: a snapshot never watches ingested data appear.
+        lock (_mutex)
+        {
+            return _snapshots.CreateAtLatest(_versions);
+        }
     }
 
     private ulong ReadSequence(ReadOptions options)

@@ -149,12 +149,20 @@ internal sealed partial class ExternalSstFileIngestionJob
         {
             throw new KvCorruptionException($"{path}: not an external SST file (no {TablePropertyNames.ExternalSstFileVersion} property; RocksDB: External file version not found).");
         }
+        if (version.Length < 4)
+        {
+            throw new KvCorruptionException($"{path}: the {TablePropertyNames.ExternalSstFileVersion} property has {version.Length} bytes, not 4.");
+        }
         f.Version = Util.Coding.DecodeFixed32(version);
         if (f.Version == 2)
         {
             if (!user.TryGetValue(TablePropertyNames.ExternalSstFileGlobalSeqno, out byte[]? seqno))
             {
                 throw new KvCorruptionException($"{path}: external file global sequence number not found.");
+            }
+            if (seqno.Length < 8)
+            {
+                throw new KvCorruptionException($"{path}: the {TablePropertyNames.ExternalSstFileGlobalSeqno} property has {seqno.Length} bytes, not 8.");
             }
             f.OriginalSeqno = Util.Coding.DecodeFixed64(seqno);
             f.GlobalSeqnoOffset = props.ExternalSstFileGlobalSeqnoOffset;
@@ -193,6 +201,10 @@ internal sealed partial class ExternalSstFileIngestionJob
         if (f.NumEntries == 0 && f.NumRangeDeletions == 0)
         {
             throw new ArgumentException($"{path}: the file contains no entries.");
+        }
+        if (f.Smallest.Length == 0 || f.Largest.Length == 0)
+        {
+            throw new KvCorruptionException($"{path}: the properties count {f.NumEntries} entries and {f.NumRangeDeletions} range deletions, but the file holds none.");
         }
         return f;
     }

@@ -204,25 +204,31 @@ internal sealed class MultiGetContext
     }
 
     // Sorts the caller indices by key, ties by index: by the 8-byte prefixes first (the runtime's
-    // introsort of primitive keys with the indices as items: no comparer, no allocation), then an
-    // insertion pass with full comparisons that only moves entries within runs of equal prefixes
-    // (n - 1 comparisons when the prefixes are distinct, as for random keys).
+    // introsort of primitive keys with the indices as items: no comparer, no allocation), then each
+    // run of equal prefixes by full comparisons (introsort again, through one cached delegate: no
+    // allocation, O(r log r) for a run of r keys even when every key shares its first 8 bytes).
     private void Sort(int n)
     {
         Span<int> order = _order.AsSpan(0, n);
-        _prefixes.AsSpan(0, n).Sort(order);
-        for (int i = 1; i < n; i++)
+        Span<ulong> prefixes = _prefixes.AsSpan(0, n);
+        prefixes.Sort(order);
+        int start = 0;
+        for (int i = 1; i <= n; i++)
         {
-            int x = order[i];
-            int j = i - 1;
-            while (j >= 0 && Compare(order[j], x) > 0)
+            if (i == n || prefixes[i] != prefixes[start])
             {
-                order[j + 1] = order[j];
-                j--;
+                if (i - start > 1)
+                {
+                    order[start..i].Sort(_compare ??= Compare);
+                }
+                start = i;
             }
-            order[j + 1] = x;
         }
     }
+
+    // Caller indices by their keys, ties by index; created once per context (the per-thread
+    // context is reused, so sorting allocates nothing in steady state).
+    private Comparison<int>? _compare;
 
     private int Compare(int a, int b)
     {

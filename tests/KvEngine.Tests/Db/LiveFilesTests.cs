@@ -87,6 +87,35 @@ public sealed class LiveFilesTests
     }
 
     [Fact]
+    public void AFlushBetweenGetLiveFilesAndGetSortedWalFilesLosesNoWalTheBackupNeeds()
+    {
+        // The documented sequence, with a flush (here explicit; in life an automatic one) between
+        // the two listings: the MANIFEST copy still names the WAL the flush made obsolete, so the
+        // WAL list must still name it too, or the backup loses those writes (and will not open).
+        FaultInjectionFileSystem fs = NewFs();
+        using KvDb db = KvDb.Open(DbPath, SmallOptions(fs));
+        db.Put(B("a"), B("1"));
+        db.DisableFileDeletions();
+        IReadOnlyList<string> files = db.GetLiveFiles(out ulong manifestSize, flushMemtable: false);
+        db.Flush();
+        IReadOnlyList<WalFileInfo> wals = db.GetSortedWalFiles();
+        string backup = Parent + "/backup-flushed";
+        fs.CreateDirectory(backup);
+        foreach (string f in files)
+        {
+            byte[] bytes = fs.ReadAllBytes(DbPath + f);
+            fs.WriteAllBytes(backup + f, f.StartsWith("/MANIFEST-", StringComparison.Ordinal) ? bytes.AsSpan(0, (int)manifestSize) : bytes);
+        }
+        foreach (WalFileInfo w in wals)
+        {
+            fs.WriteAllBytes(backup + w.PathName, fs.ReadAllBytes(DbPath + w.PathName).AsSpan(0, (int)w.SizeBytes));
+        }
+        db.EnableFileDeletions();
+        using KvDb copy = KvDb.Open(backup, SmallOptions(fs));
+        Assert.Equal("1", S(copy.Get(B("a"))!));
+    }
+
+    [Fact]
     public void ObsoleteFilesStayUntilDeletionsAreEnabledAgainAndDisableCounts()
     {
         FaultInjectionFileSystem fs = NewFs();
