@@ -40,6 +40,7 @@ internal static class ManifestReader
         // Blob file number -> blobs not yet garbage. RocksDB drops a blob file once all its blobs are garbage.
         var liveBlobs = new Dictionary<ulong, ulong>();
         var group = new List<VersionEdit>();
+        long appliedEnd = 0; // the file offset just past the last record applied
         using (ISequentialFile file = fs.OpenSequential(manifestPath))
         using (var scratch = new ByteBuffer(1024))
         {
@@ -118,6 +119,7 @@ internal static class ManifestReader
                     }
                 }
                 group.Clear();
+                appliedEnd = reader.LastRecordEnd;
             }
         }
         RecoveredFamily defaultFamily = families[ColumnFamilyVersions.DefaultId];
@@ -151,6 +153,7 @@ internal static class ManifestReader
             MinLogNumberToKeep = minLogToKeep,
             MaxColumnFamily = maxColumnFamily,
             Damage = damage,
+            AppliedLength = appliedEnd,
         };
     }
 

@@ -25,4 +25,7 @@ internal sealed class RecoveredManifest
 
     /// <summary>With best-efforts recovery, what was wrong with the record the replay stopped at; otherwise null.</summary>
     public string? Damage { get; init; }
+
+    /// <summary>The MANIFEST's length up to the end of the last record applied (what a copy of this state needs).</summary>
+    public long AppliedLength { get; init; }
 }

@@ -39,6 +39,7 @@ internal sealed class VersionSet : IDisposable
     private ulong _nextFileNumber = 2;
     private ulong _lastSequence;
     private ulong _manifestFileNumber;
+    private long _recoveredManifestLength; // the MANIFEST length Recover applied (read-only GetLiveFiles)
     private ulong _persistedMinLogToKeep;
     private IWritableFile? _manifestFile;
     private LogWriter? _manifestLog;
@@ -216,6 +217,7 @@ internal sealed class VersionSet : IDisposable
             ManifestDamage = m.Damage;
             _persistedMinLogToKeep = m.MinLogNumberToKeep;
             _manifestFileNumber = m.ManifestNumber;
+            _recoveredManifestLength = m.AppliedLength;
             Volatile.Write(ref _lastSequence, m.LastSequence);
             foreach (RecoveredFamily rf in m.Families.Values)
             {
@@ -470,7 +472,10 @@ internal sealed class VersionSet : IDisposable
                 list.Add((t.Key, t.Value));
             }
             manifestNumber = _manifestFileNumber;
-            manifestSize = (ulong)(_manifestFile?.Size ?? _fs.GetFileSize(FileNames.ManifestFile(_dir, _manifestFileNumber)));
+            // Read-only (no MANIFEST open for writing): the length this instance recovered, not the
+            // file's length now, which a writer beside it may have grown past the listed tables
+            // (RocksDB's manifest_file_size_).
+            manifestSize = (ulong)(_manifestFile?.Size ?? _recoveredManifestLength);
             minLogNumberToKeep = Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber());
             return list;
         }

@@ -19,6 +19,30 @@ public sealed class ReadOnlyTests
         fs.GetChildren(dir).ToDictionary(n => n, n => Convert.ToHexString(fs.ReadAllBytes(Path.Combine(dir, n))));
 
     [Fact]
+    public void ReadOnlyGetLiveFilesReportsTheManifestLengthItRecoveredNotTheWritersLength()
+    {
+        // The tables it lists are those of the state it opened with; a MANIFEST copy cut at the
+        // writer's later length would describe other tables.
+        FaultInjectionFileSystem fs = NewFs();
+        using KvDb writer = KvDb.Open(DbPath, SmallOptions(fs));
+        writer.Put(B("a"), B("1"));
+        writer.Flush();
+        string manifest;
+        ulong sizeAtOpen;
+        using (KvDb ro = KvDb.OpenReadOnly(DbPath, SmallOptions(fs)))
+        {
+            IReadOnlyList<string> files = ro.GetLiveFiles(out sizeAtOpen, flushMemtable: false);
+            manifest = Assert.Single(files, f => f.StartsWith("/MANIFEST-", StringComparison.Ordinal));
+            Assert.Equal((ulong)fs.GetFileSize(DbPath + manifest), sizeAtOpen);
+            writer.Put(B("b"), B("2"));
+            writer.Flush(); // the writer's MANIFEST grows past what the reader recovered
+            Assert.True((ulong)fs.GetFileSize(DbPath + manifest) > sizeAtOpen);
+            ro.GetLiveFiles(out ulong sizeLater, flushMemtable: false);
+            Assert.Equal(sizeAtOpen, sizeLater);
+        }
+    }
+
+    [Fact]
     public void OpensBesideAWriterOnItsQuiescentDirectoryAndSeesTheWal()
     {
         FaultInjectionFileSystem fs = NewFs();
