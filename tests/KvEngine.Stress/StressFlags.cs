@@ -41,6 +41,8 @@ internal sealed class StressFlags
     public int PowerLossCycles { get; private set; }
     /// <summary>-column_families: key i lives in family i % N (see <see cref="StressFamilies"/>).</summary>
     public int ColumnFamilies { get; private set; } = 1;
+    /// <summary>-use_merge (db_stress's): every Put, alone or in a batch, is a Merge under <see cref="PutMergeOperator"/>.</summary>
+    public bool UseMerge { get; private set; }
     public bool FaultInjection { get; private set; }
     public int ReadFaultOneIn { get; private set; }
     public int WriteFaultOneIn { get; private set; }
@@ -103,6 +105,7 @@ internal sealed class StressFlags
             case "range_deletion_width": RangeDeletionWidth = Int(name, v, 1, 1_000_000); break;
             case "power_loss_cycles": PowerLossCycles = Int(name, v, 0, int.MaxValue); break;
             case "column_families": ColumnFamilies = Int(name, v, 1, 64); break;
+            case "use_merge": UseMerge = Bool(name, v); break;
             case "fault_injection":
             case "faults": FaultInjection = Bool(name, v); break;
             case "read_fault_one_in": ReadFaultOneIn = Int(name, v, 0, int.MaxValue); break;

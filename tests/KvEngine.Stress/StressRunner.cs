@@ -272,6 +272,7 @@ internal sealed class StressRunner
         Compression = _flags.CompressionType,
         TargetFileSizeBase = Math.Max(64 << 10, _flags.WriteBufferSize),
         MaxBytesForLevelBase = Math.Max(256 << 10, _flags.WriteBufferSize * 4),
+        MergeOperator = _flags.UseMerge ? PutMergeOperator.Instance : null,
     };
 
     private StressWorker[] NewWorkers(ExpectedState state, DurabilityTracker? tracker, RunControl control, int round)

@@ -278,6 +278,9 @@ internal sealed class StressWorker
         var wo = new WriteOptions { Sync = sync };
         switch (kind)
         {
+            case StressCounter.Put when _flags.UseMerge:
+                db.Merge(Family(_keys[0]), StressKeys.Key(_keys[0]), StressKeys.Value(_keys[0], _values[0].Base, _flags.ValueSizeMult), wo);
+                break;
             case StressCounter.Put:
                 db.Put(Family(_keys[0]), StressKeys.Key(_keys[0]), StressKeys.Value(_keys[0], _values[0].Base, _flags.ValueSizeMult), wo);
                 break;
@@ -292,7 +295,11 @@ internal sealed class StressWorker
                 {
                     for (int i = 0; i < _keys.Count; i++)
                     {
-                        if (_values[i].Exists)
+                        if (_values[i].Exists && _flags.UseMerge)
+                        {
+                            batch.Merge(Family(_keys[i]), StressKeys.Key(_keys[i]), StressKeys.Value(_keys[i], _values[i].Base, _flags.ValueSizeMult));
+                        }
+                        else if (_values[i].Exists)
                         {
                             batch.Put(Family(_keys[i]), StressKeys.Key(_keys[i]), StressKeys.Value(_keys[i], _values[i].Base, _flags.ValueSizeMult));
                         }
