@@ -32,6 +32,17 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// </summary>
     public bool AllowConcurrentMemtableWrite { get; set; } = true;
 
+    /// <summary>
+    /// Write the write-ahead log through a memory mapping (64-bit Linux; a plain file elsewhere):
+    /// an acknowledged write is a copy into the page cache instead of a write(2) system call, so
+    /// it survives a process kill exactly as before, and <see cref="WriteOptions.Sync"/> makes it
+    /// durable with the same fdatasync. The log grows by reserved 1 MiB steps (a full disk shows at
+    /// the reservation, as a failed write); a crash leaves the reserved rest of the last step as
+    /// zeros, which RocksDB's tools and KvEngine read as preallocated space. Default true. RocksDB
+    /// always writes its log with write(2) (its allow_mmap_writes covers tables only).
+    /// </summary>
+    public bool MemoryMappedWal { get; set; } = true;
+
     /// <summary>How a damaged write-ahead log is treated at open (RocksDB's wal_recovery_mode).</summary>
     public WalRecoveryMode WalRecoveryMode { get; set; } = WalRecoveryMode.PointInTimeRecovery;
 

@@ -461,7 +461,7 @@ internal sealed partial class DbImpl
     /// </summary>
     private void OpenNewLog(ulong number, bool abandonOld = false)
     {
-        IWritableFile file = _fs.CreateWritable(FileNames.LogFile(_dir, number));
+        IWritableFile file = _fs.CreateLogFile(FileNames.LogFile(_dir, number), _options.MemoryMappedWal);
         try
         {
             // Durable name first, then the MANIFEST's record of it, then writes: a WAL the

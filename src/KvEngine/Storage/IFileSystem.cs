@@ -12,6 +12,13 @@ internal interface IFileSystem
     /// <summary>Creates (or truncates) a file for appending.</summary>
     IWritableFile CreateWritable(string path);
 
+    /// <summary>
+    /// Creates (or truncates) a write-ahead log. With <paramref name="memoryMapped"/> a file system
+    /// that can map files writes it through a mapping (<see cref="LocalMappedWritableFile"/>);
+    /// others, and this one where mapping is not possible, create it as <see cref="CreateWritable"/> does.
+    /// </summary>
+    IWritableFile CreateLogFile(string path, bool memoryMapped) => CreateWritable(path);
+
     /// <summary>Opens an existing file for positional reads; thread-safe reads.</summary>
     IRandomAccessFile OpenRandomAccess(string path);
 

@@ -13,6 +13,15 @@ internal sealed class LocalFileSystem : IFileSystem
 
     public IWritableFile CreateWritable(string path) => new LocalWritableFile(path);
 
+    /// <summary>
+    /// Mapped only on 64-bit Linux (where posix_fallocate and mmap come from the C library every .NET
+    /// process has loaded); elsewhere, or where the file system cannot map files, a plain file.
+    /// </summary>
+    public IWritableFile CreateLogFile(string path, bool memoryMapped) =>
+        memoryMapped && OperatingSystem.IsLinux() && Environment.Is64BitProcess
+            ? LocalMappedWritableFile.TryCreate(path) ?? (IWritableFile)new LocalWritableFile(path)
+            : new LocalWritableFile(path);
+
     public IRandomAccessFile OpenRandomAccess(string path) => new LocalRandomAccessFile(path);
 
     public ISequentialFile OpenSequential(string path) => new LocalSequentialFile(path);

@@ -61,16 +61,22 @@ internal sealed class LocalWritableFile : IWritableFile
     public void Sync()
     {
         Flush();
+        SyncData(_handle);
+    }
+
+    /// <summary>fdatasync on Linux, a full flush to disk elsewhere; <see cref="IOException"/> (HResult = errno) on failure.</summary>
+    internal static void SyncData(SafeFileHandle handle)
+    {
         if (!OperatingSystem.IsLinux())
         {
-            RandomAccess.FlushToDisk(_handle);
+            RandomAccess.FlushToDisk(handle);
             return;
         }
         bool added = false;
         try
         {
-            _handle.DangerousAddRef(ref added);
-            if (PosixNative.Fdatasync((int)_handle.DangerousGetHandle()) != 0)
+            handle.DangerousAddRef(ref added);
+            if (PosixNative.Fdatasync((int)handle.DangerousGetHandle()) != 0)
             {
                 int errno = System.Runtime.InteropServices.Marshal.GetLastPInvokeError();
                 throw new IOException($"fdatasync failed (errno {errno}).", errno);
@@ -80,7 +86,7 @@ internal sealed class LocalWritableFile : IWritableFile
         {
             if (added)
             {
-                _handle.DangerousRelease();
+                handle.DangerousRelease();
             }
         }
     }

@@ -4,7 +4,8 @@ namespace KvEngine.Storage;
 
 /// <summary>
 /// The few POSIX calls .NET does not expose, from the C library every .NET process on Linux has
-/// already loaded (no extra native dependency): opening a directory to fsync it, fdatasync, and hard links.
+/// already loaded (no extra native dependency): opening a directory to fsync it, fdatasync, hard links,
+/// and the memory mapping and block reservation of <see cref="LocalMappedWritableFile"/>.
 /// Stateless and thread-safe.
 /// </summary>
 internal static class PosixNative
@@ -28,4 +29,20 @@ internal static class PosixNative
 
     [DllImport("libc", EntryPoint = "close", SetLastError = true)]
     public static extern int Close(int fd);
+
+    public const int ProtRead = 0x1;
+    public const int ProtWrite = 0x2;
+    public const int MapShared = 0x01;
+    public static readonly nint MapFailed = -1;
+
+    /// <summary>mmap(2); returns <see cref="MapFailed"/> on failure (errno in the last P/Invoke error).</summary>
+    [DllImport("libc", EntryPoint = "mmap", SetLastError = true)]
+    public static extern nint Mmap(nint address, nuint length, int protection, int flags, int fd, long offset);
+
+    [DllImport("libc", EntryPoint = "munmap", SetLastError = true)]
+    public static extern int Munmap(nint address, nuint length);
+
+    /// <summary>posix_fallocate(3): reserves the blocks of a range, extending the file; returns 0 or an errno value (it does not set errno).</summary>
+    [DllImport("libc", EntryPoint = "posix_fallocate")]
+    public static extern int PosixFallocate(int fd, long offset, long length);
 }

@@ -18,6 +18,10 @@ namespace KvEngine.Wal;
 /// <see cref="StoppedOnCorruption"/>, <see cref="CorruptionOffset"/>); the other two throw
 /// <see cref="KvCorruptionException"/>.</item>
 /// <item>A zero header (type 0, length 0: preallocated space) drops the rest of its block silently.</item>
+/// <item>In a WAL read with TolerateCorruptedTailRecords, a damaged record followed by zeros, and
+/// nothing but zeros, to the end of the file is the torn tail of a memory-mapped log (a process
+/// killed in the middle of a copy, then the reserved space): silently the end of the log. A damaged
+/// record that ends the file stays corruption. Not for MANIFESTs.</item>
 /// <item>Recyclable records (types 5-8) carrying another log number are left over from the file's
 /// previous use: the end of the log, except in SkipAnyCorruptedRecords, which steps over them.
 /// In a recycled log (first record recyclable) under TolerateCorruptedTailRecords, a checksum or
@@ -59,6 +63,9 @@ internal sealed class LogReader
     // File offset of the header ReadPhysicalRecord parsed last, and of bytes it dropped at the tail.
     private long _physicalOffset;
     private long _dropOffset;
+    // File offset just past what the last damaged record claimed (clamped to its block).
+    private long _damagedRecordEnd;
+    private bool _isManifest;
 
     /// <param name="file">The log, positioned at its start.</param>
     /// <param name="mode">How to treat damage (see the type comment).</param>
@@ -90,7 +97,8 @@ internal sealed class LogReader
     /// <summary>A reader for a MANIFEST: incomplete last edit tolerated, any other damage throws.</summary>
     public static LogReader ForManifest(ISequentialFile file, string? fileName = null) =>
         new(file, WalRecoveryMode.TolerateCorruptedTailRecords, reporter: null, logNumber: 0,
-            verifyChecksums: true, fileName);
+            verifyChecksums: true, fileName)
+        { _isManifest = true };
 
     /// <summary>File offset where the last record returned starts (its first header).</summary>
     public long LastRecordOffset { get; private set; }
@@ -248,6 +256,13 @@ internal sealed class LogReader
                         // Past the live records of a reused file lies the previous incarnation's data.
                         return End(scratch);
                     }
+                    if (!_isManifest && _mode == WalRecoveryMode.TolerateCorruptedTailRecords && OnlyZerosFollow())
+                    {
+                        // A memory-mapped log (LocalMappedWritableFile) killed in the middle of a
+                        // copy: one record partly written, then the zeros of reserved space. The
+                        // write was never acknowledged; this is its torn tail, as a truncated record is.
+                        return End(scratch);
+                    }
                     string reason = code == BadRecordLength ? "bad record length" : "checksum mismatch";
                     if (!Report(dropSize, reason, _physicalOffset))
                     {
@@ -392,6 +407,7 @@ internal sealed class LogReader
             if (headerSize + length > available)
             {
                 dropSize = available;
+                _damagedRecordEnd = _endOfBufferOffset;
                 _bufferStart = _bufferEnd;
                 return BadRecordLength;
             }
@@ -411,6 +427,7 @@ internal sealed class LogReader
                 {
                     // The length may be what is damaged: trust nothing else in this block.
                     dropSize = available;
+                    _damagedRecordEnd = _physicalOffset + headerSize + length;
                     _bufferStart = _bufferEnd;
                     return BadRecordChecksum;
                 }
@@ -452,6 +469,33 @@ internal sealed class LogReader
         }
         outcome = Eof;
         return false;
+    }
+
+    // True when the last damaged record is followed by zeros, and nothing but zeros, to the end of
+    // the file (at least one: a damaged record that ends the file is corruption, as in RocksDB).
+    // Reads the rest of the file: only for a reader that stops here either way.
+    private bool OnlyZerosFollow()
+    {
+        long blockStart = _endOfBufferOffset - _bufferEnd;
+        int from = (int)Math.Min(_bufferEnd, _damagedRecordEnd - blockStart);
+        if (_block.AsSpan(from, _bufferEnd - from).ContainsAnyExcept((byte)0))
+        {
+            return false;
+        }
+        long zeros = _bufferEnd - from;
+        while (!_eof)
+        {
+            _bufferEnd = ReadBlock();
+            _bufferStart = _bufferEnd;
+            _endOfBufferOffset += _bufferEnd;
+            _eof = _bufferEnd < LogFormat.BlockSize;
+            if (_block.AsSpan(0, _bufferEnd).ContainsAnyExcept((byte)0))
+            {
+                return false;
+            }
+            zeros += _bufferEnd;
+        }
+        return zeros > 0;
     }
 
     private int ReadBlock()

@@ -18,7 +18,7 @@ public class OptionsFileFormatTests
         nameof(ColumnFamilyOptions.BlockCache), nameof(ColumnFamilyOptions.CompactionFilter),
         nameof(ColumnFamilyOptions.DecouplePartitionedFilters),
         nameof(KvOptions.Statistics), nameof(KvOptions.MeterFactory), nameof(KvOptions.LoggerFactory),
-        nameof(KvOptions.WriteThreadSpinIterations), nameof(KvOptions.CompressedSecondaryCacheSize),
+        nameof(KvOptions.WriteThreadSpinIterations), nameof(KvOptions.MemoryMappedWal), nameof(KvOptions.CompressedSecondaryCacheSize),
         nameof(KvOptions.CompressedSecondaryCacheCompression), nameof(KvOptions.CompressedSecondaryCacheSplit),
     };
 
