@@ -174,7 +174,8 @@ public sealed class KvStressTests : IDisposable
         // The database holds merge operands: read without the operator, it is refused.
         KvException refused = Assert.ThrowsAny<KvException>(() =>
         {
-            using KvDb kv = KvDb.Open(Path.Combine(db, "db"), new KvOptions { CreateIfMissing = false }, [new ColumnFamilyDescriptor("1", new ColumnFamilyOptions())]);
+            using KvDb kv = KvDb.Open(Path.Combine(db, "db"), new KvOptions { CreateIfMissing = false },
+                [new ColumnFamilyDescriptor("default", new ColumnFamilyOptions()), new ColumnFamilyDescriptor("1", new ColumnFamilyOptions())]);
             using KvIterator it = kv.NewIterator();
             for (it.SeekToFirst(); it.Valid; it.Next())
             {
