@@ -13,7 +13,9 @@ namespace KvEngine.Table;
 /// Invariants: the caller's keys are copied end to end into <c>_arena</c> (so comparisons and
 /// lookups read plain spans); <c>_order</c> is a permutation of the caller indices sorted by key
 /// (ties by caller index); a position equal to its predecessor is a duplicate, looked up once through its run's
-/// first position. <see cref="Pending"/> holds distinct positions in increasing order. Arrays grow to
+/// first position. <see cref="Pending"/> holds distinct positions in increasing order. Between the
+/// two passes of a table lookup window, <see cref="BlockSlot"/> names each position's slot in
+/// <see cref="WindowBlocks"/> (leases held by that lookup alone, cleared as it releases them). Arrays grow to
 /// the largest batch seen and are kept: a steady-state batch allocates nothing. One per thread
 /// (<see cref="Rent"/>); not thread-safe.
 /// </para>

@@ -11,7 +11,10 @@ namespace KvEngine.Table;
 /// the keys of one MultiGet that fall in this table, in key order, share one filter lease (full
 /// filter, or one per filter partition the sorted keys walk through), one index lease and one index
 /// cursor (so each index partition is taken once), and each data block is taken once for the run of
-/// keys it holds. KeyMayExist's cache-only filter probe lives here too.
+/// keys it holds. The keys go in windows of <see cref="MultiGetContext.LookupWindow"/>: every key's
+/// block is found, leased and prefetched before any key is sought in its block, so the window's
+/// cache misses overlap; a window's leases are all released before the next window (also when a
+/// read throws). KeyMayExist's cache-only filter probe lives here too.
 /// </summary>
 internal sealed partial class TableReader
 {
@@ -19,7 +22,7 @@ internal sealed partial class TableReader
     /// Looks up the positions <paramref name="batch"/> of <paramref name="ctx"/> (sorted, distinct)
     /// at <paramref name="sequence"/>: first raises each key's covering sequence with this table's
     /// range tombstones (as <see cref="TryGet(ReadOnlySpan{byte}, ulong, System.Buffers.IBufferWriter{byte}, out ValueType, bool, bool, ulong)"/>
-    /// does), then probes the filter, then the index and data blocks. Each key's newest visible entry
+    /// does), then probes the filter, then the index and data blocks, window by window. Each key's newest visible entry
     /// is reported through <see cref="MultiGetContext.Outcome"/> (its type, classified as Get does) and,
     /// for a Value, <paramref name="onValue"/>; keys without an entry keep <see cref="MultiGetContext.NotFound"/>.
     /// </summary>
