@@ -22,7 +22,7 @@ public class MultiGetBenchmarks
     private const int Keys = 100_000;
     private const int BatchSize = 32;
     private const int BatchesPerInvoke = 32;
-    private const int KeysPerInvoke = BatchSize * BatchesPerInvoke;
+    internal const int KeysPerInvoke = BatchSize * BatchesPerInvoke;
 
     private byte[] _keys = [];
     private byte[] _clustered = []; // the batches' keys for the clustered benchmarks, packed in lookup order

@@ -492,9 +492,11 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
     // db_bench's GenerateKeyFromInt(v, FLAGS_num): plain keys, or prefixed ones with -keys_per_prefix.
     private void FillKey(Span<byte> key, long number) => KeyGenerator.Fill(key, number, _f.Num, _f.KeysPerPrefix, _f.PrefixSize);
 
+    // db_bench's SeekRandom (without -use_tailing_iterator): a new iterator for every seek, so each
+    // seek reads the database as it is then. One iterator for the whole run would pin the read state
+    // of its creation: a memtable still being flushed when fillrandom ends stays in every seek's merge.
     private void SeekRandom(ThreadState s)
     {
-        using TIterator it = _engine.NewIterator();
         long i = 0;
         long bytes = 0;
         for (; KeepGoing(i); i++)
@@ -504,6 +506,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             {
                 s.Key[8] = (byte)'1'; // db_bench's GenerateKeyFromIntForSeek: the '0' padding of the prefix becomes '1'
             }
+            using TIterator it = _engine.NewIterator();
             it.Seek(s.Key);
             if (it.Valid && it.Key.SequenceEqual(s.Key))
             {

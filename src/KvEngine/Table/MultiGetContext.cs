@@ -13,7 +13,9 @@ namespace KvEngine.Table;
 /// Invariants: the caller's keys are copied end to end into <c>_arena</c> (so comparisons and
 /// lookups read plain spans); <c>_order</c> is a permutation of the caller indices sorted by key
 /// (ties by caller index); a position equal to its predecessor is a duplicate, looked up once through its run's
-/// first position. <see cref="Pending"/> holds distinct positions in increasing order. Arrays grow to
+/// first position. <see cref="Pending"/> holds distinct positions in increasing order. Between the
+/// two passes of a table lookup window, <see cref="BlockSlot"/> names each position's slot in
+/// <see cref="WindowBlocks"/> (leases held by that lookup alone, cleared as it releases them). Arrays grow to
 /// the largest batch seen and are kept: a steady-state batch allocates nothing. One per thread
 /// (<see cref="Rent"/>); not thread-safe.
 /// </para>
@@ -22,6 +24,13 @@ internal sealed class MultiGetContext
 {
     /// <summary>Outcome of a table probe: nothing found in the file.</summary>
     public const byte NotFound = 0xFF;
+
+    /// <summary>
+    /// Keys a table lookup takes together (RocksDB's MultiGetContext::MAX_BATCH_SIZE): their data
+    /// blocks are all leased and prefetched before any is sought, so at most this many blocks are
+    /// pinned at once by one batch.
+    /// </summary>
+    public const int LookupWindow = 32;
 
     [ThreadStatic]
     private static MultiGetContext? t_cached;
@@ -38,6 +47,9 @@ internal sealed class MultiGetContext
     private byte[] _outcome = new byte[32];
     private bool[] _decided = new bool[32];
     private int[] _batch = new int[32];
+    private int[] _blockSlot = new int[32]; // by position: the slot of WindowBlocks holding its data block, -1: none
+    private readonly BlockLease[] _windowBlocks = new BlockLease[LookupWindow];
+    private readonly BlockHandle[] _windowHandles = new BlockHandle[LookupWindow];
     private byte[] _seek = new byte[64];
     private int _count;
     private int _pendingCount;
@@ -78,6 +90,15 @@ internal sealed class MultiGetContext
 
     /// <summary>The probed file's entry type per position, or <see cref="NotFound"/>.</summary>
     public byte[] Outcome => _outcome;
+
+    /// <summary>The table lookup's data block slot per position (in <see cref="WindowBlocks"/>), or -1.</summary>
+    public int[] BlockSlot => _blockSlot;
+
+    /// <summary>The data blocks leased by the table lookup's current window (each released before the next window).</summary>
+    public BlockLease[] WindowBlocks => _windowBlocks;
+
+    /// <summary>The handles of <see cref="WindowBlocks"/>, slot by slot.</summary>
+    public BlockHandle[] WindowHandles => _windowHandles;
 
     /// <summary>True once a pending position's lookup is decided (it leaves <see cref="Pending"/> at the next <see cref="RemoveDecided"/>).</summary>
     public bool[] Decided => _decided;
@@ -187,6 +208,7 @@ internal sealed class MultiGetContext
         _outcome = new byte[size];
         _decided = new bool[size];
         _batch = new int[size];
+        _blockSlot = new int[size];
     }
 
     // The key's first 8 bytes, big-endian, zero-padded: prefixes order as the keys do, except that

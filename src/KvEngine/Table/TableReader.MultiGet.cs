@@ -11,7 +11,10 @@ namespace KvEngine.Table;
 /// the keys of one MultiGet that fall in this table, in key order, share one filter lease (full
 /// filter, or one per filter partition the sorted keys walk through), one index lease and one index
 /// cursor (so each index partition is taken once), and each data block is taken once for the run of
-/// keys it holds. KeyMayExist's cache-only filter probe lives here too.
+/// keys it holds. The keys go in windows of <see cref="MultiGetContext.LookupWindow"/>: every key's
+/// block is found, leased and prefetched before any key is sought in its block, so the window's
+/// cache misses overlap; a window's leases are all released before the next window (also when a
+/// read throws). KeyMayExist's cache-only filter probe lives here too.
 /// </summary>
 internal sealed partial class TableReader
 {
@@ -19,7 +22,7 @@ internal sealed partial class TableReader
     /// Looks up the positions <paramref name="batch"/> of <paramref name="ctx"/> (sorted, distinct)
     /// at <paramref name="sequence"/>: first raises each key's covering sequence with this table's
     /// range tombstones (as <see cref="TryGet(ReadOnlySpan{byte}, ulong, System.Buffers.IBufferWriter{byte}, out ValueType, bool, bool, ulong)"/>
-    /// does), then probes the filter, then the index and data blocks. Each key's newest visible entry
+    /// does), then probes the filter, then the index and data blocks, window by window. Each key's newest visible entry
     /// is reported through <see cref="MultiGetContext.Outcome"/> (its type, classified as Get does) and,
     /// for a Value, <paramref name="onValue"/>; keys without an entry keep <see cref="MultiGetContext.NotFound"/>.
     /// </summary>
@@ -42,80 +45,155 @@ internal sealed partial class TableReader
         {
             return;
         }
-        bool[] mayMatch = ctx.MayMatch;
         BlockLease indexLease = AcquireIndex(fillCache);
         var index = new IndexCursor(this, indexLease.Block, fillCache);
-        BlockLease dataLease = default;
-        BlockHandle dataHandle = default;
-        bool hasData = false;
         BlockCursor data = default;
         try
         {
-            foreach (int pos in batch)
+            for (int first = 0; first < batch.Length; first += MultiGetContext.LookupWindow)
             {
-                if (!mayMatch[pos])
+                ReadOnlySpan<int> window = batch.Slice(first, Math.Min(MultiGetContext.LookupWindow, batch.Length - first));
+                int blocks = 0;
+                try
                 {
-                    continue;
+                    LeaseWindowBlocks(ctx, window, sequence, verifyChecksums, fillCache, ref index, ref blocks);
+                    SeekWindow(ctx, window, sequence, verifyChecksums, fillCache, ref index, ref data, ref onValue);
                 }
-                ReadOnlySpan<byte> seekKey = ctx.SeekKey(pos, sequence);
-                ReadOnlySpan<byte> userKey = InternalKeys.UserKey(seekKey);
-                if (!index.Covers(seekKey))
+                finally
                 {
-                    index.Seek(seekKey); // keys come sorted: a key in the current block needs no index search
-                }
-                for (; index.Valid; index.Next())
-                {
-                    BlockHandle handle = index.Handle;
-                    if (!hasData || handle != dataHandle)
+                    data.Detach();
+                    BlockLease[] leases = ctx.WindowBlocks;
+                    for (int i = 0; i < blocks; i++)
                     {
-                        if (hasData)
-                        {
-                            hasData = false;
-                            data.Detach();
-                            dataLease.Release();
-                        }
-                        dataLease = ReadDataBlock(handle, verifyChecksums, fillCache);
-                        hasData = true;
-                        dataHandle = handle;
-                        if (data.Block == null)
-                        {
-                            data = new BlockCursor(dataLease.Block, BlockKeyFormat.InternalKey);
-                        }
-                        else
-                        {
-                            data.Reset(dataLease.Block);
-                        }
+                        BlockLease lease = leases[i];
+                        leases[i] = default;
+                        lease.Release();
                     }
-                    data.Seek(seekKey);
-                    if (!data.Valid)
-                    {
-                        continue; // the target sorts after this block's last key; try the next block
-                    }
-                    ReadOnlySpan<byte> found = data.Key;
-                    if (!InternalKeys.UserKey(found).SequenceEqual(userKey))
-                    {
-                        break;
-                    }
-                    ValueType type = ClassifyEntry(found, ctx.Covering[pos]);
-                    ctx.Outcome[pos] = (byte)type;
-                    if (type == ValueType.Value)
-                    {
-                        onValue.OnValue(pos, data.Value);
-                    }
-                    break;
                 }
             }
         }
         finally
         {
-            if (hasData)
-            {
-                data.Detach();
-                dataLease.Release();
-            }
             data.Dispose();
             index.Dispose();
             indexLease.Release();
+        }
+    }
+
+    // First pass over a window of sorted keys: each key that may match finds its data block through
+    // the shared index cursor (a key inside the cursor's current block skips the index search), each
+    // distinct block is leased once, and each is prefetched, so the second pass's seeks find their
+    // blocks' first lines on their way to the CPU cache instead of missing one block at a time.
+    // `blocks` counts the leases taken so far (the caller releases them, also after an exception).
+    private void LeaseWindowBlocks(MultiGetContext ctx, ReadOnlySpan<int> window, ulong sequence, bool verifyChecksums, bool fillCache,
+        ref IndexCursor index, ref int blocks)
+    {
+        bool[] mayMatch = ctx.MayMatch;
+        int[] slot = ctx.BlockSlot;
+        BlockLease[] leases = ctx.WindowBlocks;
+        BlockHandle[] handles = ctx.WindowHandles;
+        foreach (int pos in window)
+        {
+            slot[pos] = -1;
+            if (!mayMatch[pos])
+            {
+                continue;
+            }
+            ReadOnlySpan<byte> seekKey = ctx.SeekKey(pos, sequence);
+            if (!index.Covers(seekKey))
+            {
+                index.Seek(seekKey); // keys come sorted: the cursor only moves forward
+            }
+            if (!index.Valid)
+            {
+                continue; // past the table's last block
+            }
+            BlockHandle handle = index.Handle;
+            if (blocks == 0 || handles[blocks - 1] != handle)
+            {
+                leases[blocks] = ReadDataBlock(handle, verifyChecksums, fillCache);
+                handles[blocks] = handle;
+                blocks++;
+                leases[blocks - 1].Block.Prefetch();
+            }
+            slot[pos] = blocks - 1;
+        }
+    }
+
+    // Second pass: each key is sought in its leased block. A key past its block's last entry (its
+    // versions continue in the next block, or it falls between the last key and the separator)
+    // walks on through the index as Get does.
+    private void SeekWindow<TSink>(MultiGetContext ctx, ReadOnlySpan<int> window, ulong sequence, bool verifyChecksums, bool fillCache,
+        ref IndexCursor index, ref BlockCursor data, ref TSink onValue)
+        where TSink : struct, IMultiGetValueSink
+    {
+        int[] slot = ctx.BlockSlot;
+        BlockLease[] leases = ctx.WindowBlocks;
+        int current = -1;
+        foreach (int pos in window)
+        {
+            int s = slot[pos];
+            if (s < 0)
+            {
+                continue;
+            }
+            if (s != current)
+            {
+                if (data.Block == null)
+                {
+                    data = new BlockCursor(leases[s].Block, BlockKeyFormat.InternalKey);
+                }
+                else
+                {
+                    data.Reset(leases[s].Block);
+                }
+                current = s;
+            }
+            ReadOnlySpan<byte> seekKey = ctx.SeekKey(pos, sequence);
+            data.Seek(seekKey);
+            if (data.Valid)
+            {
+                Decide(ctx, pos, ref data, ref onValue);
+                continue;
+            }
+            current = -1; // the walk below moves the cursor to other blocks
+            index.Seek(seekKey); // the key's own block again, as the first pass found it
+            for (index.Next(); index.Valid; index.Next())
+            {
+                BlockLease lease = ReadDataBlock(index.Handle, verifyChecksums, fillCache);
+                try
+                {
+                    data.Reset(lease.Block);
+                    data.Seek(seekKey);
+                    if (data.Valid)
+                    {
+                        Decide(ctx, pos, ref data, ref onValue);
+                        break;
+                    }
+                }
+                finally
+                {
+                    data.Detach();
+                    lease.Release();
+                }
+            }
+        }
+    }
+
+    // The cursor is at the first entry >= the key's seek key: the key's newest visible entry when its user key matches.
+    private void Decide<TSink>(MultiGetContext ctx, int pos, ref BlockCursor data, ref TSink onValue)
+        where TSink : struct, IMultiGetValueSink
+    {
+        ReadOnlySpan<byte> found = data.Key;
+        if (!InternalKeys.UserKey(found).SequenceEqual(ctx.Key(pos)))
+        {
+            return;
+        }
+        ValueType type = ClassifyEntry(found, ctx.Covering[pos]);
+        ctx.Outcome[pos] = (byte)type;
+        if (type == ValueType.Value)
+        {
+            onValue.OnValue(pos, data.Value);
         }
     }
 
