@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using KvEngine.Db;
+using KvEngine.Db.Recovery;
 using KvEngine.Iterators;
 using KvEngine.Versions;
 

@@ -1,3 +1,4 @@
+using KvEngine.Db.Background;
 using KvEngine.Versions;
 
 namespace KvEngine.Db;
@@ -6,7 +7,7 @@ namespace KvEngine.Db;
 /// Column family management: the family table, create and drop (RocksDB's
 /// DBImpl::CreateColumnFamily / DropColumnFamily), and resolving a handle.
 /// <para>
-/// The family table <see cref="_familiesById"/> (index = id, null for a dropped or unused id) is
+/// The family table (<see cref="ColumnFamilySet"/>: index = id, null for a dropped or unused id) is
 /// replaced, never changed, under _mutex, so writers and readers use it without a lock; a write
 /// group keeps the table it was prepared with. A dropped family leaves the table and takes no more
 /// writes, flushes or compactions; what pins its read state (iterators) keeps it readable. Its
@@ -60,10 +61,7 @@ internal sealed partial class DbImpl
             lock (_mutex)
             {
                 cfd.IsDropped = true;
-                ColumnFamilyData?[] next = (ColumnFamilyData?[])_familiesById.Clone();
-                next[cfd.Id] = null;
-                Volatile.Write(ref _familiesById, next);
-                _droppedFamilies.Add(cfd);
+                _families.Remove(cfd);
                 foreach (ImmutableMemTable imm in cfd.Immutable)
                 {
                     imm.Flushed.TrySetResult(); // nothing of a dropped family is flushed
@@ -77,7 +75,7 @@ internal sealed partial class DbImpl
             }
             WriteOptionsFile();
         }
-        TryDeleteObsoleteFiles(); // the drop is recorded; a failed sweep is retried later
+        _sweeper.TrySweep(); // the drop is recorded; a failed sweep is retried later
     }
 
     /// <summary>
@@ -87,21 +85,16 @@ internal sealed partial class DbImpl
     /// </summary>
     private void WriteOptionsFile()
     {
-        List<ColumnFamilyData> live = LiveFamilies();
+        List<ColumnFamilyData> live = _families.Live();
         var families = new List<(string Name, ColumnFamilyOptions Options)>(live.Count);
         foreach (ColumnFamilyData cfd in live)
         {
             families.Add((cfd.Name, cfd.Id == ColumnFamilyVersions.DefaultId ? _options : cfd.Options));
         }
-        lock (_sweepGate)
-        {
-            // With file deletions disabled (a checkpoint or backup copying the OPTIONS file) the
-            // older files stay until EnableFileDeletions.
-            bool deleteObsolete = _deletionsDisabled == 0;
-            _deletionsDeferred |= !deleteObsolete;
-            OptionsFile.OptionsFileStore.TryWrite(_fs, _dir, _options, families,
-                _versions.NewFileNumber, _versions.MarkFileNumberUsed, _options.LoggerFactory, deleteObsolete);
-        }
+        // With file deletions disabled (a checkpoint or backup copying the OPTIONS file) the
+        // older files stay until EnableFileDeletions.
+        _sweeper.WriteOptions(deleteObsolete => OptionsFile.OptionsFileStore.TryWrite(_fs, _dir, _options, families,
+            _versions.NewFileNumber, _versions.MarkFileNumberUsed, _options.LoggerFactory, deleteObsolete));
     }
 
     /// <summary>The live family named <paramref name="name"/>, or null.</summary>
@@ -109,7 +102,7 @@ internal sealed partial class DbImpl
     {
         ThrowIfDisposed();
         ArgumentNullException.ThrowIfNull(name);
-        foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))
+        foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd != null && cfd.Name == name)
             {
@@ -127,7 +120,7 @@ internal sealed partial class DbImpl
     {
         if (handle == null)
         {
-            return _default;
+            return _families.Default;
         }
         if (!ReferenceEquals(handle.Owner, this))
         {
@@ -155,27 +148,9 @@ internal sealed partial class DbImpl
             // number is the WAL its first writes go to.
             ColumnFamilyVersions versions = _versions.CreateFamily(name, _logNumber);
             cfd = NewFamilyData(versions, options);
-            var all = LiveFamilies();
-            all.Add(cfd);
-            PublishFamilies(all);
+            _families.Add(cfd);
             cfd.InstallReadState();
         }
         return cfd;
-    }
-
-    /// <summary>Replaces the family table with <paramref name="families"/>. Holds _mutex or runs at open.</summary>
-    private void PublishFamilies(List<ColumnFamilyData> families)
-    {
-        uint max = 0;
-        foreach (ColumnFamilyData cfd in families)
-        {
-            max = Math.Max(max, cfd.Id);
-        }
-        var byId = new ColumnFamilyData?[max + 1];
-        foreach (ColumnFamilyData cfd in families)
-        {
-            byId[cfd.Id] = cfd;
-        }
-        Volatile.Write(ref _familiesById, byId);
     }
 }

@@ -216,7 +216,7 @@ public sealed class RepairTests
         }
         DeleteManifests(fs);
 
-        List<KvEngine.Db.Repairer.Family> families = KvEngine.Db.Repairer.RebuildManifest(fs, DbPath, Families());
+        List<KvEngine.Db.Recovery.Repairer.Family> families = KvEngine.Db.Recovery.Repairer.RebuildManifest(fs, DbPath, Families());
 
         RecoveredManifest m = ManifestReader.Read(fs, DbPath, bestEfforts: false, new WalTracker());
         Assert.Equal(new[] { "counters", "default", "other" }, m.Families.Values.Select(f => f.Name).Order(StringComparer.Ordinal));

@@ -5,7 +5,7 @@ using KvEngine.Util;
 using KvEngine.Versions;
 using KvEngine.Wal;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Recovery;
 
 /// <summary>
 /// RocksDB's RepairDB: rebuilds the MANIFEST of a database whose MANIFEST (or CURRENT) is lost or
