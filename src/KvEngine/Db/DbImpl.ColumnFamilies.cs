@@ -10,10 +10,14 @@ namespace KvEngine.Db;
 /// The family table (<see cref="ColumnFamilySet"/>: index = id, null for a dropped or unused id) is
 /// replaced, never changed, under _mutex, so writers and readers use it without a lock; a write
 /// group keeps the table it was prepared with. A dropped family leaves the table and takes no more
-/// writes, flushes or compactions; what pins its read state (iterators) keeps it readable. Its
-/// immutable memtables are released at the drop (or by its running flush); its mutable memtable by
-/// the next write group's leader, once no group that could still insert into it is in flight
-/// (ReleaseDroppedMemTables); its files become obsolete once unpinned. Create and drop are
+/// writes, flushes or compactions, but keeps serving reads of its last state through its handle
+/// (Get, MultiGet, KeyMayExist, iterators: <see cref="ResolveForRead"/>) until the handle is
+/// disposed or the database closes, as RocksDB does until the handle is destroyed; iterators that
+/// pinned its read state keep it in any case. The family's own references on its immutable
+/// memtables are released at the drop (or by its running flush), on its mutable memtable by the
+/// next write group's leader, once no group that could still insert into it is in flight
+/// (ReleaseDroppedMemTables); the read state holds its own until it is retired; its files become
+/// obsolete once unpinned. Create and drop are
 /// serialized by _familyGate, which Close also takes, so neither runs after the database closed.
 /// </para>
 /// </summary>
@@ -68,7 +72,7 @@ internal sealed partial class DbImpl
                 }
                 if (!cfd.FlushRunning)
                 {
-                    cfd.ReleaseMemory();
+                    cfd.ReleaseDroppedMemory(); // its read state stays for reads through the handle
                 }
                 _droppedMemTables.Add(cfd);
                 Monitor.PulseAll(_mutex);
@@ -116,7 +120,17 @@ internal sealed partial class DbImpl
     /// The engine's family behind <paramref name="handle"/> (the default family for null).
     /// <see cref="ArgumentException"/> for a handle of another database or of a dropped family.
     /// </summary>
-    public ColumnFamilyData Resolve(ColumnFamilyHandle? handle)
+    public ColumnFamilyData Resolve(ColumnFamilyHandle? handle) => Resolve(handle, forRead: false);
+
+    /// <summary>
+    /// The engine's family behind <paramref name="handle"/> for a read (the default family for
+    /// null): unlike <see cref="Resolve(ColumnFamilyHandle?)"/>, a dropped family whose handle is
+    /// not yet disposed is returned, and reads see its last state (RocksDB serves them until the
+    /// handle is destroyed).
+    /// </summary>
+    public ColumnFamilyData ResolveForRead(ColumnFamilyHandle? handle) => Resolve(handle, forRead: true);
+
+    private ColumnFamilyData Resolve(ColumnFamilyHandle? handle, bool forRead)
     {
         if (handle == null)
         {
@@ -127,11 +141,38 @@ internal sealed partial class DbImpl
             throw new ArgumentException("The column family handle belongs to another database (or an earlier open of this one).", nameof(handle));
         }
         ColumnFamilyData cfd = handle.Data;
-        if (cfd.IsDropped)
+        if (forRead ? cfd.ReadsReleased : cfd.IsDropped)
         {
-            throw new ArgumentException($"Column family '{cfd.Name}' was dropped.", nameof(handle));
+            throw new ArgumentException(forRead
+                ? $"Column family '{cfd.Name}' was dropped and its handle disposed."
+                : $"Column family '{cfd.Name}' was dropped.", nameof(handle));
         }
         return cfd;
+    }
+
+    /// <summary>
+    /// The handle of <paramref name="cfd"/> was disposed: a dropped family stops serving reads and
+    /// its memtables and tables go once no iterator pins them. Nothing for a live family (its
+    /// handle stays valid until the database closes). Nothing after close, which released it all.
+    /// </summary>
+    internal void ReleaseHandle(ColumnFamilyData cfd)
+    {
+        lock (_familyGate) // Close takes the gate after marking the instance disposed
+        {
+            if (IsDisposed)
+            {
+                return;
+            }
+            lock (_mutex)
+            {
+                if (!cfd.IsDropped || cfd.ReadsReleased)
+                {
+                    return;
+                }
+                cfd.ReleaseReads();
+            }
+        }
+        _sweeper.TrySweep(); // its tables may have lost their last reader
     }
 
     /// <summary>Records a new family and adds it to the table. Holds <see cref="_familyGate"/> or runs at open.</summary>

@@ -16,10 +16,10 @@ internal sealed partial class DbImpl
 
     /// <summary>
     /// Opens the database with the column families <paramref name="families"/> names (null: the
-    /// default family only). Every family the database has must be named (RocksDB's rule for a
-    /// read-write open); a named family it lacks is created with
-    /// <see cref="KvOptions.CreateMissingColumnFamilies"/>. A descriptor for "default" gives the
-    /// default family's options instead of <paramref name="options"/>.
+    /// default family only, with <paramref name="options"/>). A list must name "default", whose
+    /// descriptor gives the default family's options, and every family the database has (RocksDB's
+    /// rules for a read-write open); a named family it lacks is created with
+    /// <see cref="KvOptions.CreateMissingColumnFamilies"/>.
     /// </summary>
     public static DbImpl Open(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families = null)
     {
@@ -41,13 +41,18 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// The requested families other than default, validated and copied; a "default" descriptor's
-    /// options go into <paramref name="options"/> (a copy), which is then validated.
+    /// The requested families other than default, validated and copied; the "default" descriptor's
+    /// options go into <paramref name="options"/> (a copy), which is then validated. A list without
+    /// "default" is refused (<see cref="ArgumentException"/>), as RocksDB refuses it.
     /// </summary>
     private static List<ColumnFamilyDescriptor> ParseDescriptors(KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families)
     {
         var requested = new List<ColumnFamilyDescriptor>();
         var names = new HashSet<string>(StringComparer.Ordinal);
+        if (families == null)
+        {
+            names.Add(ColumnFamilyVersions.DefaultName); // KvDb.Open(path, options): the default family, with options
+        }
         foreach (ColumnFamilyDescriptor d in families ?? [])
         {
             ArgumentNullException.ThrowIfNull(d, nameof(families));
@@ -65,6 +70,13 @@ internal sealed partial class DbImpl
                 copy.ValidateFamily();
                 requested.Add(new ColumnFamilyDescriptor(d.Name, copy));
             }
+        }
+        if (!names.Contains(ColumnFamilyVersions.DefaultName))
+        {
+            // RocksDB's VersionSet::Recover: "Invalid argument: Default column family not specified".
+            throw new ArgumentException(
+                "Invalid argument: Default column family not specified: a list of column families must name \"default\" " +
+                "(its descriptor's options are the default family's).", nameof(families));
         }
         options.Validate();
         return requested;

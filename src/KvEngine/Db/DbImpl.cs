@@ -95,9 +95,9 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics);
         // Only plain objects after the telemetry: nothing here may throw once it is registered.
         _errors = new ErrorHandler(_mutex, options, _families, _telemetry, () => _closing, () => _scheduler.Cancellation.WaitHandle, TryResume);
-        _flusher = new FlushRunner(_mutex, options, dir, _fs, _versions, _families, _pendingOutputs, _snapshots, _sweeper, _errors, _telemetry, _counters);
-        _compactions = new CompactionRunner(_mutex, options, dir, _fs, _versions, _families, _pendingOutputs, _snapshots, _sweeper, _errors,
-            _telemetry, _counters, _scheduler.Cancellation, () => _closing, ThrowIfDisposed);
+        var jobs = new JobContext(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _snapshots, _sweeper, _errors, _telemetry, _counters);
+        _flusher = new FlushRunner(jobs, options.AtomicFlush);
+        _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed);
     }
 
     internal string Directory => _dir;

@@ -21,7 +21,7 @@ public sealed class CheckpointCrashTests
         return o;
     }
 
-    private static KvDb Open(FaultInjectionFileSystem fs, string path) => KvDb.Open(path, Options(fs), [new ColumnFamilyDescriptor("cf")]);
+    private static KvDb Open(FaultInjectionFileSystem fs, string path) => KvDb.Open(path, Options(fs), [new ColumnFamilyDescriptor("default", Options(fs)), new ColumnFamilyDescriptor("cf")]);
 
     [Theory]
     [InlineData(0UL)]

@@ -31,17 +31,8 @@ namespace KvEngine.Db.Background;
 internal sealed class CompactionRunner
 {
     private readonly object _mutex;
-    private readonly KvOptions _options;
-    private readonly string _dir;
-    private readonly IFileSystem _fs;
-    private readonly VersionSet _versions;
-    private readonly ColumnFamilySet _families;
-    private readonly PendingOutputs _pendingOutputs;
-    private readonly SnapshotList _snapshots;
-    private readonly ObsoleteFileSweeper _sweeper;
-    private readonly ErrorHandler _errors;
-    private readonly DbTelemetry _telemetry;
-    private readonly EngineCounters _counters;
+    private readonly int _maxBackgroundJobs;
+    private readonly JobContext _db;
     private readonly CancellationToken _shutdown;
     private readonly Func<bool> _closing;
     private readonly Action _throwIfDisposed;
@@ -49,45 +40,24 @@ internal sealed class CompactionRunner
     private int _nextFamily; // round robin over families for the picker
     private int _manualRunning;
 
-    /// <param name="mutex">The database mutex.</param>
-    /// <param name="options">The background job count.</param>
-    /// <param name="dir">The database directory.</param>
-    /// <param name="fs">Its file system.</param>
-    /// <param name="versions">Where a compaction's edit is logged.</param>
-    /// <param name="families">The families to pick from.</param>
-    /// <param name="pendingOutputs">Protects the outputs until installed.</param>
-    /// <param name="snapshots">The snapshots a compaction keeps versions for.</param>
-    /// <param name="sweeper">Deletes the inputs once obsolete.</param>
-    /// <param name="errors">Where a failure is recorded.</param>
-    /// <param name="telemetry">Logs each compaction.</param>
-    /// <param name="counters">The statistics' compaction counters.</param>
+    /// <param name="db">The database's collaborators.</param>
+    /// <param name="maxBackgroundJobs">The background job count (<see cref="KvOptions.MaxBackgroundJobs"/>).</param>
     /// <param name="shutdown">Cancelled when the database closes: running compactions stop.</param>
     /// <param name="closing">True once background work stops (read with the mutex held).</param>
     /// <param name="throwIfDisposed">Throws <see cref="ObjectDisposedException"/> once the database is closed.</param>
-    public CompactionRunner(object mutex, KvOptions options, string dir, IFileSystem fs, VersionSet versions, ColumnFamilySet families,
-        PendingOutputs pendingOutputs, SnapshotList snapshots, ObsoleteFileSweeper sweeper, ErrorHandler errors,
-        DbTelemetry telemetry, EngineCounters counters, CancellationToken shutdown, Func<bool> closing, Action throwIfDisposed)
+    public CompactionRunner(JobContext db, int maxBackgroundJobs, CancellationToken shutdown, Func<bool> closing, Action throwIfDisposed)
     {
-        _mutex = mutex;
-        _options = options;
-        _dir = dir;
-        _fs = fs;
-        _versions = versions;
-        _families = families;
-        _pendingOutputs = pendingOutputs;
-        _snapshots = snapshots;
-        _sweeper = sweeper;
-        _errors = errors;
-        _telemetry = telemetry;
-        _counters = counters;
+        _db = db;
+        _mutex = db.Mutex;
+        _maxBackgroundJobs = maxBackgroundJobs;
         _shutdown = shutdown;
         _closing = closing;
         _throwIfDisposed = throwIfDisposed;
     }
 
     /// <summary>Compactions that may run at once in the background (RocksDB's split of max_background_jobs).</summary>
-    private int MaxAutomatic => _options.MaxBackgroundJobs >= 2
-        ? _options.MaxBackgroundJobs - Math.Max(1, _options.MaxBackgroundJobs / 4)
+    private int MaxAutomatic => _maxBackgroundJobs >= 2
+        ? _maxBackgroundJobs - Math.Max(1, _maxBackgroundJobs / 4)
         : 1;
 
     /// <summary>Holds the mutex. Waits until no manual compaction runs (closing: the scheduler was cancelled first).</summary>
@@ -111,7 +81,7 @@ internal sealed class CompactionRunner
         {
             return false;
         }
-        List<ColumnFamilyData> live = _families.Live();
+        List<ColumnFamilyData> live = _db.Families.Live();
         for (int i = 0; i < live.Count; i++)
         {
             ColumnFamilyData cfd = live[(_nextFamily + i) % live.Count];
@@ -165,40 +135,40 @@ internal sealed class CompactionRunner
         var outputs = new List<ulong>();
         var stats = new LevelCompactionStats { Count = 1 };
         bool droppedMeanwhile = false;
-        long jobId = _telemetry.NextJobId();
-        _telemetry.CompactionStarted(jobId, c);
+        long jobId = _db.Telemetry.NextJobId();
+        _db.Telemetry.CompactionStarted(jobId, c);
         try
         {
             if (c.IsDeletion)
             {
-                _versions.LogAndApply(ForFamily(cfd, CompactionJob.DeletionEdit(c)));
+                _db.Versions.LogAndApply(ForFamily(cfd, CompactionJob.DeletionEdit(c)));
             }
             else if (c.IsTrivialMove)
             {
-                _versions.LogAndApply(ForFamily(cfd, CompactionJob.TrivialMoveEdit(c)));
+                _db.Versions.LogAndApply(ForFamily(cfd, CompactionJob.TrivialMoveEdit(c)));
                 stats.BytesMoved = (long)c.StartInputs[0].FileSize;
             }
             else
             {
                 // RocksDB's GetCompressionType: an output no deeper level has data below is bottommost.
                 Table.TableOptions outputOptions = c.OutputLevel >= pinned.Version.NumNonEmptyLevels - 1 ? cfd.BottommostTableOptions : cfd.TableOptions;
-                var env = new CompactionEnvironment(_dir, _fs, cfd.Tables, outputOptions, () =>
+                var env = new CompactionEnvironment(_db.Dir, _db.Fs, cfd.Tables, outputOptions, () =>
                 {
-                    ulong n = _pendingOutputs.NewFileNumber();
+                    ulong n = _db.PendingOutputs.NewFileNumber();
                     outputs.Add(n);
                     return n;
                 }, cfd.BuildContext);
-                var job = new CompactionJob(c, pinned.Version, env, _snapshots.GetSequences(), _shutdown,
+                var job = new CompactionJob(c, pinned.Version, env, _db.Snapshots.GetSequences(), _shutdown,
                     cfd.Options.CompactionFilter, cfd.Options.MergeOperator);
                 CompactionJobResult r = job.Run();
-                _versions.LogAndApply(ForFamily(cfd, r.Edit));
+                _db.Versions.LogAndApply(ForFamily(cfd, r.Edit));
                 stats.BytesReadNonOutput = r.BytesReadStartLevel;
                 stats.BytesReadOutput = r.BytesReadOutputLevel;
                 stats.BytesWritten = r.BytesWritten;
                 stats.KeysIn = r.KeysIn;
                 stats.KeysDropped = r.KeysDropped;
                 stats.AddCuts(r.OutputCuts);
-                _counters.AddKeysDroppedByFilter(r.KeysDroppedByFilter);
+                _db.Counters.AddKeysDroppedByFilter(r.KeysDroppedByFilter);
             }
         }
         catch (ColumnFamilyDroppedException)
@@ -207,7 +177,7 @@ internal sealed class CompactionRunner
             lock (_mutex)
             {
                 cfd.Picker.Release(c);
-                _pendingOutputs.RemoveAll(outputs);
+                _db.PendingOutputs.RemoveAll(outputs);
                 Monitor.PulseAll(_mutex);
             }
             droppedMeanwhile = true;
@@ -217,10 +187,10 @@ internal sealed class CompactionRunner
             lock (_mutex)
             {
                 cfd.Picker.Release(c);
-                _pendingOutputs.RemoveAll(outputs);
+                _db.PendingOutputs.RemoveAll(outputs);
                 if (e is not OperationCanceledException && !_closing())
                 {
-                    _errors.SetBackgroundError(e, BackgroundJobKind.Compaction);
+                    _db.Errors.SetBackgroundError(e, BackgroundJobKind.Compaction);
                 }
                 Monitor.PulseAll(_mutex);
             }
@@ -232,21 +202,21 @@ internal sealed class CompactionRunner
         }
         if (droppedMeanwhile)
         {
-            _sweeper.Sweep(atOpen: false);
+            _db.Sweeper.Sweep(atOpen: false);
             return;
         }
         lock (_mutex)
         {
             cfd.InstallReadState();
             cfd.Picker.Release(c);
-            _pendingOutputs.RemoveAll(outputs);
+            _db.PendingOutputs.RemoveAll(outputs);
             Monitor.PulseAll(_mutex);
         }
         stats.Micros = sw.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
         cfd.CompactionStats.AddCompaction(c.OutputLevel, stats);
-        _counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
-        _telemetry.CompactionFinished(jobId, c, stats, outputs.Count, sw.Elapsed);
-        _sweeper.Sweep(atOpen: false);
+        _db.Counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
+        _db.Telemetry.CompactionFinished(jobId, c, stats, outputs.Count, sw.Elapsed);
+        _db.Sweeper.Sweep(atOpen: false);
     }
 
     private static VersionEdit ForFamily(ColumnFamilyData cfd, VersionEdit edit)
@@ -381,7 +351,7 @@ internal sealed class CompactionRunner
     /// <summary>Holds the mutex. A background error stops manual compaction.</summary>
     private void ThrowIfStopped()
     {
-        if (_errors.Error is { } error)
+        if (_db.Errors.Error is { } error)
         {
             throw new KvException("Compaction stopped after a background error: " + error.Message, error);
         }

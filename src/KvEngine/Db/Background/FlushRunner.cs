@@ -30,33 +30,15 @@ internal sealed class FlushRunner
 {
     private readonly object _mutex;
     private readonly bool _atomicFlush;
-    private readonly string _dir;
-    private readonly IFileSystem _fs;
-    private readonly VersionSet _versions;
-    private readonly ColumnFamilySet _families;
-    private readonly PendingOutputs _pendingOutputs;
-    private readonly SnapshotList _snapshots;
-    private readonly ObsoleteFileSweeper _sweeper;
-    private readonly ErrorHandler _errors;
-    private readonly DbTelemetry _telemetry;
-    private readonly EngineCounters _counters;
+    private readonly JobContext _db;
 
-    public FlushRunner(object mutex, KvOptions options, string dir, IFileSystem fs, VersionSet versions, ColumnFamilySet families,
-        PendingOutputs pendingOutputs, SnapshotList snapshots, ObsoleteFileSweeper sweeper, ErrorHandler errors,
-        DbTelemetry telemetry, EngineCounters counters)
+    /// <param name="db">The database's collaborators.</param>
+    /// <param name="atomicFlush">Every family with waiting memtables flushes together (<see cref="KvOptions.AtomicFlush"/>).</param>
+    public FlushRunner(JobContext db, bool atomicFlush)
     {
-        _mutex = mutex;
-        _atomicFlush = options.AtomicFlush;
-        _dir = dir;
-        _fs = fs;
-        _versions = versions;
-        _families = families;
-        _pendingOutputs = pendingOutputs;
-        _snapshots = snapshots;
-        _sweeper = sweeper;
-        _errors = errors;
-        _telemetry = telemetry;
-        _counters = counters;
+        _db = db;
+        _mutex = db.Mutex;
+        _atomicFlush = atomicFlush;
     }
 
     /// <summary>
@@ -68,7 +50,7 @@ internal sealed class FlushRunner
     public List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? Pick()
     {
         List<(ColumnFamilyData, ImmutableMemTable[])>? result = null;
-        List<ColumnFamilyData> families = _families.Live();
+        List<ColumnFamilyData> families = _db.Families.Live();
         if (_atomicFlush)
         {
             bool due = false;
@@ -121,7 +103,7 @@ internal sealed class FlushRunner
         {
             lock (_mutex)
             {
-                _errors.SetBackgroundError(e, BackgroundJobKind.Flush);
+                _db.Errors.SetBackgroundError(e, BackgroundJobKind.Flush);
             }
         }
         finally
@@ -137,7 +119,7 @@ internal sealed class FlushRunner
             }
             if (released)
             {
-                _sweeper.TrySweep(); // the dropped family's files were pinned until now
+                _db.Sweeper.TrySweep(); // the dropped family's files were pinned until now
             }
         }
     }
@@ -157,7 +139,7 @@ internal sealed class FlushRunner
         }
         if (released)
         {
-            _sweeper.TrySweep();
+            _db.Sweeper.TrySweep();
         }
     }
 
@@ -173,7 +155,7 @@ internal sealed class FlushRunner
         {
             return false;
         }
-        cfd.ReleaseMemory();
+        cfd.ReleaseDroppedMemory();
         return true;
     }
 
@@ -188,7 +170,7 @@ internal sealed class FlushRunner
     public void FlushAndInstall(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
     {
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
-        long jobId = _telemetry.NextJobId();
+        long jobId = _db.Telemetry.NextJobId();
         int memCount = 0;
         long memBytes = 0;
         foreach ((ColumnFamilyData _, ImmutableMemTable[] list) in jobs)
@@ -199,7 +181,7 @@ internal sealed class FlushRunner
                 memBytes += job.Mem.ApproximateMemoryUsage;
             }
         }
-        _telemetry.FlushStarted(jobId, memCount, memBytes);
+        _db.Telemetry.FlushStarted(jobId, memCount, memBytes);
         var metas = new FileMetaData?[jobs.Count];
         var dropped = new bool[jobs.Count]; // the family was dropped meanwhile: its table is not recorded
         try
@@ -230,7 +212,7 @@ internal sealed class FlushRunner
             {
                 try
                 {
-                    _versions.LogAndApply(edits);
+                    _db.Versions.LogAndApply(edits);
                     break;
                 }
                 catch (ColumnFamilyDroppedException)
@@ -265,7 +247,7 @@ internal sealed class FlushRunner
                 {
                     if (meta != null)
                     {
-                        _pendingOutputs.Remove(meta.Number);
+                        _db.PendingOutputs.Remove(meta.Number);
                     }
                 }
             }
@@ -305,13 +287,13 @@ internal sealed class FlushRunner
             bytes += tableBytes;
             firstNumber = firstNumber == 0 && metas[i] != null ? metas[i]!.Number : firstNumber;
         }
-        _counters.AddFlush(bytes);
-        _telemetry.FlushFinished(jobId, memCount, firstNumber, bytes, elapsed);
+        _db.Counters.AddFlush(bytes);
+        _db.Telemetry.FlushFinished(jobId, memCount, firstNumber, bytes, elapsed);
         try
         {
             // Before the flush is reported done: a caller of Flush finds the files it made obsolete
             // (its WALs, tables nothing reads any more) already gone.
-            _sweeper.Sweep(atOpen: false);
+            _db.Sweeper.Sweep(atOpen: false);
         }
         finally
         {
@@ -340,7 +322,7 @@ internal sealed class FlushRunner
         // sequence (under the list's lock), which is at or above all of them; for it, as for
         // a plain read, only the newest version of each key matters, and that one is always
         // kept. At recovery no snapshot exists yet.
-        var job = new FlushJob(_dir, _fs, cfd, mems, _snapshots.GetSequences(), _pendingOutputs.NewFileNumber, _pendingOutputs.Remove);
+        var job = new FlushJob(_db.Dir, _db.Fs, cfd, mems, _db.Snapshots.GetSequences(), _db.PendingOutputs.NewFileNumber, _db.PendingOutputs.Remove);
         return job.Run();
     }
 
@@ -395,7 +377,7 @@ internal sealed class FlushRunner
             }
             edits.Add(edit);
         }
-        if (_families.MinLogNumberToKeepEdit(edits) is { } minLog)
+        if (_db.Families.MinLogNumberToKeepEdit(edits) is { } minLog)
         {
             edits.Add(minLog);
         }
