@@ -5,7 +5,7 @@ using KvEngine.Versions;
 using static KvEngine.Tests.Db.DbTestUtil;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Recovery;
 
 /// <summary>
 /// KvDb.Repair (RocksDB's RepairDB) on databases whose MANIFEST and CURRENT are gone or damaged:

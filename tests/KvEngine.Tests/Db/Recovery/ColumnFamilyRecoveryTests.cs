@@ -1,7 +1,7 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Recovery;
 
 /// <summary>
 /// Column families at the edges of recovery and dropping (found by review): a damaged WAL behind a
