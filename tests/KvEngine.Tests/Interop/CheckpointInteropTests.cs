@@ -1,5 +1,6 @@
 using System.Text;
 using KvEngine.Tests.Db;
+using KvEngine.Tests.Db.Checkpoints;
 using KvEngine.Tests.Wal;
 
 namespace KvEngine.Tests.Interop;

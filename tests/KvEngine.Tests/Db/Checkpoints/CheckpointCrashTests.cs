@@ -1,7 +1,7 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Checkpoints;
 
 /// <summary>
 /// A power loss in the middle of a checkpoint, at each of its file operations in turn (the
