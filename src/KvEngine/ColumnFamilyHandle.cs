@@ -7,12 +7,19 @@ namespace KvEngine;
 /// <see cref="KvDb"/> and <see cref="WriteBatch"/> methods that take one. Handles come from
 /// <see cref="KvDb.Open(string, KvOptions, IEnumerable{ColumnFamilyDescriptor})"/>,
 /// <see cref="KvDb.CreateColumnFamily"/>, <see cref="KvDb.GetColumnFamily"/> and
-/// <see cref="KvDb.DefaultColumnFamily"/>, and are valid until the database closes. After
-/// <see cref="KvDb.DropColumnFamily"/> reads and writes through the handle throw
-/// <see cref="ArgumentException"/>; iterators and snapshots taken before the drop keep working.
+/// <see cref="KvDb.DefaultColumnFamily"/>, and are valid until the database closes (one handle
+/// per family: every call returns the same object).
+/// <para>
+/// After <see cref="KvDb.DropColumnFamily"/>, as in RocksDB, the handle keeps serving reads of the
+/// family's last state — Get, TryGet, MultiGet, KeyMayExist and new iterators — until it is
+/// disposed (RocksDB's DestroyColumnFamilyHandle) or the database closes; the family's memtables
+/// and tables stay until then. Writes, flushes, compactions and properties through it throw
+/// <see cref="ArgumentException"/> at once. Iterators taken before the drop or the dispose keep
+/// working. <see cref="Dispose"/> does nothing for a live family (its handle stays valid).
+/// </para>
 /// Thread-safe.
 /// </summary>
-public sealed class ColumnFamilyHandle
+public sealed class ColumnFamilyHandle : IDisposable
 {
     internal ColumnFamilyHandle(ColumnFamilyData data, object owner)
     {
@@ -33,6 +40,19 @@ public sealed class ColumnFamilyHandle
 
     /// <summary>The database engine the handle belongs to.</summary>
     internal object Owner { get; }
+
+    /// <summary>
+    /// Releases what a dropped family kept for reads through this handle: reads through it then
+    /// throw <see cref="ArgumentException"/>, and its memtables and tables go once no iterator
+    /// pins them. Nothing for a live family, or once the database is closed. Idempotent.
+    /// </summary>
+    public void Dispose()
+    {
+        if (Owner is DbImpl db)
+        {
+            db.ReleaseHandle(Data);
+        }
+    }
 
     /// <inheritdoc/>
     public override string ToString() => Name;

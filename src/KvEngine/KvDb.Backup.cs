@@ -29,9 +29,10 @@ public sealed partial class KvDb
     /// <summary>
     /// <see cref="OpenReadOnly(string, KvOptions, bool)"/> with column families: unlike
     /// <see cref="Open(string, KvOptions, IEnumerable{ColumnFamilyDescriptor})"/> a subset of the
-    /// database's families may be named (as RocksDB allows read-only); a named family it lacks is an error.
+    /// database's families may be named (as RocksDB allows read-only), but "default" must be among
+    /// them (RocksDB: "Default column family not specified"); a named family it lacks is an error.
     /// </summary>
-    /// <exception cref="ArgumentException">A named family does not exist, or is named twice.</exception>
+    /// <exception cref="ArgumentException">"default" is not named, or a named family does not exist, or is named twice.</exception>
     /// <exception cref="KvException">The database does not exist, or a WAL exists with <paramref name="errorIfWalFileExists"/>.</exception>
     /// <exception cref="KvCorruptionException">Its files are damaged beyond what the recovery mode tolerates.</exception>
     public static KvDb OpenReadOnly(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor> columnFamilies, bool errorIfWalFileExists = false)

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using KvEngine.Db;
+using KvEngine.Db.Recovery;
 using KvEngine.Iterators;
 using KvEngine.Versions;
 
@@ -54,10 +55,12 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// Opens the database with its column families (RocksDB's DB::Open with descriptors): every
     /// family the database has must be named (<see cref="ListColumnFamilies"/> lists them); a named
     /// family it lacks is created when <see cref="KvOptions.CreateMissingColumnFamilies"/> is set.
-    /// A descriptor named "default" sets the default family's options, overriding those of
-    /// <paramref name="options"/>. Handles: <see cref="GetColumnFamily"/>, <see cref="ColumnFamilies"/>.
+    /// The list must name "default" too, as RocksDB requires ("Default column family not
+    /// specified"): its descriptor's options are the default family's, overriding the family options
+    /// of <paramref name="options"/> (pass <paramref name="options"/> itself to keep them).
+    /// Handles: <see cref="GetColumnFamily"/>, <see cref="ColumnFamilies"/>.
     /// </summary>
-    /// <exception cref="ArgumentException">A family is not named, or is missing without CreateMissingColumnFamilies, or is named twice.</exception>
+    /// <exception cref="ArgumentException">"default" or another family is not named, or a family is missing without CreateMissingColumnFamilies, or is named twice.</exception>
     /// <exception cref="KvCorruptionException">Its files are damaged beyond what the recovery mode tolerates.</exception>
     /// <exception cref="KvException">Another instance holds it, or it is missing or exists against the options.</exception>
     public static KvDb Open(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor> columnFamilies)
@@ -395,22 +398,22 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     }
 
     /// <summary>Looks <paramref name="key"/> up in <paramref name="columnFamily"/>; see <see cref="TryGet(ReadOnlySpan{byte}, IBufferWriter{byte}, ReadOptions?)"/>.</summary>
-    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    /// <exception cref="ArgumentException">The family belongs to another database, or was dropped and its handle disposed (a dropped family's handle keeps serving reads of its last state until then).</exception>
     public bool TryGet(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
         ArgumentNullException.ThrowIfNull(value);
-        return _impl.TryGet(_impl.Resolve(columnFamily), key, value, options ?? ReadOptions.Default);
+        return _impl.TryGet(_impl.ResolveForRead(columnFamily), key, value, options ?? ReadOptions.Default);
     }
 
     /// <summary>The value of <paramref name="key"/> in <paramref name="columnFamily"/>, or null when absent.</summary>
-    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    /// <exception cref="ArgumentException">The family belongs to another database, or was dropped and its handle disposed (a dropped family's handle keeps serving reads of its last state until then).</exception>
     public byte[]? Get(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
         ArrayBufferWriter<byte> w = t_value ??= new ArrayBufferWriter<byte>(256);
         w.ResetWrittenCount();
-        return _impl.TryGet(_impl.Resolve(columnFamily), key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
+        return _impl.TryGet(_impl.ResolveForRead(columnFamily), key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
     }
 
     /// <summary>The value of <paramref name="key"/>, or null when absent.</summary>
@@ -437,13 +440,13 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     }
 
     /// <summary>Looks up <paramref name="keys"/> in <paramref name="columnFamily"/>; see <see cref="MultiGet(ReadOnlySpan{ReadOnlyMemory{byte}}, MultiGetResults, ReadOptions?)"/>.</summary>
-    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    /// <exception cref="ArgumentException">The family belongs to another database, or was dropped and its handle disposed (a dropped family's handle keeps serving reads of its last state until then).</exception>
     /// <exception cref="KvCorruptionException">A block any key's lookup needed is corrupt.</exception>
     public void MultiGet(ColumnFamilyHandle columnFamily, ReadOnlySpan<ReadOnlyMemory<byte>> keys, MultiGetResults results, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
         ArgumentNullException.ThrowIfNull(results);
-        _impl.MultiGet(_impl.Resolve(columnFamily), keys, results, options ?? ReadOptions.Default);
+        _impl.MultiGet(_impl.ResolveForRead(columnFamily), keys, results, options ?? ReadOptions.Default);
     }
 
     /// <summary>
@@ -455,12 +458,12 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     public byte[]?[] MultiGet(IReadOnlyList<byte[]> keys, ReadOptions? options = null) => MultiGetArrays(_impl.DefaultFamily, keys, options);
 
     /// <summary>The values of <paramref name="keys"/> in <paramref name="columnFamily"/>; see <see cref="MultiGet(IReadOnlyList{byte[]}, ReadOptions?)"/>.</summary>
-    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    /// <exception cref="ArgumentException">The family belongs to another database, or was dropped and its handle disposed (a dropped family's handle keeps serving reads of its last state until then).</exception>
     /// <exception cref="KvCorruptionException">A block any key's lookup needed is corrupt.</exception>
     public byte[]?[] MultiGet(ColumnFamilyHandle columnFamily, IReadOnlyList<byte[]> keys, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
-        return MultiGetArrays(_impl.Resolve(columnFamily), keys, options);
+        return MultiGetArrays(_impl.ResolveForRead(columnFamily), keys, options);
     }
 
     private byte[]?[] MultiGetArrays(Db.ColumnFamilyData cfd, IReadOnlyList<byte[]> keys, ReadOptions? options)
@@ -491,11 +494,11 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         _impl.KeyMayExist(_impl.DefaultFamily, key, value, options ?? ReadOptions.Default, out valueFound);
 
     /// <summary>KeyMayExist in <paramref name="columnFamily"/>; see <see cref="KeyMayExist(ReadOnlySpan{byte}, IBufferWriter{byte}?, out bool, ReadOptions?)"/>.</summary>
-    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    /// <exception cref="ArgumentException">The family belongs to another database, or was dropped and its handle disposed (a dropped family's handle keeps serving reads of its last state until then).</exception>
     public bool KeyMayExist(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, IBufferWriter<byte>? value, out bool valueFound, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
-        return _impl.KeyMayExist(_impl.Resolve(columnFamily), key, value, options ?? ReadOptions.Default, out valueFound);
+        return _impl.KeyMayExist(_impl.ResolveForRead(columnFamily), key, value, options ?? ReadOptions.Default, out valueFound);
     }
 
     /// <summary>KeyMayExist without the value; see <see cref="KeyMayExist(ReadOnlySpan{byte}, IBufferWriter{byte}?, out bool, ReadOptions?)"/>.</summary>
@@ -532,11 +535,11 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     }
 
     /// <summary>A new iterator over <paramref name="columnFamily"/>; dispose it when done.</summary>
-    /// <exception cref="ArgumentException">The family was dropped or belongs to another database.</exception>
+    /// <exception cref="ArgumentException">The family belongs to another database, or was dropped and its handle disposed (a dropped family's handle keeps serving reads of its last state until then).</exception>
     public KvIterator NewIterator(ColumnFamilyHandle columnFamily, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
-        return new KvIterator(_impl, _impl.NewIterator(_impl.Resolve(columnFamily), options ?? ReadOptions.Default));
+        return new KvIterator(_impl, _impl.NewIterator(_impl.ResolveForRead(columnFamily), options ?? ReadOptions.Default));
     }
 
     /// <summary>

@@ -39,10 +39,10 @@ internal static class StressFamilies
     /// <summary>Opens the database (a checkpoint) at <paramref name="path"/> read-only with the run's <paramref name="count"/> families.</summary>
     public static KvDb OpenReadOnly(string path, Func<KvOptions> options, int count)
     {
-        var descriptors = new ColumnFamilyDescriptor[count - 1];
-        for (int f = 1; f < count; f++)
+        var descriptors = new ColumnFamilyDescriptor[count];
+        for (int f = 0; f < count; f++)
         {
-            descriptors[f - 1] = new ColumnFamilyDescriptor(Name(f), options());
+            descriptors[f] = new ColumnFamilyDescriptor(Name(f), options());
         }
         return KvDb.OpenReadOnly(path, options(), descriptors);
     }

@@ -96,6 +96,13 @@ internal sealed class ColumnFamilyData
     /// <summary>The family was dropped: it takes no more writes, flushes or compactions.</summary>
     public bool IsDropped { get; set; }
 
+    /// <summary>
+    /// A dropped family's handle was disposed (or the database closed): its read state is retired
+    /// and reads through the handle throw. Until then a dropped family keeps serving reads of its
+    /// last state, as RocksDB does until the handle is destroyed. Under the database mutex.
+    /// </summary>
+    public bool ReadsReleased { get; private set; }
+
     /// <summary>Unflushed data written with DisableWal lives in this family's memtables.</summary>
     public bool HasUnpersistedWrites { get; set; }
 
@@ -147,21 +154,61 @@ internal sealed class ColumnFamilyData
     }
 
     /// <summary>
-    /// Releases the family's memtables and read state (closing, or dropped with no flush to
-    /// come); readers that pinned the state keep it until they are done. Holds the database mutex or runs at close.
+    /// Releases the family's memtables and read state (closing); readers that pinned the state
+    /// keep it until they are done. Holds the database mutex or runs at close.
     /// </summary>
     public void ReleaseMemory()
     {
+        RetireReadState();
+        ReleaseImmutable();
+    }
+
+    /// <summary>
+    /// A dropped family with no flush to come: releases its own references on the immutable
+    /// memtables; the read state (which holds its own) stays, so reads through the handle keep
+    /// seeing the family's last state, until <see cref="ReleaseReads"/> (the handle is disposed)
+    /// or close. Holds the database mutex.
+    /// </summary>
+    public void ReleaseDroppedMemory()
+    {
+        ReleaseImmutable();
+        if (ReadsReleased)
+        {
+            RetireReadState();
+        }
+    }
+
+    /// <summary>
+    /// The handle of a dropped family was disposed: reads through it stop, and the read state is
+    /// retired now unless a flush of the family still runs (it releases it when it ends). Holds the
+    /// database mutex.
+    /// </summary>
+    public void ReleaseReads()
+    {
+        ReadsReleased = true;
+        if (!FlushRunning)
+        {
+            RetireReadState();
+        }
+    }
+
+    private void ReleaseImmutable()
+    {
         DropSpareIterators();
-        // The family's own memtables leave the read state, so they are freed once the readers that
-        // pinned the old state are done (and, for the mutable one, ReleaseMutableMemTable ran).
-        ReadState empty = Interlocked.Exchange(ref _readState, new ReadState(s_retiredMemTable, Array.Empty<MemTable>(), Version.Empty(null)));
-        empty.Unref();
         foreach (ImmutableMemTable imm in Immutable)
         {
             imm.Mem.Unref();
         }
         Immutable.Clear();
+    }
+
+    private void RetireReadState()
+    {
+        DropSpareIterators();
+        // The family's own memtables leave the read state, so they are freed once the readers that
+        // pinned the old state are done (and, for the mutable one, ReleaseMutableMemTable ran).
+        ReadState old = Interlocked.Exchange(ref _readState, new ReadState(s_retiredMemTable, Array.Empty<MemTable>(), Version.Empty(null)));
+        old.Unref();
     }
 
     /// <summary>

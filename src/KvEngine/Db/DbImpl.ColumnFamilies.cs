@@ -1,3 +1,4 @@
+using KvEngine.Db.Background;
 using KvEngine.Versions;
 
 namespace KvEngine.Db;
@@ -6,13 +7,17 @@ namespace KvEngine.Db;
 /// Column family management: the family table, create and drop (RocksDB's
 /// DBImpl::CreateColumnFamily / DropColumnFamily), and resolving a handle.
 /// <para>
-/// The family table <see cref="_familiesById"/> (index = id, null for a dropped or unused id) is
+/// The family table (<see cref="ColumnFamilySet"/>: index = id, null for a dropped or unused id) is
 /// replaced, never changed, under _mutex, so writers and readers use it without a lock; a write
 /// group keeps the table it was prepared with. A dropped family leaves the table and takes no more
-/// writes, flushes or compactions; what pins its read state (iterators) keeps it readable. Its
-/// immutable memtables are released at the drop (or by its running flush); its mutable memtable by
-/// the next write group's leader, once no group that could still insert into it is in flight
-/// (ReleaseDroppedMemTables); its files become obsolete once unpinned. Create and drop are
+/// writes, flushes or compactions, but keeps serving reads of its last state through its handle
+/// (Get, MultiGet, KeyMayExist, iterators: <see cref="ResolveForRead"/>) until the handle is
+/// disposed or the database closes, as RocksDB does until the handle is destroyed; iterators that
+/// pinned its read state keep it in any case. The family's own references on its immutable
+/// memtables are released at the drop (or by its running flush), on its mutable memtable by the
+/// next write group's leader, once no group that could still insert into it is in flight
+/// (ReleaseDroppedMemTables); the read state holds its own until it is retired; its files become
+/// obsolete once unpinned. Create and drop are
 /// serialized by _familyGate, which Close also takes, so neither runs after the database closed.
 /// </para>
 /// </summary>
@@ -60,24 +65,21 @@ internal sealed partial class DbImpl
             lock (_mutex)
             {
                 cfd.IsDropped = true;
-                ColumnFamilyData?[] next = (ColumnFamilyData?[])_familiesById.Clone();
-                next[cfd.Id] = null;
-                Volatile.Write(ref _familiesById, next);
-                _droppedFamilies.Add(cfd);
+                _families.Remove(cfd);
                 foreach (ImmutableMemTable imm in cfd.Immutable)
                 {
                     imm.Flushed.TrySetResult(); // nothing of a dropped family is flushed
                 }
                 if (!cfd.FlushRunning)
                 {
-                    cfd.ReleaseMemory();
+                    cfd.ReleaseDroppedMemory(); // its read state stays for reads through the handle
                 }
                 _droppedMemTables.Add(cfd);
                 Monitor.PulseAll(_mutex);
             }
             WriteOptionsFile();
         }
-        TryDeleteObsoleteFiles(); // the drop is recorded; a failed sweep is retried later
+        _sweeper.TrySweep(); // the drop is recorded; a failed sweep is retried later
     }
 
     /// <summary>
@@ -87,21 +89,16 @@ internal sealed partial class DbImpl
     /// </summary>
     private void WriteOptionsFile()
     {
-        List<ColumnFamilyData> live = LiveFamilies();
+        List<ColumnFamilyData> live = _families.Live();
         var families = new List<(string Name, ColumnFamilyOptions Options)>(live.Count);
         foreach (ColumnFamilyData cfd in live)
         {
             families.Add((cfd.Name, cfd.Id == ColumnFamilyVersions.DefaultId ? _options : cfd.Options));
         }
-        lock (_sweepGate)
-        {
-            // With file deletions disabled (a checkpoint or backup copying the OPTIONS file) the
-            // older files stay until EnableFileDeletions.
-            bool deleteObsolete = _deletionsDisabled == 0;
-            _deletionsDeferred |= !deleteObsolete;
-            OptionsFile.OptionsFileStore.TryWrite(_fs, _dir, _options, families,
-                _versions.NewFileNumber, _versions.MarkFileNumberUsed, _options.LoggerFactory, deleteObsolete);
-        }
+        // With file deletions disabled (a checkpoint or backup copying the OPTIONS file) the
+        // older files stay until EnableFileDeletions.
+        _sweeper.WriteOptions(deleteObsolete => OptionsFile.OptionsFileStore.TryWrite(_fs, _dir, _options, families,
+            _versions.NewFileNumber, _versions.MarkFileNumberUsed, _options.LoggerFactory, deleteObsolete));
     }
 
     /// <summary>The live family named <paramref name="name"/>, or null.</summary>
@@ -109,7 +106,7 @@ internal sealed partial class DbImpl
     {
         ThrowIfDisposed();
         ArgumentNullException.ThrowIfNull(name);
-        foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))
+        foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd != null && cfd.Name == name)
             {
@@ -123,22 +120,59 @@ internal sealed partial class DbImpl
     /// The engine's family behind <paramref name="handle"/> (the default family for null).
     /// <see cref="ArgumentException"/> for a handle of another database or of a dropped family.
     /// </summary>
-    public ColumnFamilyData Resolve(ColumnFamilyHandle? handle)
+    public ColumnFamilyData Resolve(ColumnFamilyHandle? handle) => Resolve(handle, forRead: false);
+
+    /// <summary>
+    /// The engine's family behind <paramref name="handle"/> for a read (the default family for
+    /// null): unlike <see cref="Resolve(ColumnFamilyHandle?)"/>, a dropped family whose handle is
+    /// not yet disposed is returned, and reads see its last state (RocksDB serves them until the
+    /// handle is destroyed).
+    /// </summary>
+    public ColumnFamilyData ResolveForRead(ColumnFamilyHandle? handle) => Resolve(handle, forRead: true);
+
+    private ColumnFamilyData Resolve(ColumnFamilyHandle? handle, bool forRead)
     {
         if (handle == null)
         {
-            return _default;
+            return _families.Default;
         }
         if (!ReferenceEquals(handle.Owner, this))
         {
             throw new ArgumentException("The column family handle belongs to another database (or an earlier open of this one).", nameof(handle));
         }
         ColumnFamilyData cfd = handle.Data;
-        if (cfd.IsDropped)
+        if (forRead ? cfd.ReadsReleased : cfd.IsDropped)
         {
-            throw new ArgumentException($"Column family '{cfd.Name}' was dropped.", nameof(handle));
+            throw new ArgumentException(forRead
+                ? $"Column family '{cfd.Name}' was dropped and its handle disposed."
+                : $"Column family '{cfd.Name}' was dropped.", nameof(handle));
         }
         return cfd;
+    }
+
+    /// <summary>
+    /// The handle of <paramref name="cfd"/> was disposed: a dropped family stops serving reads and
+    /// its memtables and tables go once no iterator pins them. Nothing for a live family (its
+    /// handle stays valid until the database closes). Nothing after close, which released it all.
+    /// </summary>
+    internal void ReleaseHandle(ColumnFamilyData cfd)
+    {
+        lock (_familyGate) // Close takes the gate after marking the instance disposed
+        {
+            if (IsDisposed)
+            {
+                return;
+            }
+            lock (_mutex)
+            {
+                if (!cfd.IsDropped || cfd.ReadsReleased)
+                {
+                    return;
+                }
+                cfd.ReleaseReads();
+            }
+        }
+        _sweeper.TrySweep(); // its tables may have lost their last reader
     }
 
     /// <summary>Records a new family and adds it to the table. Holds <see cref="_familyGate"/> or runs at open.</summary>
@@ -155,27 +189,9 @@ internal sealed partial class DbImpl
             // number is the WAL its first writes go to.
             ColumnFamilyVersions versions = _versions.CreateFamily(name, _logNumber);
             cfd = NewFamilyData(versions, options);
-            var all = LiveFamilies();
-            all.Add(cfd);
-            PublishFamilies(all);
+            _families.Add(cfd);
             cfd.InstallReadState();
         }
         return cfd;
-    }
-
-    /// <summary>Replaces the family table with <paramref name="families"/>. Holds _mutex or runs at open.</summary>
-    private void PublishFamilies(List<ColumnFamilyData> families)
-    {
-        uint max = 0;
-        foreach (ColumnFamilyData cfd in families)
-        {
-            max = Math.Max(max, cfd.Id);
-        }
-        var byId = new ColumnFamilyData?[max + 1];
-        foreach (ColumnFamilyData cfd in families)
-        {
-            byId[cfd.Id] = cfd;
-        }
-        Volatile.Write(ref _familiesById, byId);
     }
 }

@@ -2,22 +2,11 @@ namespace KvEngine.Db;
 
 /// <summary>
 /// File-deletion control (RocksDB 7.8's DisableFileDeletions / EnableFileDeletions), for
-/// checkpoints and external backups that copy the live files.
-/// <para>
-/// Invariant: while <see cref="_deletionsDisabled"/> is above zero no obsolete file is deleted —
-/// no table, WAL, MANIFEST or OPTIONS file; each sweep asked for meanwhile is only remembered
-/// (<see cref="_deletionsDeferred"/>) and runs when the count returns to zero. A sweep holds
-/// <see cref="_sweepGate"/> from the moment it decides what to delete until it has deleted it, and
-/// Disable takes the same gate: once Disable returns, no sweep that started before it is still
-/// deleting. Lock order: <see cref="_sweepGate"/> before _mutex. Thread-safe.
-/// </para>
+/// checkpoints and external backups that copy the live files: the dispatch to
+/// <see cref="Background.ObsoleteFileSweeper"/>, which holds the count and the deferred sweep.
 /// </summary>
 internal sealed partial class DbImpl
 {
-    private readonly object _sweepGate = new();
-    private int _deletionsDisabled; // guarded by _sweepGate
-    private bool _deletionsDeferred; // guarded by _sweepGate
-
     /// <summary>
     /// Stops the deletion of obsolete files (RocksDB's DisableFileDeletions): every call adds one
     /// to a count, and files are deleted again only when <see cref="EnableFileDeletions"/> brings
@@ -27,10 +16,7 @@ internal sealed partial class DbImpl
     {
         ThrowIfDisposed();
         ThrowIfReadOnly("DisableFileDeletions");
-        lock (_sweepGate)
-        {
-            _deletionsDisabled++;
-        }
+        _sweeper.Disable();
     }
 
     /// <summary>
@@ -43,23 +29,9 @@ internal sealed partial class DbImpl
     {
         ThrowIfDisposed();
         ThrowIfReadOnly("EnableFileDeletions");
-        bool sweep;
-        lock (_sweepGate)
+        if (!_sweeper.Enable(force, out bool sweep))
         {
-            if (force)
-            {
-                _deletionsDisabled = 0;
-            }
-            else if (_deletionsDisabled > 0)
-            {
-                _deletionsDisabled--;
-            }
-            if (_deletionsDisabled > 0)
-            {
-                return false;
-            }
-            sweep = _deletionsDeferred;
-            _deletionsDeferred = false;
+            return false;
         }
         if (sweep)
         {
@@ -73,35 +45,14 @@ internal sealed partial class DbImpl
     {
         lock (_familyGate) // serializes with OPTIONS writes (family creation and drop)
         {
-            lock (_sweepGate)
+            if (!_sweeper.DeleteDeferredOptionsFiles())
             {
-                if (_deletionsDisabled > 0)
-                {
-                    _deletionsDeferred = true;
-                    return;
-                }
-                try
-                {
-                    OptionsFile.OptionsFileStore.DeleteObsolete(_fs, _dir);
-                }
-                catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-                {
-                    // RocksDB ignores a failure to delete old OPTIONS files; the next write retries.
-                }
+                return;
             }
         }
-        TryDeleteObsoleteFiles();
+        _sweeper.TrySweep();
     }
 
     /// <summary>True while <see cref="DisableFileDeletions"/> holds deletions off.</summary>
-    internal bool FileDeletionsDisabled
-    {
-        get
-        {
-            lock (_sweepGate)
-            {
-                return _deletionsDisabled > 0;
-            }
-        }
-    }
+    internal bool FileDeletionsDisabled => _sweeper.Disabled;
 }

@@ -1,3 +1,4 @@
+using KvEngine.Db.Background;
 using KvEngine.Compaction;
 using KvEngine.Versions;
 
@@ -40,7 +41,7 @@ internal sealed partial class DbImpl
         {
             job.Prepare(fullPaths, () =>
             {
-                ulong n = NewPendingOutput();
+                ulong n = _pendingOutputs.NewFileNumber();
                 numbers.Add(n);
                 return n;
             });
@@ -127,7 +128,7 @@ internal sealed partial class DbImpl
             catch (IOException e)
             {
                 // The MANIFEST may end in a partial record: stop writes, as a failed flush does.
-                SetBackgroundError(e, Diagnostics.BackgroundJobKind.Flush);
+                _errors.SetBackgroundError(e, Diagnostics.BackgroundJobKind.Flush);
                 throw;
             }
             _writeThread.AdvanceSequences(_versions.LastSequence);
@@ -175,7 +176,7 @@ internal sealed partial class DbImpl
         if (group == null && !_writeThread.AwaitTurn(request, out group))
         {
             // Completed without leading: the database closed under a misused handle.
-            throw Wrap(request.Error ?? new ObjectDisposedException(nameof(KvDb)));
+            throw ErrorHandler.Wrap(request.Error ?? new ObjectDisposedException(nameof(KvDb)));
         }
         _writeThread.AwaitTurnToPublish(group);
         lock (_mutex)

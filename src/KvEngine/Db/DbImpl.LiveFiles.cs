@@ -19,6 +19,15 @@ internal sealed partial class DbImpl
     // leader after each WAL append and reset when a new WAL starts (under _mutex).
     private long _logFileFlushedSize;
 
+    /// <summary>Creates a checkpoint of the database in <paramref name="directory"/> (<see cref="Checkpoints.Checkpointer"/>).</summary>
+    public void CreateCheckpoint(string directory, ulong logSizeForFlush)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(directory);
+        ThrowIfDisposed();
+        ThrowIfReadOnly("CreateCheckpoint");
+        new Checkpoints.Checkpointer(this, _fs).CreateCheckpoint(directory, logSizeForFlush);
+    }
+
     /// <summary>
     /// RocksDB's GetLiveFiles: names relative to the database directory with a leading '/'
     /// ("/000012.sst", "/CURRENT", "/MANIFEST-000005", "/OPTIONS-000007") and the MANIFEST size to
@@ -121,7 +130,7 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>The bytes of the WALs on disk at or above MinLogNumberToKeep (the checkpoint's flush rule).</summary>
-    private long LiveWalBytes()
+    internal long LiveWalBytes()
     {
         long total = 0;
         foreach (ulong number in WalNumbers(_versions.MinLogNumberToKeep, ulong.MaxValue))

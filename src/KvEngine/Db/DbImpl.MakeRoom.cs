@@ -1,3 +1,4 @@
+using KvEngine.Db.Background;
 namespace KvEngine.Db;
 
 /// <summary>
@@ -66,7 +67,7 @@ internal sealed partial class DbImpl
         List<ColumnFamilyData>? switching = null;
         while (true)
         {
-            if (_errors.Error != null && !(force && _resuming))
+            if (_errors.Error != null && !(force && _errors.Resuming))
             {
                 throw new KvException("The database refuses writes after a background error: " + _errors.Error.Message, _errors.Error);
             }
@@ -80,7 +81,7 @@ internal sealed partial class DbImpl
             }
             switching?.Clear();
             bool forcedPending = false;
-            foreach (ColumnFamilyData? cfd in _familiesById)
+            foreach (ColumnFamilyData? cfd in _families.ById)
             {
                 if (cfd == null)
                 {
@@ -89,7 +90,7 @@ internal sealed partial class DbImpl
                 bool targeted = force && (forceFamilies == null || Contains(forceFamilies, cfd));
                 // Resuming switches even an empty memtable: the current WAL may end in a torn record.
                 bool full = targeted
-                    ? !cfd.Mem.IsEmpty || _resuming
+                    ? !cfd.Mem.IsEmpty || _errors.Resuming
                     : cfd.Mem.ApproximateMemoryUsage >= cfd.Options.WriteBufferSize;
                 if (targeted && !full && cfd.Immutable.Count > cfd.ForcedFlushes)
                 {
@@ -105,7 +106,7 @@ internal sealed partial class DbImpl
             if (switching is { Count: > 0 } && _options.AtomicFlush)
             {
                 // Atomic flush: every family with data switches (and is flushed) together.
-                foreach (ColumnFamilyData? cfd in _familiesById)
+                foreach (ColumnFamilyData? cfd in _families.ById)
                 {
                     if (cfd != null && !cfd.Mem.IsEmpty && !switching.Contains(cfd))
                     {
@@ -130,7 +131,7 @@ internal sealed partial class DbImpl
                 // Pipelined groups still inserted into these memtables: they may not become immutable yet.
                 continue;
             }
-            if (!_resuming && FindFamilyAtMemTableLimit(switching) is { } crowded)
+            if (!_errors.Resuming && FindFamilyAtMemTableLimit(switching) is { } crowded)
             {
                 // (A resume switches past the limit: it flushes every memtable itself before any write.)
                 // Too many memtables wait for flushing: writers stall (never fail) until one is done.
@@ -169,7 +170,7 @@ internal sealed partial class DbImpl
     /// <summary>Holds _mutex. True when the group waited for a family's level-0 files (the caller looks again).</summary>
     private bool Level0Stall(ref bool delayed, ref long stallStarted, ref Diagnostics.WriteStallCause stallCause)
     {
-        foreach (ColumnFamilyData? cfd in _familiesById)
+        foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd == null || cfd.CompactionOptions.DisableAutoCompactions)
             {
@@ -239,7 +240,7 @@ internal sealed partial class DbImpl
         // unsynced ones in the old (a hole, not a prefix). Pebble also syncs the WAL it rotates away from.
         // Resuming abandons the old WAL instead: it may be unwritable or torn, and everything it
         // holds is in the memtables that the resume flushes before any new write is accepted.
-        if (!_resuming)
+        if (!_errors.Resuming)
         {
             try
             {
@@ -247,20 +248,20 @@ internal sealed partial class DbImpl
             }
             catch (IOException e)
             {
-                SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
+                _errors.SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
                 throw;
             }
         }
         ulong newLog = _versions.NewFileNumber();
         try
         {
-            OpenNewLog(newLog, abandonOld: _resuming);
+            OpenNewLog(newLog, abandonOld: _errors.Resuming);
         }
         catch (IOException e)
         {
             // No new WAL, or the MANIFEST could not record it (RocksDB's SwitchMemtable sets a
             // background error too): writes stop until a resume or reopen.
-            SetBackgroundError(e, Diagnostics.BackgroundJobKind.MemTableSwitch);
+            _errors.SetBackgroundError(e, Diagnostics.BackgroundJobKind.MemTableSwitch);
             throw;
         }
         _aliveLogs.Add((_logNumber, Interlocked.Exchange(ref _currentLogBytes, 0)));
@@ -275,7 +276,7 @@ internal sealed partial class DbImpl
             cfd.Mem = cfd.NewMemTable();
             cfd.InstallReadState();
         }
-        foreach (ColumnFamilyData? cfd in _familiesById)
+        foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd != null && cfd.Mem.IsEmpty && cfd.Immutable.Count == 0)
             {
@@ -292,7 +293,7 @@ internal sealed partial class DbImpl
     /// </summary>
     private void AddFamiliesPinningOldestWal(ref List<ColumnFamilyData>? switching)
     {
-        if (_familiesById.Length < 2)
+        if (_families.ById.Length < 2)
         {
             return;
         }
@@ -300,7 +301,7 @@ internal sealed partial class DbImpl
         long limit = _options.MaxTotalWalSize;
         if (limit == 0)
         {
-            foreach (ColumnFamilyData? cfd in _familiesById)
+            foreach (ColumnFamilyData? cfd in _families.ById)
             {
                 if (cfd != null)
                 {
@@ -319,12 +320,23 @@ internal sealed partial class DbImpl
         }
         // RocksDB counts the current WAL among the alive ones: one WAL past the limit switches too.
         ulong oldest = _aliveLogs.Count > 0 ? _aliveLogs[0].Number : _logNumber;
-        foreach (ColumnFamilyData? cfd in _familiesById)
+        foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd != null && !cfd.Mem.IsEmpty && cfd.Versions.LogNumber <= oldest && cfd.Immutable.Count == 0)
             {
                 (switching ??= new List<ColumnFamilyData>()).Add(cfd);
             }
         }
+    }
+
+    /// <summary>
+    /// Holds _mutex. The smallest WAL number still needed (the current WAL, or an older one some
+    /// family's log number keeps); the older WALs leave the size accounting (the sweeper deletes them).
+    /// </summary>
+    private ulong OldestLiveWal()
+    {
+        ulong minLog = Math.Min(_versions.MinLogNumberToKeep, _logNumber);
+        _aliveLogs.RemoveAll(l => l.Number < minLog);
+        return minLog;
     }
 }

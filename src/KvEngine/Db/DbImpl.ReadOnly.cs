@@ -1,3 +1,4 @@
+using KvEngine.Db.Recovery;
 using KvEngine.Versions;
 
 namespace KvEngine.Db;
@@ -60,27 +61,13 @@ internal sealed partial class DbImpl
 
     private void RecoverReadOnly(List<ColumnFamilyDescriptor> requested, bool errorIfWalFileExists)
     {
-        _versions.Recover();
-        AttachFamilies(requested);
-        RecoveryDamage damage = RecoveryDamage.Find(_fs, _dir, _versions, checkTables: _options.ParanoidChecks);
-        if (damage.EditsLost)
-        {
-            throw new KvCorruptionException(damage.Describe(_dir));
-        }
-        List<ulong> logs = LogsToReplay(out bool anyWal);
-        if (errorIfWalFileExists && anyWal)
-        {
-            throw new KvException(
-                $"Database '{_dir}' was opened read-only with errorIfWalFileExists, but a WAL file exists (RocksDB: error_if_wal_file_exists).");
-        }
-        ulong maxSequence = _versions.LastSequence;
-        bool noFlush = false;
-        ReplayLogs(logs, LiveFamilies(), new Dictionary<uint, VersionEdit>(), ref maxSequence, ref noFlush);
-        _versions.SetLastSequence(maxSequence);
-        _writeThread.InitializeSequences(maxSequence);
+        var recovery = new DbRecovery(_dir, _options, _versions, _families, NewFamilyData, flusher: null);
+        recovery.RecoverReadOnly(requested, errorIfWalFileExists);
+        _versions.SetLastSequence(recovery.MaxSequence);
+        _writeThread.InitializeSequences(recovery.MaxSequence);
         lock (_mutex)
         {
-            foreach (ColumnFamilyData cfd in LiveFamilies())
+            foreach (ColumnFamilyData cfd in _families.Live())
             {
                 cfd.InstallReadState();
             }

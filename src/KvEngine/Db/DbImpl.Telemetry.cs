@@ -14,7 +14,7 @@ internal sealed partial class DbImpl
     public long MemTableBytes()
     {
         long sum = 0;
-        foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))
+        foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd == null)
             {
@@ -50,7 +50,7 @@ internal sealed partial class DbImpl
     public void LevelSizes(Span<long> values, bool files)
     {
         values.Clear();
-        foreach (ColumnFamilyData? cfd in Volatile.Read(ref _familiesById))
+        foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd == null)
             {

@@ -1,3 +1,4 @@
+using KvEngine.Db.Background;
 using KvEngine.Format;
 
 namespace KvEngine.Db;
@@ -34,7 +35,7 @@ internal sealed partial class DbImpl
     /// </summary>
     private void ValidateFamilies(WriteBatch batch)
     {
-        ColumnFamilyData?[] byId = Volatile.Read(ref _familiesById);
+        ColumnFamilyData?[] byId = _families.ById;
         if (batch.OtherColumnFamilies is { } ids)
         {
             foreach (uint id in ids)
@@ -107,7 +108,7 @@ internal sealed partial class DbImpl
         request.Reset(null, false, false, false); // drop references to the caller's batch
         if (error != null)
         {
-            throw Wrap(error);
+            throw ErrorHandler.Wrap(error);
         }
     }
 
@@ -130,7 +131,7 @@ internal sealed partial class DbImpl
             group = PrepareGroup(request);
         }
         LeadGroups(group);
-        return request.Error != null ? ValueTask.FromException(Wrap(request.Error)) : ValueTask.CompletedTask;
+        return request.Error != null ? ValueTask.FromException(ErrorHandler.Wrap(request.Error)) : ValueTask.CompletedTask;
     }
 
     /// <summary>
@@ -196,7 +197,7 @@ internal sealed partial class DbImpl
             group.Error = e;
             return group;
         }
-        group.Families = _familiesById;
+        group.Families = _families.ById;
         if (leader.Batch != null)
         {
             _lastGroupBytes = _writeThread.AddFollowers(group);
@@ -261,7 +262,7 @@ internal sealed partial class DbImpl
             group.Error = e;
             lock (_mutex)
             {
-                SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
+                _errors.SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
             }
         }
     }
@@ -309,7 +310,4 @@ internal sealed partial class DbImpl
             }
         }
     }
-
-    internal static Exception Wrap(Exception e) =>
-        e is KvException or ObjectDisposedException ? e : new KvException("Write failed: " + e.Message, e);
 }

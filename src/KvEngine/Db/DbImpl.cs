@@ -1,4 +1,5 @@
 using KvEngine.Compaction;
+using KvEngine.Db.Background;
 using KvEngine.Diagnostics;
 using KvEngine.Storage;
 using KvEngine.Table;
@@ -9,36 +10,36 @@ namespace KvEngine.Db;
 
 /// <summary>
 /// The engine behind <see cref="KvDb"/>: open and close, and the dispatch of every operation to a
-/// column family (<see cref="ColumnFamilyData"/>: memtables, read state, table cache, picker).
+/// column family (<see cref="ColumnFamilyData"/>: memtables, read state, table cache, picker) and
+/// to the types that do the work (RocksDB's split of DBImpl):
+/// <list type="bullet">
+/// <item>recovery at open: <see cref="Recovery.DbRecovery"/> and <see cref="Recovery.WalReplayer"/>;</item>
+/// <item>the write path (<c>DbImpl.Write.cs</c>, <c>DbImpl.MakeRoom.cs</c>): writers queue in the
+/// <see cref="WriteThread"/>; the leader of a group makes room (switching full families'
+/// memtables to a new WAL, stalls and the <see cref="WriteController"/>'s delay), appends one WAL
+/// record for the group and inserts each record into its family's memtable
+/// (<see cref="MemTableInserter"/>), then publishes the last sequence number; one WAL and one
+/// sequence for every family, so a batch is atomic across families;</item>
+/// <item>the read path (<c>DbImpl.Read.cs</c>): the family's pinned <see cref="ReadState"/>, no lock;</item>
+/// <item>background work (<c>DbImpl.Background.cs</c>): the <see cref="BackgroundScheduler"/>'s
+/// threads get flushes from <see cref="Background.FlushRunner"/> first, then compactions from
+/// <see cref="Background.CompactionRunner"/>, which also runs manual compactions;
+/// <see cref="Background.ObsoleteFileSweeper"/> deletes what they made obsolete (never a
+/// <see cref="Background.PendingOutputs"/> table);</item>
+/// <item>the background error and resume: <see cref="ErrorHandler"/>.</item>
+/// </list>
+/// DbImpl itself owns the current WAL (<see cref="_log"/>, <see cref="_logNumber"/>, the older
+/// WALs still alive), the family gate, the open/close state, and builds the collaborators above.
 /// <para>
-/// Write path (<c>DbImpl.Write.cs</c>): writers queue on <see cref="_mutex"/>; the writer at the
-/// front leads a group: it makes room (switching the memtables of full families to a new WAL,
-/// waiting when a family has too many unflushed), merges the queued batches, appends one WAL
-/// record, flushes it to the OS (and fsyncs once if any member asked for Sync), inserts each
-/// record into its family's mutable memtable, then publishes the last sequence number. One WAL
-/// and one sequence for every family: a batch is atomic across families. Memtables never switch
-/// while a group inserts; readers never lock and see only entries up to the published sequence.
+/// Lock order: <see cref="_familyGate"/>, the sweeper's gate, the error handler's resume gate,
+/// <see cref="_mutex"/>, the version set's lock. No I/O under the mutex except syncing the old WAL
+/// and creating a new one at a memtable switch, the MANIFEST records of family creation and drop,
+/// and an ingestion's level choice, write-back and MANIFEST record (<c>DbImpl.Ingest.cs</c>, as
+/// RocksDB's ingestion job runs under its mutex). Guarded by the mutex: the writer queue, the
+/// current WAL, the families' memtable lists and the family table
+/// (<see cref="ColumnFamilySet.ById"/> is also read lock-free: it is replaced, never changed),
+/// background scheduling, the runners' counters, the pending outputs and the background error.
 /// </para>
-/// <para>
-/// Read path (<c>DbImpl.Read.cs</c>): take the family's <see cref="ReadState"/> then the sequence
-/// (or the snapshot's); look in the mutable memtable, the immutable ones newest first, then the
-/// tables of the pinned version.
-/// </para>
-/// <para>
-/// Background (<c>DbImpl.Compaction.cs</c>, <c>DbImpl.Flush.cs</c>): MaxBackgroundJobs threads flush
-/// each family's oldest immutable memtable into a level-0 table (one flush per family at a time,
-/// before any compaction), recording it with the family's new log number and the database's
-/// MinLogNumberToKeep in the MANIFEST, and run the compactions the families' pickers choose; each
-/// installs a new read state and deletes files nothing uses any more (a WAL once no live family
-/// needs it). A background failure makes the database refuse further writes
-/// (<see cref="ErrorHandler"/>), as RocksDB does; reads go on.
-/// </para>
-/// Lock order: <see cref="_mutex"/> before the version set's lock; no I/O under the mutex except
-/// syncing the old WAL and creating a new one at a memtable switch, the MANIFEST records of
-/// family creation and drop, and an ingestion's level choice, write-back and MANIFEST record
-/// (<c>DbImpl.Ingest.cs</c>, as RocksDB's ingestion job runs under its mutex). Guarded by the mutex: the writer queue, the families' memtable
-/// lists, the family tables (<see cref="_familiesById"/> is also read lock-free: it is replaced,
-/// never changed), background scheduling and the pending outputs.
 /// </summary>
 internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgroundWorker, ITelemetrySource
 {
@@ -52,20 +53,21 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
     private readonly SnapshotList _snapshots = new();
     private readonly KvStatistics? _stats;
     private readonly object _mutex = new();
-    private readonly HashSet<ulong> _pendingOutputs = new();
     private readonly IDisposable _dbLock;
     private readonly EngineCounters _counters;
     private readonly DbTelemetry _telemetry;
-    private readonly ColumnFamilyData _default;
-    private readonly List<ColumnFamilyData> _droppedFamilies = new();
+    private readonly ColumnFamilySet _families;
     private readonly object _familyGate = new(); // serializes family creation and drop (before _mutex)
     private readonly WriteThread _writeThread;
     private readonly BackgroundScheduler _scheduler;
-    private ColumnFamilyData?[] _familiesById;
+    private readonly PendingOutputs _pendingOutputs;
+    private readonly ObsoleteFileSweeper _sweeper;
+    private readonly ErrorHandler _errors;
+    private readonly FlushRunner _flusher;
+    private readonly CompactionRunner _compactions;
     private IWritableFile? _logFile;
     private LogWriter? _log;
     private ulong _logNumber;
-    private readonly ErrorHandler _errors;
     private bool _closing;
     private int _disposed;
 
@@ -84,13 +86,18 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         _counters = new EngineCounters(options.Statistics);
         _versions = new VersionSet(dir, _fs);
         _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles);
-        _default = NewFamilyData(_versions.Default, options);
-        _familiesById = [_default];
+        _families = new ColumnFamilySet(NewFamilyData(_versions.Default, options));
+        _pendingOutputs = new PendingOutputs(_mutex, _versions);
+        _sweeper = new ObsoleteFileSweeper(_mutex, dir, _fs, _versions, _families, _pendingOutputs, OldestLiveWal);
         _writeController = new WriteController(options.DelayedWriteRate);
         _writeThread = new WriteThread(_mutex, options.WriteThreadSpinIterations, this);
         _scheduler = new BackgroundScheduler(this, () => Volatile.Read(ref _closing));
-        _errors = new ErrorHandler(_mutex, options, () => _closing, () => _scheduler.Cancellation.WaitHandle, TryResume);
-        _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics); // last: nothing after it may throw
+        _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics);
+        // Only plain objects after the telemetry: nothing here may throw once it is registered.
+        _errors = new ErrorHandler(_mutex, options, _families, _telemetry, () => _closing, () => _scheduler.Cancellation.WaitHandle, TryResume);
+        var jobs = new JobContext(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _snapshots, _sweeper, _errors, _telemetry, _counters);
+        _flusher = new FlushRunner(jobs, options.AtomicFlush);
+        _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed);
     }
 
     internal string Directory => _dir;
@@ -147,7 +154,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
             // Writers still queued behind a leader that is gone (only possible after misuse).
             _writeThread.FailQueued(new ObjectDisposedException(nameof(KvDb)));
             // Flushes that will now never run: a Flush() waiting on one must not wait forever.
-            foreach (ColumnFamilyData cfd in AllFamilies())
+            foreach (ColumnFamilyData cfd in _families.All())
             {
                 foreach (ImmutableMemTable imm in cfd.Immutable)
                 {
@@ -164,7 +171,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         {
             firstError ??= e;
         }
-        List<ColumnFamilyData> families = AllFamilies();
+        List<ColumnFamilyData> families = _families.All();
         foreach (ColumnFamilyData cfd in families)
         {
             cfd.ReleaseMemory();
@@ -177,7 +184,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
             // what a repair (BestEffortsRecovery) needs.
             try
             {
-                DeleteObsoleteFiles(atOpen: false);
+                _sweeper.Sweep(atOpen: false);
             }
             catch (IOException e)
             {
@@ -220,69 +227,20 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
 
     internal void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(IsDisposed, typeof(KvDb));
 
-    /// <summary>
-    /// Holds _mutex. Records the first background error (the database then refuses writes, as
-    /// RocksDB does), fails every flush still pending — background work stops picking up jobs
-    /// once an error is set, so a Flush() waiting on one would otherwise wait forever — and wakes
-    /// every waiter so stalled writers see it. <paramref name="operation"/> is what failed (logged).
-    /// </summary>
-    private void SetBackgroundError(Exception e, BackgroundJobKind operation)
-    {
-        if (_errors.Record(e))
-        {
-            _telemetry.BackgroundError(e, operation, _errors.AutoResumeScheduled);
-        }
-        foreach (ColumnFamilyData cfd in AllFamilies())
-        {
-            foreach (ImmutableMemTable imm in cfd.Immutable)
-            {
-                imm.Flushed.TrySetException(Wrap(_errors.Error ?? e));
-            }
-        }
-        Monitor.PulseAll(_mutex);
-    }
-
     /// <summary>The default family.</summary>
-    internal ColumnFamilyData DefaultFamily => _default;
+    internal ColumnFamilyData DefaultFamily => _families.Default;
 
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
         new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this);
 
-    /// <summary>The live families, then the dropped ones not yet closed (a copy). Holds _mutex or runs at open/close.</summary>
-    private List<ColumnFamilyData> AllFamilies()
-    {
-        var result = new List<ColumnFamilyData>(_familiesById.Length + _droppedFamilies.Count);
-        foreach (ColumnFamilyData? cfd in _familiesById)
-        {
-            if (cfd != null)
-            {
-                result.Add(cfd);
-            }
-        }
-        result.AddRange(_droppedFamilies);
-        return result;
-    }
-
     /// <summary>The live families in id order (a copy), read lock-free.</summary>
-    internal List<ColumnFamilyData> LiveFamilies()
-    {
-        ColumnFamilyData?[] byId = Volatile.Read(ref _familiesById);
-        var result = new List<ColumnFamilyData>(byId.Length);
-        foreach (ColumnFamilyData? cfd in byId)
-        {
-            if (cfd != null)
-            {
-                result.Add(cfd);
-            }
-        }
-        return result;
-    }
+    internal List<ColumnFamilyData> LiveFamilies() => _families.Live();
 
     private List<ColumnFamilyData> FamiliesWithUnpersistedWrites()
     {
         lock (_mutex)
         {
-            List<ColumnFamilyData> result = LiveFamilies();
+            List<ColumnFamilyData> result = _families.Live();
             result.RemoveAll(static f => !f.HasUnpersistedWrites);
             return result;
         }

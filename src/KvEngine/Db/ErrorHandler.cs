@@ -1,40 +1,64 @@
+using KvEngine.Db.Background;
+using KvEngine.Diagnostics;
 using KvEngine.Storage;
 
 namespace KvEngine.Db;
 
 /// <summary>
-/// The background-error state (RocksDB's ErrorHandler): the first error of a WAL write, memtable
-/// insert or switch, flush or compaction stops writes until a resume clears it; how many were
-/// recorded (rocksdb.background-errors); and the automatic resume loop for a retryable error (no
-/// space on the device: <see cref="StorageErrors.IsNoSpace"/>), which retries every
+/// The background-error state and leaving it without reopening (RocksDB's ErrorHandler and
+/// DB::Resume). The first error of a WAL write, memtable insert or switch, flush or compaction
+/// stops writes (<see cref="Error"/>) until a resume clears it; reads go on. Recording it fails
+/// every pending flush (background threads pick no job while an error is set, so a Flush() waiting
+/// on one would otherwise wait forever) and wakes every waiter. A resume switches to a fresh WAL
+/// (the old one may end in a torn record), flushes every memtable so nothing depends on the
+/// abandoned logs, and only then clears the error. A retryable error (no space on the device:
+/// <see cref="StorageErrors.IsNoSpace"/>) is resumed automatically every
 /// <see cref="KvOptions.BackgroundErrorResumeRetryInterval"/>, up to
-/// <see cref="KvOptions.MaxBackgroundErrorResumeCount"/> times. The resume itself is the
-/// database's (<see cref="ResumeAttempt"/>).
+/// <see cref="KvOptions.MaxBackgroundErrorResumeCount"/> attempts; any other error except
+/// corruption waits for an explicit resume; corruption is never resumed.
 /// <para>
-/// Thread-safety: every member is called with the database mutex held, except the loop, which
-/// takes it. At most one loop runs at a time (<see cref="AutoResumeScheduled"/>).
+/// Invariants: one resume runs at a time (the resume gate). While it runs the error stays set, so
+/// writers keep failing and background threads pick no job; <see cref="Resuming"/> lets only the
+/// resume's forced memtable switch through the write queue, which serializes it with any write
+/// still in flight. Memtables are flushed in order on the resuming thread; the error is cleared
+/// under the mutex only after the last one is in a table. At most one automatic loop runs
+/// (<see cref="AutoResumeScheduled"/>).
+/// </para>
+/// <para>
+/// Thread-safety and lock order: the resume gate, then the database mutex. <see cref="Error"/>,
+/// <see cref="ErrorCount"/>, <see cref="Resuming"/>, <see cref="AutoResumeScheduled"/>,
+/// <see cref="Record"/> and <see cref="SetBackgroundError"/> are guarded by the database mutex
+/// (callers hold it); <see cref="TryResume"/> and the loop take it themselves.
 /// </para>
 /// </summary>
 internal sealed class ErrorHandler
 {
+    private readonly object _resumeGate = new();
     private readonly object _mutex;
     private readonly KvOptions _options;
+    private readonly ColumnFamilySet _families;
+    private readonly DbTelemetry _telemetry;
     private readonly Func<bool> _closing;
     private readonly Func<WaitHandle> _shutdown;
-    private readonly ResumeAttempt _tryResume;
+    private readonly ResumeAttempt _automaticResume;
 
     /// <param name="mutex">The database mutex.</param>
     /// <param name="options">Retry count and interval.</param>
-    /// <param name="closing">True once the database is closing (no loop starts then).</param>
+    /// <param name="families">Whose pending flushes an error fails.</param>
+    /// <param name="telemetry">Logs errors and resumes.</param>
+    /// <param name="closing">True once the database is closing (no loop starts then, no resume runs).</param>
     /// <param name="shutdown">Signalled when the database closes (the loop's wait ends).</param>
-    /// <param name="tryResume">One resume attempt of the database.</param>
-    public ErrorHandler(object mutex, KvOptions options, Func<bool> closing, Func<WaitHandle> shutdown, ResumeAttempt tryResume)
+    /// <param name="automaticResume">One resume attempt of the database (the loop's step).</param>
+    public ErrorHandler(object mutex, KvOptions options, ColumnFamilySet families, DbTelemetry telemetry,
+        Func<bool> closing, Func<WaitHandle> shutdown, ResumeAttempt automaticResume)
     {
         _mutex = mutex;
         _options = options;
+        _families = families;
+        _telemetry = telemetry;
         _closing = closing;
         _shutdown = shutdown;
-        _tryResume = tryResume;
+        _automaticResume = automaticResume;
     }
 
     /// <summary>The error that stops writes; null when there is none.</summary>
@@ -45,6 +69,13 @@ internal sealed class ErrorHandler
 
     /// <summary>An automatic resume loop is running.</summary>
     public bool AutoResumeScheduled { get; private set; }
+
+    /// <summary>A resume runs: only its forced memtable switch passes the write queue.</summary>
+    public bool Resuming { get; private set; }
+
+    /// <summary>The exception a caller sees for <paramref name="e"/>: a <see cref="KvException"/> (or <see cref="ObjectDisposedException"/>) as it is, anything else wrapped.</summary>
+    public static Exception Wrap(Exception e) =>
+        e is KvException or ObjectDisposedException ? e : new KvException("Write failed: " + e.Message, e);
 
     /// <summary>Records <paramref name="e"/> when no error is set (true then), and starts the automatic resume for a retryable one.</summary>
     public bool Record(Exception e)
@@ -59,11 +90,125 @@ internal sealed class ErrorHandler
         return true;
     }
 
-    /// <summary>A resume failed with <paramref name="e"/>: it is now the error that stops the database.</summary>
-    public void Replace(Exception e) => Error = e;
+    /// <summary>
+    /// Holds the mutex. Records the first background error (the database then refuses writes, as
+    /// RocksDB does), fails every flush still pending and wakes every waiter so stalled writers see
+    /// it. <paramref name="operation"/> is what failed (logged).
+    /// </summary>
+    public void SetBackgroundError(Exception e, BackgroundJobKind operation)
+    {
+        if (Record(e))
+        {
+            _telemetry.BackgroundError(e, operation, AutoResumeScheduled);
+        }
+        FailPendingFlushes(Error ?? e);
+        Monitor.PulseAll(_mutex);
+    }
 
-    /// <summary>A resume succeeded.</summary>
-    public void Clear() => Error = null;
+    /// <summary>Holds the mutex. Fails the flush of every memtable waiting for one.</summary>
+    private void FailPendingFlushes(Exception e)
+    {
+        foreach (ColumnFamilyData cfd in _families.All())
+        {
+            foreach (ImmutableMemTable imm in cfd.Immutable)
+            {
+                imm.Flushed.TrySetException(Wrap(e));
+            }
+        }
+    }
+
+    /// <summary>
+    /// One resume attempt; false with the error that stopped it. <paramref name="switchToFreshWal"/>
+    /// switches every memtable to a fresh WAL through the write queue (it passes while
+    /// <see cref="Resuming"/>); <paramref name="flusher"/> flushes them on this thread.
+    /// </summary>
+    public bool TryResume(FlushRunner flusher, Action switchToFreshWal, out Exception? failure)
+    {
+        failure = null;
+        lock (_resumeGate)
+        {
+            lock (_mutex)
+            {
+                if (Error == null)
+                {
+                    return true;
+                }
+                if (_closing() || Error is KvCorruptionException)
+                {
+                    failure = Error;
+                    return false;
+                }
+                // A flush that failed is still finishing on its background thread.
+                while (_families.AnyFlushRunning())
+                {
+                    Monitor.Wait(_mutex);
+                }
+                Resuming = true;
+            }
+            try
+            {
+                // Through the write queue, so no group is writing the WAL or inserting meanwhile.
+                switchToFreshWal();
+                FlushAllThenClear(flusher);
+            }
+            catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
+            {
+                lock (_mutex)
+                {
+                    Resuming = false;
+                    Error = e; // the error that now stops the database (IsNoSpace looks inside)
+                    FailPendingFlushes(e);
+                    Monitor.PulseAll(_mutex);
+                }
+                _telemetry.ResumeFailed(e);
+                failure = e;
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /// <summary>Flushes every immutable memtable, oldest first, then clears the error under the mutex.</summary>
+    private void FlushAllThenClear(FlushRunner flusher)
+    {
+        int flushed = 0;
+        while (true)
+        {
+            ImmutableMemTable next;
+            ColumnFamilyData? family = null;
+            lock (_mutex)
+            {
+                foreach (ColumnFamilyData cfd in _families.All())
+                {
+                    if (cfd.Immutable.Count > 0)
+                    {
+                        family = cfd;
+                        break;
+                    }
+                }
+                if (family == null)
+                {
+                    Error = null;
+                    Resuming = false;
+                    Monitor.PulseAll(_mutex);
+                    _telemetry.Resumed(flushed);
+                    return;
+                }
+                next = family.Immutable[0];
+                next.RenewFlushedIfFailed();
+                family.FlushRunning = true;
+            }
+            try
+            {
+                flusher.FlushAndInstall([(family, [next])]);
+                flushed++;
+            }
+            finally
+            {
+                flusher.EndFlush(family);
+            }
+        }
+    }
 
     private void ScheduleAutomaticResume()
     {
@@ -88,7 +233,7 @@ internal sealed class ErrorHandler
                     exhausted = false;
                     return; // closing
                 }
-                if (_tryResume(out Exception? failure) || !StorageErrors.IsNoSpace(failure))
+                if (_automaticResume(out Exception? failure) || !StorageErrors.IsNoSpace(failure))
                 {
                     exhausted = false;
                     return; // recovered, or now stopped by an error only Resume() may clear

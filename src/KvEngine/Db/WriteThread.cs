@@ -381,7 +381,7 @@ internal sealed class WriteThread : IDisposable
         {
             if (error != null)
             {
-                w.Completion.TrySetException(DbImpl.Wrap(error));
+                w.Completion.TrySetException(ErrorHandler.Wrap(error));
             }
             else
             {

@@ -10,7 +10,7 @@ namespace KvEngine.Fuzz.Targets;
 /// WriteBatch target: the input is one batch representation (a WAL record's payload), validated by
 /// <see cref="WriteBatchDecoder"/>, its sequence range checked, and when valid applied to the
 /// memtables of column families 0 and 1 (family 2 dropped, the others unknown) as WAL recovery
-/// (DbImpl.ReplayLog) applies it (<see cref="DbImpl.MemTableInserter"/>), then the memtables are
+/// (WalReplayer) applies it (<see cref="MemTableInserter"/>), then the memtables are
 /// read back. Not thread-safe (one fuzzing process runs it on one thread).
 /// </summary>
 internal static class WriteBatchTarget
@@ -21,7 +21,7 @@ internal static class WriteBatchTarget
     public static void Run(ReadOnlySpan<byte> input)
     {
         WriteBatchDecoder.Validate(input);
-        ulong first = DbImpl.CheckReplayedSequences(input, "/fuzz/000004.log", out _);
+        ulong first = KvEngine.Db.Recovery.WalReplayer.CheckReplayedSequences(input, "/fuzz/000004.log", out _);
         foreach (ColumnFamilyData? cfd in s_families)
         {
             if (cfd != null)
@@ -31,7 +31,7 @@ internal static class WriteBatchTarget
         }
         try
         {
-            var inserter = new DbImpl.MemTableInserter(s_families, first, concurrent: false, logNumber: 4);
+            var inserter = new MemTableInserter(s_families, first, concurrent: false, logNumber: 4);
             WriteBatchDecoder.Iterate(input, ref inserter);
             foreach (ColumnFamilyData? cfd in s_families)
             {

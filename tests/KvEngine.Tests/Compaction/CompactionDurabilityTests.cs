@@ -37,7 +37,7 @@ public sealed class CompactionDurabilityTests
                     return true; // the crashed process does nothing more
                 }
                 bool compacting = Thread.CurrentThread.Name?.StartsWith("KvEngine background", StringComparison.Ordinal) == true &&
-                    Environment.StackTrace.Contains("RunCompaction", StringComparison.Ordinal);
+                    Environment.StackTrace.Contains(nameof(KvEngine.Db.Background.CompactionRunner) + ".Run", StringComparison.Ordinal);
                 if ((duringCompaction && !compacting) || ++ops < crashAt)
                 {
                     return false;

@@ -410,13 +410,15 @@ public sealed class ColumnFamilyModelTests
             _db.DropColumnFamily(f.Handle);
             Assert.True(f.Handle.IsDropped);
             Assert.Null(_db.GetColumnFamily(f.Name));
+            CheckFull(f, "after its drop, before its handle is disposed"); // RocksDB serves it until then
+            f.Handle.Dispose();
             _live.Remove(f);
             _dead.Add(f.Handle);
             _drops++;
             CheckDeadHandle();
         }
 
-        /// <summary>A dropped family's handle, or one of an earlier open, refuses reads and writes.</summary>
+        /// <summary>A dropped family's disposed handle, or one of an earlier open, refuses reads and writes.</summary>
         private void CheckDeadHandle()
         {
             if (_dead.Count == 0)
@@ -479,7 +481,7 @@ public sealed class ColumnFamilyModelTests
                 int j = _rng.Next(i + 1);
                 (descriptors[i], descriptors[j]) = (descriptors[j], descriptors[i]);
             }
-            KvDb db = KvDb.Open(DbPath, _options, descriptors);
+            KvDb db = KvDb.Open(DbPath, _options, DbTestUtil.WithDefault(_options, descriptors));
             var names = new List<string>();
             foreach (ModelFamily f in _live)
             {

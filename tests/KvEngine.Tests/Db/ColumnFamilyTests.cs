@@ -25,7 +25,7 @@ public sealed class ColumnFamilyTests
     };
 
     private static KvDb OpenFamilies(KvOptions options, params string[] names) =>
-        KvDb.Open(DbPath, options, names.Select(n => new ColumnFamilyDescriptor(n, new ColumnFamilyOptions { WriteBufferSize = 1 << 20 })));
+        KvDb.Open(DbPath, options, DbTestUtil.WithDefault(options, names.Select(n => new ColumnFamilyDescriptor(n, new ColumnFamilyOptions { WriteBufferSize = 1 << 20 }))));
 
     private static ColumnFamilyHandle H(KvDb db, string name) => db.GetColumnFamily(name) ?? throw new Xunit.Sdk.XunitException($"no family {name}");
 
@@ -75,9 +75,14 @@ public sealed class ColumnFamilyTests
         db.DropColumnFamily(a);
 
         Assert.True(a.IsDropped);
-        Assert.Throws<ArgumentException>(() => db.Get(a, B("t00001")));
-        Assert.Throws<ArgumentException>(() => db.Get(a, B("t00001"), new ReadOptions { Snapshot = snap }));
-        Assert.Throws<ArgumentException>(() => db.NewIterator(a));
+        // As RocksDB: the handle keeps serving reads of the family's last state until it is disposed.
+        Assert.Equal("t-value-1", S(db.Get(a, B("t00001"))));
+        Assert.Equal("m-value-99", S(db.Get(a, B("m00099"), new ReadOptions { Snapshot = snap })));
+        using (KvIterator after = db.NewIterator(a))
+        {
+            after.SeekToLast();
+            Assert.Equal("t00199", S(after.Key));
+        }
         Assert.Throws<ArgumentException>(() => db.Put(a, B("x"), B("y")));
         Assert.Throws<ArgumentException>(() => db.Flush(a));
         Assert.Throws<ArgumentException>(() => db.CompactRange(a, null, null));
@@ -100,6 +105,10 @@ public sealed class ColumnFamilyTests
         Assert.Null(db.Get(H(db, "b"), B("c00003"), new ReadOptions { Snapshot = snap }));
         snap.Dispose();
         it.Dispose();
+        Assert.Contains(tableOfA, db.Impl.Versions.LiveTableNumbers()); // the handle still serves reads
+        a.Dispose();
+        Assert.Throws<ArgumentException>(() => db.Get(a, B("t00001")));
+        Assert.Throws<ArgumentException>(() => db.NewIterator(a));
         Assert.DoesNotContain(tableOfA, db.Impl.Versions.LiveTableNumbers()); // nothing pins the dropped family's version
         Fill(db, H(db, "b"), "d", 10);
         db.Flush(); // a sweep

@@ -28,6 +28,20 @@ internal static class DbTestUtil
         MaxWriteBufferNumber = maxWriteBufferNumber,
     };
 
+    /// <summary>
+    /// <paramref name="families"/> with a "default" descriptor with <paramref name="options"/> in
+    /// front when they do not name it (a list of families must name "default", as in RocksDB).
+    /// </summary>
+    public static List<ColumnFamilyDescriptor> WithDefault(ColumnFamilyOptions options, IEnumerable<ColumnFamilyDescriptor> families)
+    {
+        var list = new List<ColumnFamilyDescriptor>(families);
+        if (!list.Exists(static d => d.Name == "default"))
+        {
+            list.Insert(0, new ColumnFamilyDescriptor("default", options));
+        }
+        return list;
+    }
+
     /// <summary>Table files in all levels (compaction may have moved level-0 files down).</summary>
     public static int TotalTableFiles(KvDb db) => TotalTableFiles(db, db.DefaultColumnFamily);
 

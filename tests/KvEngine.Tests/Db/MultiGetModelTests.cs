@@ -79,7 +79,7 @@ public sealed class MultiGetModelTests
         var rng = new Random(seed);
         var snapshots = new List<Snapshot>();
         using var results = new MultiGetResults(initialKeyCapacity: 4, initialValueBytes: 16);
-        KvDb db = KvDb.Open("/mg/db", options, families);
+        KvDb db = KvDb.Open("/mg/db", options, DbTestUtil.WithDefault(options, families));
         try
         {
             for (int i = 0; i < 3000; i++)
@@ -146,7 +146,7 @@ public sealed class MultiGetModelTests
                     }
                     snapshots.Clear();
                     db.Dispose();
-                    db = KvDb.Open("/mg/db", options, families);
+                    db = KvDb.Open("/mg/db", options, DbTestUtil.WithDefault(options, families));
                 }
                 else
                 {

@@ -48,7 +48,7 @@ public sealed class ReadOnlyTests
         FaultInjectionFileSystem fs = NewFs();
         KvOptions options = SmallOptions(fs);
         options.CreateMissingColumnFamilies = true;
-        using KvDb writer = KvDb.Open(DbPath, options, [new ColumnFamilyDescriptor("cf")]);
+        using KvDb writer = KvDb.Open(DbPath, options, [new ColumnFamilyDescriptor("default", options), new ColumnFamilyDescriptor("cf")]);
         ColumnFamilyHandle wcf = writer.GetColumnFamily("cf")!;
         for (int i = 0; i < 500; i++)
         {
@@ -62,7 +62,7 @@ public sealed class ReadOnlyTests
         SortedDictionary<string, string> expected = ReadAll(writer);
         Dictionary<string, string> before = Listing(fs, DbPath);
 
-        using (KvDb ro = KvDb.OpenReadOnly(DbPath, SmallOptions(fs), [new ColumnFamilyDescriptor("cf")]))
+        using (KvDb ro = KvDb.OpenReadOnly(DbPath, SmallOptions(fs), [new ColumnFamilyDescriptor("default", SmallOptions(fs)), new ColumnFamilyDescriptor("cf")]))
         {
             Assert.True(ro.IsReadOnly);
             Assert.Equal(expected, ReadAll(ro));
@@ -145,19 +145,19 @@ public sealed class ReadOnlyTests
         FaultInjectionFileSystem fs = NewFs();
         KvOptions options = SmallOptions(fs);
         options.CreateMissingColumnFamilies = true;
-        using KvDb writer = KvDb.Open(DbPath, options, [new ColumnFamilyDescriptor("a"), new ColumnFamilyDescriptor("b")]);
+        using KvDb writer = KvDb.Open(DbPath, options, [new ColumnFamilyDescriptor("default", options), new ColumnFamilyDescriptor("a"), new ColumnFamilyDescriptor("b")]);
         writer.Put(writer.GetColumnFamily("a")!, B("ka"), B("va"));
         writer.Put(writer.GetColumnFamily("b")!, B("kb"), B("vb"));
         writer.CreateCheckpoint(Checkpoint, ulong.MaxValue);
-        using KvDb ro1 = KvDb.OpenReadOnly(Checkpoint, SmallOptions(fs), [new ColumnFamilyDescriptor("b")]);
+        using KvDb ro1 = KvDb.OpenReadOnly(Checkpoint, SmallOptions(fs), [new ColumnFamilyDescriptor("default", SmallOptions(fs)), new ColumnFamilyDescriptor("b")]);
         using KvDb ro2 = KvDb.OpenReadOnly(Checkpoint, SmallOptions(fs)); // two readers at once: no LOCK
         Assert.Equal(["default", "b"], ro1.ColumnFamilies.Select(h => h.Name));
         Assert.Equal("vb", S(ro1.Get(ro1.GetColumnFamily("b")!, B("kb"))));
         Assert.Null(ro1.GetColumnFamily("a"));
         Assert.Empty(ReadAll(ro2));
-        Assert.Throws<ArgumentException>(() => KvDb.OpenReadOnly(Checkpoint, SmallOptions(fs), [new ColumnFamilyDescriptor("missing")]));
+        Assert.Throws<ArgumentException>(() => KvDb.OpenReadOnly(Checkpoint, SmallOptions(fs), [new ColumnFamilyDescriptor("default", SmallOptions(fs)), new ColumnFamilyDescriptor("missing")]));
         // While readers are open, a writer still opens the checkpoint.
-        using KvDb w2 = KvDb.Open(Checkpoint, options, [new ColumnFamilyDescriptor("a"), new ColumnFamilyDescriptor("b")]);
+        using KvDb w2 = KvDb.Open(Checkpoint, options, [new ColumnFamilyDescriptor("default", options), new ColumnFamilyDescriptor("a"), new ColumnFamilyDescriptor("b")]);
         Assert.Equal("va", S(w2.Get(w2.GetColumnFamily("a")!, B("ka"))));
     }
 

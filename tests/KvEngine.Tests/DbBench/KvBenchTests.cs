@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using System.Text.RegularExpressions;
 
+using KvEngine.Tests.Db;
+
 namespace KvEngine.Tests.DbBench;
 
 /// <summary>
@@ -282,8 +284,8 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Equal(names, KvDb.ListColumnFamilies(ours));
         Assert.Equal(names, KvDb.ListColumnFamilies(theirs));
         var descriptors = names.Select(n => new ColumnFamilyDescriptor(n)).ToList();
-        using KvDb a = KvDb.Open(ours, new KvOptions { CreateIfMissing = false }, descriptors);
-        using KvDb b = KvDb.Open(theirs, new KvOptions { CreateIfMissing = false }, descriptors);
+        using KvDb a = KvDb.Open(ours, new KvOptions { CreateIfMissing = false }, DbTestUtil.WithDefault(new KvOptions { CreateIfMissing = false }, descriptors));
+        using KvDb b = KvDb.Open(theirs, new KvOptions { CreateIfMissing = false }, DbTestUtil.WithDefault(new KvOptions { CreateIfMissing = false }, descriptors));
         foreach (string name in names)
         {
             List<string> mine = Keys(a, name);

@@ -148,7 +148,7 @@ public sealed class AdminInteropTests : IDisposable
         string db = DatabaseWithoutManifest("ldb");
         RocksDbTools.RunOk("ldb", $"--db={db}", "repair");
         Assert.Equal(new[] { "default", "cf1" }, KvDb.ListColumnFamilies(db));
-        using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false }, [new ColumnFamilyDescriptor("cf1")]);
+        using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false }, [new ColumnFamilyDescriptor("default", new KvOptions { CreateIfMissing = false }), new ColumnFamilyDescriptor("cf1")]);
         AssertExpectedContents(ReadFamily(kv, kv.DefaultColumnFamily), ReadFamily(kv, kv.GetColumnFamily("cf1")!));
     }
 

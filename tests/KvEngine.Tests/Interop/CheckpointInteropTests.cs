@@ -1,5 +1,6 @@
 using System.Text;
 using KvEngine.Tests.Db;
+using KvEngine.Tests.Db.Checkpoints;
 using KvEngine.Tests.Wal;
 
 namespace KvEngine.Tests.Interop;
@@ -46,7 +47,7 @@ public sealed class CheckpointInteropTests : IDisposable
         string source = Path.Combine(_dir.FullName, "source");
         string checkpoint = Path.Combine(_dir.FullName, "checkpoint");
         Dictionary<string, SortedDictionary<string, string>> expected;
-        using (KvDb db = KvDb.Open(source, Options(), Families()))
+        using (KvDb db = KvDb.Open(source, Options(), DbTestUtil.WithDefault(Options(), Families())))
         {
             Fill(db);
             expected = Contents(db);
@@ -72,7 +73,7 @@ public sealed class CheckpointInteropTests : IDisposable
         string source = Path.Combine(_dir.FullName, "source");
         string checkpoint = Path.Combine(_dir.FullName, "ldb-checkpoint");
         Dictionary<string, SortedDictionary<string, string>> expected;
-        using (KvDb db = KvDb.Open(source, Options(), Families()))
+        using (KvDb db = KvDb.Open(source, Options(), DbTestUtil.WithDefault(Options(), Families())))
         {
             Fill(db);
             expected = Contents(db);
@@ -80,11 +81,11 @@ public sealed class CheckpointInteropTests : IDisposable
         string copy = RocksDbOracle.Copy(source, "forldb"); // ldb flushes and rewrites the MANIFEST of what it opens
         string output = RocksDbTools.RunOk("ldb", $"--db={copy}", "checkpoint", $"--checkpoint_dir={checkpoint}");
         Assert.Contains("OK", output, StringComparison.Ordinal);
-        using (KvDb ro = KvDb.OpenReadOnly(checkpoint, Options(), Families()))
+        using (KvDb ro = KvDb.OpenReadOnly(checkpoint, Options(), DbTestUtil.WithDefault(Options(), Families())))
         {
             Assert.Equal(expected, Contents(ro));
         }
-        using KvDb rw = KvDb.Open(checkpoint, Options(), Families());
+        using KvDb rw = KvDb.Open(checkpoint, Options(), DbTestUtil.WithDefault(Options(), Families()));
         Assert.Equal(expected, Contents(rw));
     }
 

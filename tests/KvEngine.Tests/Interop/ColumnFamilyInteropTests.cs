@@ -1,6 +1,8 @@
 using System.Text;
 using KvEngine.Tests.Wal;
 
+using KvEngine.Tests.Db;
+
 namespace KvEngine.Tests.Interop;
 
 /// <summary>
@@ -33,7 +35,7 @@ public sealed class ColumnFamilyInteropTests : IDisposable
         Assert.Contains("cf1", e.Message, StringComparison.Ordinal);
 
         using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false },
-            [new ColumnFamilyDescriptor("cf1"), new ColumnFamilyDescriptor("cf2")]);
+            [new ColumnFamilyDescriptor("default", new KvOptions { CreateIfMissing = false }), new ColumnFamilyDescriptor("cf1"), new ColumnFamilyDescriptor("cf2")]);
         ColumnFamilyHandle cf1 = kv.GetColumnFamily("cf1")!;
         ColumnFamilyHandle cf2 = kv.GetColumnFamily("cf2")!;
         Assert.Equal("default-value", S(kv.Get(B("k"))));
@@ -54,7 +56,7 @@ public sealed class ColumnFamilyInteropTests : IDisposable
         Assert.Equal(3, names.Count);
         Assert.Equal("default", names[0]);
         var descriptors = names.Skip(1).Select(n => new ColumnFamilyDescriptor(n)).ToList();
-        using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false }, descriptors);
+        using KvDb kv = KvDb.Open(db, new KvOptions { CreateIfMissing = false }, DbTestUtil.WithDefault(new KvOptions { CreateIfMissing = false }, descriptors));
         int total = 0;
         foreach (string name in names)
         {
@@ -102,7 +104,7 @@ public sealed class ColumnFamilyInteropTests : IDisposable
         Assert.Equal("beta-in-wal", S(ScanFamily(db, "beta").Single().Value));
 
         // And back: reopened by KvEngine, every family holds what it held.
-        using KvDb again = KvDb.Open(db, new KvOptions(), [new ColumnFamilyDescriptor("alpha"), new ColumnFamilyDescriptor("beta")]);
+        using KvDb again = KvDb.Open(db, new KvOptions(), [new ColumnFamilyDescriptor("default", new KvOptions()), new ColumnFamilyDescriptor("alpha"), new ColumnFamilyDescriptor("beta")]);
         Assert.Equal("alpha199", S(again.Get(again.GetColumnFamily("alpha")!, B("a0199"))));
         Assert.Equal("beta-in-wal", S(again.Get(again.GetColumnFamily("beta")!, B("b"))));
         Assert.Null(again.GetColumnFamily("gone"));
@@ -113,7 +115,7 @@ public sealed class ColumnFamilyInteropTests : IDisposable
     {
         string db = Path.Combine(_dir.FullName, "atomic");
         using (KvDb kv = KvDb.Open(db, new KvOptions { AtomicFlush = true, CreateMissingColumnFamilies = true },
-            [new ColumnFamilyDescriptor("one"), new ColumnFamilyDescriptor("two")]))
+            [new ColumnFamilyDescriptor("default", new KvOptions { AtomicFlush = true, CreateMissingColumnFamilies = true }), new ColumnFamilyDescriptor("one"), new ColumnFamilyDescriptor("two")]))
         {
             using var batch = new WriteBatch();
             batch.Put(B("k0"), B("v0"));
@@ -157,7 +159,7 @@ public sealed class ColumnFamilyInteropTests : IDisposable
         List<KeyValuePair<byte[], byte[]>> a2 = ScanFamily(db, "a");
         Assert.Equal(51, a2.Count);
         Assert.Equal("in-the-new-wal", S(a2.Single(p => S(p.Key) == "late").Value));
-        using KvDb again = KvDb.Open(db, new KvOptions(), [new ColumnFamilyDescriptor("a")]);
+        using KvDb again = KvDb.Open(db, new KvOptions(), [new ColumnFamilyDescriptor("default", new KvOptions()), new ColumnFamilyDescriptor("a")]);
         Assert.Equal("va7", S(again.Get(again.GetColumnFamily("a")!, B("a007"))));
     }
 

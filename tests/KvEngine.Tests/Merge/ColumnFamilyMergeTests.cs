@@ -28,7 +28,7 @@ public class ColumnFamilyMergeTests
             new("text", new ColumnFamilyOptions { MergeOperator = new StringAppendOperator((byte)'|') }),
             new("plain"),
         ];
-        using (KvDb db = KvDb.Open(DbTestUtil.DbPath, options, families))
+        using (KvDb db = KvDb.Open(DbTestUtil.DbPath, options, DbTestUtil.WithDefault(options, families)))
         {
             ColumnFamilyHandle text = db.GetColumnFamily("text")!;
             ColumnFamilyHandle plain = db.GetColumnFamily("plain")!;
@@ -47,7 +47,7 @@ public class ColumnFamilyMergeTests
             Assert.Throws<InvalidOperationException>(() => db.Write(mixed));
             Assert.Null(db.Get(B("other"))); // the refused batch wrote nothing
         }
-        using (KvDb db = KvDb.Open(DbTestUtil.DbPath, options, families))
+        using (KvDb db = KvDb.Open(DbTestUtil.DbPath, options, DbTestUtil.WithDefault(options, families)))
         {
             Assert.Equal(5UL, BinaryPrimitives.ReadUInt64LittleEndian(db.Get(B("k"))));
             Assert.Equal("a|b", Encoding.UTF8.GetString(db.Get(db.GetColumnFamily("text")!, B("k"))!));
@@ -57,7 +57,7 @@ public class ColumnFamilyMergeTests
         ColumnFamilyDescriptor[] withoutOperator = [new("text"), new("plain")];
         Assert.ThrowsAny<KvException>(() =>
         {
-            using KvDb db = KvDb.Open(DbTestUtil.DbPath, options, withoutOperator);
+            using KvDb db = KvDb.Open(DbTestUtil.DbPath, options, DbTestUtil.WithDefault(options, withoutOperator));
             db.Get(db.GetColumnFamily("text")!, B("k"));
         });
     }

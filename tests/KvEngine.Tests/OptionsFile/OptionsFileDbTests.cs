@@ -110,7 +110,7 @@ public class OptionsFileDbTests : IDisposable
         Assert.Equal(1 << 20, families[0].Options.WriteBufferSize);
         Assert.Equal(KvCompressionType.None, families[1].Options.Compression);
         Assert.Equal(0, families[1].Options.BloomBitsPerKey);
-        using (KvDb db = KvDb.Open(path, loaded, families))
+        using (KvDb db = KvDb.Open(path, loaded, DbTestUtil.WithDefault(loaded, families)))
         {
             ColumnFamilyHandle zstd = db.GetColumnFamily("zstd")!;
             Fill(db, 50);

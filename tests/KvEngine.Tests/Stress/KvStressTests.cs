@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using KvEngine.Stress;
 
+using KvEngine.Tests.Db;
+
 namespace KvEngine.Tests.Stress;
 
 /// <summary>
@@ -102,7 +104,7 @@ public sealed class KvStressTests : IDisposable
         // A key moved from its family (i % 3) into the next one is found by the verifier.
         long victim;
         string[] names = ["default", "1", "2"];
-        using (KvDb kv = KvDb.Open(db, new KvOptions(), names.Select(n => new ColumnFamilyDescriptor(n))))
+        using (KvDb kv = KvDb.Open(db, new KvOptions(), DbTestUtil.WithDefault(new KvOptions(), names.Select(n => new ColumnFamilyDescriptor(n)))))
         {
             ColumnFamilyHandle first = kv.GetColumnFamily("1")!;
             byte[] value;

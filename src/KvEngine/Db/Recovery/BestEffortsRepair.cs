@@ -7,7 +7,7 @@ using KvEngine.RangeDel;
 using KvEngine.Storage;
 using KvEngine.Table;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Recovery;
 
 /// <summary>
 /// Rebuilds a database whose MANIFEST lost edits from the files present

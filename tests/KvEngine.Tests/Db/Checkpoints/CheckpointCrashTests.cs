@@ -1,7 +1,7 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Checkpoints;
 
 /// <summary>
 /// A power loss in the middle of a checkpoint, at each of its file operations in turn (the
@@ -21,7 +21,7 @@ public sealed class CheckpointCrashTests
         return o;
     }
 
-    private static KvDb Open(FaultInjectionFileSystem fs, string path) => KvDb.Open(path, Options(fs), [new ColumnFamilyDescriptor("cf")]);
+    private static KvDb Open(FaultInjectionFileSystem fs, string path) => KvDb.Open(path, Options(fs), [new ColumnFamilyDescriptor("default", Options(fs)), new ColumnFamilyDescriptor("cf")]);
 
     [Theory]
     [InlineData(0UL)]

@@ -5,7 +5,7 @@ using KvEngine.Versions;
 using static KvEngine.Tests.Db.DbTestUtil;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Recovery;
 
 /// <summary>
 /// KvDb.Repair (RocksDB's RepairDB) on databases whose MANIFEST and CURRENT are gone or damaged:
@@ -60,7 +60,7 @@ public sealed class RepairTests
     // unflushed writes, and "counters" was flushed while the WAL holding its operands lives on.
     private static Dictionary<string, SortedDictionary<string, string>> Populate(FaultInjectionFileSystem fs)
     {
-        using KvDb db = KvDb.Open(DbPath, Options(fs), Families());
+        using KvDb db = KvDb.Open(DbPath, Options(fs), DbTestUtil.WithDefault(Options(fs), Families()));
         ColumnFamilyHandle counters = db.GetColumnFamily("counters")!;
         ColumnFamilyHandle other = db.GetColumnFamily("other")!;
         for (int i = 0; i < 200; i++)
@@ -92,7 +92,7 @@ public sealed class RepairTests
 
     private static void AssertRepaired(FaultInjectionFileSystem fs, Dictionary<string, SortedDictionary<string, string>> expected)
     {
-        using KvDb db = KvDb.Open(DbPath, Options(fs), Families());
+        using KvDb db = KvDb.Open(DbPath, Options(fs), DbTestUtil.WithDefault(Options(fs), Families()));
         Dictionary<string, SortedDictionary<string, string>> actual = Snapshot(db);
         Assert.Equal(expected.Keys.Order(), actual.Keys.Order());
         foreach (string family in expected.Keys)
@@ -125,7 +125,7 @@ public sealed class RepairTests
         KvDb.Repair(DbPath, Options(fs), Families());
 
         AssertRepaired(fs, expected);
-        using (KvDb db = KvDb.Open(DbPath, Options(fs), Families()))
+        using (KvDb db = KvDb.Open(DbPath, Options(fs), DbTestUtil.WithDefault(Options(fs), Families())))
         {
             db.Put(B("after"), B("repair")); // it takes writes and flushes
             db.Flush();
@@ -143,7 +143,7 @@ public sealed class RepairTests
         byte[] bytes = fs.ReadAllBytes(DbPath + "/" + manifest);
         bytes.AsSpan(0, Math.Min(64, bytes.Length)).Fill(0xA5);
         fs.WriteAllBytes(DbPath + "/" + manifest, bytes);
-        Assert.Throws<KvCorruptionException>(() => KvDb.Open(DbPath, Options(fs), Families()).Dispose());
+        Assert.Throws<KvCorruptionException>(() => KvDb.Open(DbPath, Options(fs), DbTestUtil.WithDefault(Options(fs), Families())).Dispose());
 
         KvDb.Repair(DbPath, Options(fs), Families());
 
@@ -216,7 +216,7 @@ public sealed class RepairTests
         }
         DeleteManifests(fs);
 
-        List<KvEngine.Db.Repairer.Family> families = KvEngine.Db.Repairer.RebuildManifest(fs, DbPath, Families());
+        List<KvEngine.Db.Recovery.Repairer.Family> families = KvEngine.Db.Recovery.Repairer.RebuildManifest(fs, DbPath, Families());
 
         RecoveredManifest m = ManifestReader.Read(fs, DbPath, bestEfforts: false, new WalTracker());
         Assert.Equal(new[] { "counters", "default", "other" }, m.Families.Values.Select(f => f.Name).Order(StringComparer.Ordinal));

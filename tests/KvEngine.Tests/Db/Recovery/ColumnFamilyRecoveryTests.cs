@@ -1,7 +1,7 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Recovery;
 
 /// <summary>
 /// Column families at the edges of recovery and dropping (found by review): a damaged WAL behind a
@@ -13,7 +13,7 @@ public sealed class ColumnFamilyRecoveryTests
         new() { FileSystem = fs, CreateIfMissing = true, CreateMissingColumnFamilies = true, WalRecoveryMode = mode };
 
     private static KvDb OpenAB(FaultInjectionFileSystem fs, WalRecoveryMode mode = WalRecoveryMode.TolerateCorruptedTailRecords) =>
-        KvDb.Open(DbPath, Options(fs, mode), [new ColumnFamilyDescriptor("a"), new ColumnFamilyDescriptor("b")]);
+        KvDb.Open(DbPath, Options(fs, mode), [new ColumnFamilyDescriptor("default", Options(fs, mode)), new ColumnFamilyDescriptor("a"), new ColumnFamilyDescriptor("b")]);
 
     /// <summary>
     /// Batches wrote a and b; b was flushed past the first WAL, which is then damaged. Replaying up
@@ -46,7 +46,7 @@ public sealed class ColumnFamilyRecoveryTests
     }
 
     [Fact]
-    public void ADroppedFamilysMutableMemTableIsFreedByTheNextWrite()
+    public void ADroppedFamilysMutableMemTableIsFreedOnceTheNextWriteRanAndTheHandleIsDisposed()
     {
         using KvDb db = KvDb.Open(DbPath, Options(NewFs()));
         ColumnFamilyHandle x = db.CreateColumnFamily("x");
@@ -56,7 +56,9 @@ public sealed class ColumnFamilyRecoveryTests
         }
         KvEngine.Memtable.MemTable mem = x.Data.Mem;
         db.DropColumnFamily(x);
-        db.Put(B("next"), B("write")); // its leader releases the dropped family's memtable
+        db.Put(B("next"), B("write")); // its leader releases the family's own reference on the memtable
+        Assert.NotNull(db.Get(x, B("key000001"))); // the handle still serves reads: the read state holds it
+        x.Dispose();
         Assert.Throws<ObjectDisposedException>(() => mem.Ref());
     }
 

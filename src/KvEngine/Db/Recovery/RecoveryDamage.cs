@@ -4,7 +4,7 @@ using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;
 using KvEngine.Storage;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Recovery;
 
 /// <summary>
 /// What a recovered MANIFEST and the files on disk say about lost edits, found at open before any

@@ -1,7 +1,7 @@
-using KvEngine.Versions;
 using KvEngine.Storage;
+using KvEngine.Versions;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Checkpoints;
 
 /// <summary>
 /// Checkpoints (RocksDB 7.8's Checkpoint::CreateCheckpoint, utilities/checkpoint/checkpoint_impl.cc):
@@ -22,15 +22,38 @@ namespace KvEngine.Db;
 /// The checkpoint holds a prefix of the database's history: the MANIFEST up to the capture names
 /// only tables that exist (deletions are off) and the WALs from MinLogNumberToKeep hold every
 /// write after the tables' data, up to a record boundary. Writes may go on meanwhile.
+/// <para>
+/// Like RocksDB's CheckpointImpl it drives the database only through its operations
+/// (Disable/EnableFileDeletions, Flush, the live-file capture), never its fields. Thread-safety:
+/// checkpoints may run concurrently from several threads, except two into one directory, which
+/// the process-wide set of staging directories in use (per file system) refuses.
+/// </para>
 /// </summary>
-internal sealed partial class DbImpl
+internal sealed class Checkpointer
 {
+    /// <summary>
+    /// Staging directories of the checkpoints running in this process, per file system (two
+    /// in-memory file systems may use the same path; guarded by itself).
+    /// </summary>
+    private static readonly HashSet<(IFileSystem Fs, string Path)> s_stagingInUse = new();
+
+    private readonly DbImpl _db;
+    private readonly string _dir;
+    private readonly IFileSystem _fs;
+
+    /// <param name="db">The database to copy: its file-deletion control, flush and live-file capture.</param>
+    /// <param name="fs">Its file system.</param>
+    public Checkpointer(DbImpl db, IFileSystem fs)
+    {
+        _db = db;
+        _dir = db.Directory;
+        _fs = fs;
+    }
+
     /// <summary>Creates a checkpoint of the database in <paramref name="directory"/> (see the type comment).</summary>
     public void CreateCheckpoint(string directory, ulong logSizeForFlush)
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
-        ThrowIfDisposed();
-        ThrowIfReadOnly("CreateCheckpoint");
         string dir = Path.TrimEndingDirectorySeparator(Path.GetFullPath(directory));
         if (_fs.DirectoryExists(dir) || _fs.FileExists(dir))
         {
@@ -40,7 +63,7 @@ internal sealed partial class DbImpl
         lock (s_stagingInUse)
         {
             // Two checkpoints into one directory would share (and empty) one staging directory.
-            if (!s_stagingInUse.Add(staging))
+            if (!s_stagingInUse.Add((_fs, staging)))
             {
                 throw new InvalidOperationException($"Another checkpoint into '{dir}' is in progress in this process.");
             }
@@ -53,13 +76,10 @@ internal sealed partial class DbImpl
         {
             lock (s_stagingInUse)
             {
-                s_stagingInUse.Remove(staging);
+                s_stagingInUse.Remove((_fs, staging));
             }
         }
     }
-
-    /// <summary>Staging directories of the checkpoints running in this process (guarded by itself).</summary>
-    private static readonly HashSet<string> s_stagingInUse = new(StringComparer.Ordinal);
 
     private void CreateCheckpointIn(string dir, string staging, ulong logSizeForFlush)
     {
@@ -70,24 +90,24 @@ internal sealed partial class DbImpl
             RemoveStaging(staging);
             _fs.CreateDirectory(staging);
             bool enabled = false;
-            DisableFileDeletions();
+            _db.DisableFileDeletions();
             try
             {
-                bool flush = logSizeForFlush == 0 || (logSizeForFlush != ulong.MaxValue && (ulong)LiveWalBytes() >= logSizeForFlush);
+                bool flush = logSizeForFlush == 0 || (logSizeForFlush != ulong.MaxValue && (ulong)_db.LiveWalBytes() >= logSizeForFlush);
                 if (flush)
                 {
-                    FlushCore(null, wait: true);
+                    _db.Flush(); // every family (atomically with AtomicFlush)
                 }
-                LiveFileSet set = CaptureLiveFiles(withWals: true);
+                LiveFileSet set = _db.CaptureLiveFiles(withWals: true);
                 CopyLiveFiles(set, staging);
                 enabled = true;
-                EnableFileDeletions(force: false);
+                _db.EnableFileDeletions(force: false);
             }
             finally
             {
                 if (!enabled)
                 {
-                    EnableFileDeletions(force: false);
+                    _db.EnableFileDeletions(force: false);
                 }
             }
             _fs.SyncDirectory(staging);
@@ -175,7 +195,7 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>Copies the first <paramref name="size"/> bytes of <paramref name="from"/> into a new, synced <paramref name="to"/>.</summary>
-    internal static void CopyPrefix(IFileSystem fs, string from, string to, long size)
+    private static void CopyPrefix(IFileSystem fs, string from, string to, long size)
     {
         using ISequentialFile source = fs.OpenSequential(from);
         using IWritableFile target = fs.CreateWritable(to);

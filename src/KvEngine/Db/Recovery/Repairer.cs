@@ -5,7 +5,7 @@ using KvEngine.Util;
 using KvEngine.Versions;
 using KvEngine.Wal;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Recovery;
 
 /// <summary>
 /// RocksDB's RepairDB: rebuilds the MANIFEST of a database whose MANIFEST (or CURRENT) is lost or
@@ -331,10 +331,8 @@ internal static class Repairer
             ColumnFamilyDescriptor? named = descriptors.FirstOrDefault(d => d.Name == f.Name);
             all.Add(named ?? new ColumnFamilyDescriptor(f.Name, options)); // RocksDB's unknown_cf_opts: the database's options
         }
-        if (descriptors.FirstOrDefault(d => d.Name == ColumnFamilyVersions.DefaultName) is { } defaultDescriptor)
-        {
-            all.Add(defaultDescriptor);
-        }
+        // A list of families must name "default" (RocksDB's rule): the caller's descriptor, or the options given.
+        all.Add(descriptors.FirstOrDefault(d => d.Name == ColumnFamilyVersions.DefaultName) ?? new ColumnFamilyDescriptor(ColumnFamilyVersions.DefaultName, open));
         using KvDb db = KvDb.Open(dir, open, all);
         foreach (ColumnFamilyHandle handle in db.ColumnFamilies)
         {

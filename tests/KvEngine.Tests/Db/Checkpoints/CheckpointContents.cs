@@ -1,4 +1,4 @@
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Checkpoints;
 
 /// <summary>
 /// Whole-database contents of the checkpoint tests: every family's keys and values (a full scan,

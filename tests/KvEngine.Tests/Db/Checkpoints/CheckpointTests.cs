@@ -1,7 +1,7 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Checkpoints;
 
 /// <summary>
 /// KvDb.CreateCheckpoint (RocksDB 7.8's Checkpoint): a checkpoint of several families with
@@ -25,7 +25,7 @@ public sealed class CheckpointTests
     }
 
     private static KvDb OpenWithFamilies(FaultInjectionFileSystem fs, string path) =>
-        KvDb.Open(path, Options(fs), [new ColumnFamilyDescriptor("one", FamilyOptions()), new ColumnFamilyDescriptor("two", FamilyOptions())]);
+        KvDb.Open(path, Options(fs), [new ColumnFamilyDescriptor("default", Options(fs)), new ColumnFamilyDescriptor("one", FamilyOptions()), new ColumnFamilyDescriptor("two", FamilyOptions())]);
 
     /// <summary>Flushed tables, compacted tables, merges, a range deletion and unflushed data in every family.</summary>
     private static void Fill(KvDb db, int round = 0)
@@ -89,7 +89,7 @@ public sealed class CheckpointTests
         db.CreateCheckpoint(Checkpoint, ulong.MaxValue);
         Assert.Equal(tablesBefore, TotalTableFiles(db)); // no flush happened
         Assert.Empty(ListFiles(fs, Checkpoint).Tables);
-        using KvDb copy = KvDb.OpenReadOnly(Checkpoint, Options(fs), [new ColumnFamilyDescriptor("one", FamilyOptions())]);
+        using KvDb copy = KvDb.OpenReadOnly(Checkpoint, Options(fs), [new ColumnFamilyDescriptor("default", Options(fs)), new ColumnFamilyDescriptor("one", FamilyOptions())]);
         Assert.Equal("v", S(copy.Get(B("only-in-wal"))));
     }
 
@@ -112,7 +112,7 @@ public sealed class CheckpointTests
         FaultInjectionFileSystem fs = NewFs();
         KvOptions options = Options(fs);
         options.AtomicFlush = true;
-        using KvDb db = KvDb.Open(DbPath, options, [new ColumnFamilyDescriptor("one", FamilyOptions()), new ColumnFamilyDescriptor("two", FamilyOptions())]);
+        using KvDb db = KvDb.Open(DbPath, options, [new ColumnFamilyDescriptor("default", options), new ColumnFamilyDescriptor("one", FamilyOptions()), new ColumnFamilyDescriptor("two", FamilyOptions())]);
         using (var batch = new WriteBatch())
         {
             batch.Put(B("a"), B("0"));
@@ -127,7 +127,7 @@ public sealed class CheckpointTests
         }
         KvOptions copyOptions = Options(fs);
         copyOptions.AtomicFlush = true;
-        using KvDb copy = KvDb.Open(Checkpoint, copyOptions, [new ColumnFamilyDescriptor("one", FamilyOptions()), new ColumnFamilyDescriptor("two", FamilyOptions())]);
+        using KvDb copy = KvDb.Open(Checkpoint, copyOptions, [new ColumnFamilyDescriptor("default", copyOptions), new ColumnFamilyDescriptor("one", FamilyOptions()), new ColumnFamilyDescriptor("two", FamilyOptions())]);
         CheckpointContents.AssertEqual(CheckpointContents.Read(db), CheckpointContents.Read(copy));
         Assert.Equal(3, ListFiles(fs, Checkpoint).Tables.Count);
     }

@@ -1,7 +1,7 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Checkpoints;
 
 /// <summary>
 /// Checkpoints against an in-memory model: random puts, deletes, range deletions and merges in two
@@ -104,7 +104,7 @@ public sealed class CheckpointModelTests
     /// <summary>The checkpoint's contents (default, cf), read by a read-write or a read-only open.</summary>
     private static SortedDictionary<string, string>[] ReadCheckpoint(FaultInjectionFileSystem fs, string dir, bool readOnly)
     {
-        using KvDb db = readOnly ? KvDb.OpenReadOnly(dir, Options(fs), Families()) : KvDb.Open(dir, Options(fs), Families());
+        using KvDb db = readOnly ? KvDb.OpenReadOnly(dir, Options(fs), DbTestUtil.WithDefault(Options(fs), Families())) : KvDb.Open(dir, Options(fs), DbTestUtil.WithDefault(Options(fs), Families()));
         return [CheckpointContents.ReadFamily(db, db.DefaultColumnFamily), CheckpointContents.ReadFamily(db, db.GetColumnFamily("cf")!)];
     }
 
@@ -121,7 +121,7 @@ public sealed class CheckpointModelTests
         FaultInjectionFileSystem fs = NewFs();
         SortedDictionary<string, string>[] model = NewModel();
         int checkpoints = 0;
-        using KvDb db = KvDb.Open(DbPath, Options(fs), Families());
+        using KvDb db = KvDb.Open(DbPath, Options(fs), DbTestUtil.WithDefault(Options(fs), Families()));
         foreach (Op op in RandomOps(rnd, 3000))
         {
             Apply(db, op);
@@ -166,7 +166,7 @@ public sealed class CheckpointModelTests
         int completed = 0;
         int started = 0;
         var taken = new List<(string Dir, int Before, int After)>();
-        using (KvDb db = KvDb.Open(DbPath, Options(fs), Families()))
+        using (KvDb db = KvDb.Open(DbPath, Options(fs), DbTestUtil.WithDefault(Options(fs), Families())))
         {
             Exception? writerError = null;
             var writer = new Thread(() =>

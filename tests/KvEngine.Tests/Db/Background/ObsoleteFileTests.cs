@@ -1,7 +1,7 @@
 using KvEngine.Storage;
 using KvEngine.Versions;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Background;
 
 /// <summary>
 /// Files nothing needs are deleted, and files something still needs are not: after flushes and

@@ -1,6 +1,6 @@
 using KvEngine.Storage;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Recovery;
 
 /// <summary>
 /// Recovery and flushes are crash-safe: an I/O error at any single file operation of an open

@@ -1,0 +1,386 @@
+using KvEngine.Compaction;
+using KvEngine.Diagnostics;
+using KvEngine.Memtable;
+using KvEngine.Storage;
+using KvEngine.Versions;
+
+namespace KvEngine.Db.Background;
+
+/// <summary>
+/// Picks, runs and installs flushes (RocksDB's DBImpl::FlushMemTableToOutputFile with
+/// MemTableList::TryInstallMemtableFlushResults): a family's waiting memtables go into one level-0
+/// table (<see cref="FlushJob"/>), recorded in the MANIFEST with the family's new log number and the
+/// database's MinLogNumberToKeep, then the family's read state is renewed, the memtables released
+/// and obsolete files (WALs no family needs any more) deleted before the flush is reported done.
+/// <para>
+/// Invariants: flushes of one family run one at a time (<see cref="ColumnFamilyData.FlushRunning"/>,
+/// set by <see cref="Pick"/> and cleared when it ends), oldest memtable first, so a
+/// family's immutable list is always removed from its front; with atomic flush, one flush of every
+/// family with waiting memtables runs at a time and is recorded as one atomic group. A table's
+/// number is a pending output until its version is installed. A family dropped meanwhile records
+/// nothing: its memtables are released by the flush that ran (the drop left them to it).
+/// </para>
+/// <para>
+/// Thread-safety: <see cref="Pick"/> runs with the database mutex held; <see cref="Run"/>,
+/// <see cref="FlushAndInstall"/>, <see cref="EndFlush"/> and <see cref="BuildTable"/> take it for their
+/// short steps and do the I/O outside it. Holds no state of its own besides its collaborators.
+/// </para>
+/// </summary>
+internal sealed class FlushRunner
+{
+    private readonly object _mutex;
+    private readonly bool _atomicFlush;
+    private readonly JobContext _db;
+
+    /// <param name="db">The database's collaborators.</param>
+    /// <param name="atomicFlush">Every family with waiting memtables flushes together (<see cref="KvOptions.AtomicFlush"/>).</param>
+    public FlushRunner(JobContext db, bool atomicFlush)
+    {
+        _db = db;
+        _mutex = db.Mutex;
+        _atomicFlush = atomicFlush;
+    }
+
+    /// <summary>
+    /// Holds the mutex. The next flush: a family's oldest memtable (with min_write_buffer_number_to_merge
+    /// above 1, every waiting one, merged into one table as RocksDB does) when enough wait or a
+    /// flush was asked for and none of the family runs; with atomic flush, every family's waiting
+    /// memtables together. Marks the families as flushing. Null when there is none.
+    /// </summary>
+    public List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? Pick()
+    {
+        List<(ColumnFamilyData, ImmutableMemTable[])>? result = null;
+        List<ColumnFamilyData> families = _db.Families.Live();
+        if (_atomicFlush)
+        {
+            bool due = false;
+            foreach (ColumnFamilyData cfd in families)
+            {
+                if (cfd.FlushRunning)
+                {
+                    return null; // one atomic flush at a time
+                }
+                due |= cfd.Immutable.Count > 0 && (cfd.Immutable.Count >= cfd.MinImmutableToFlush || cfd.ForcedFlushes > 0);
+            }
+            if (!due)
+            {
+                return null;
+            }
+            foreach (ColumnFamilyData cfd in families)
+            {
+                if (cfd.Immutable.Count > 0)
+                {
+                    cfd.FlushRunning = true;
+                    (result ??= new()).Add((cfd, cfd.Immutable.ToArray()));
+                }
+            }
+            return result;
+        }
+        foreach (ColumnFamilyData cfd in families)
+        {
+            if (cfd.Immutable.Count > 0 && !cfd.FlushRunning &&
+                (cfd.Immutable.Count >= cfd.MinImmutableToFlush || cfd.ForcedFlushes > 0))
+            {
+                cfd.FlushRunning = true;
+                int count = cfd.Options.MinWriteBufferNumberToMerge > 1 ? cfd.Immutable.Count : 1;
+                return [(cfd, cfd.Immutable.GetRange(0, count).ToArray())];
+            }
+        }
+        return null;
+    }
+
+    /// <summary>
+    /// Runs a picked flush on this thread: a failure becomes the background error; either way the
+    /// families stop flushing and waiters are woken.
+    /// </summary>
+    public void Run(List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
+    {
+        try
+        {
+            FlushAndInstall(jobs);
+        }
+        catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
+        {
+            lock (_mutex)
+            {
+                _db.Errors.SetBackgroundError(e, BackgroundJobKind.Flush);
+            }
+        }
+        finally
+        {
+            bool released = false;
+            lock (_mutex)
+            {
+                foreach ((ColumnFamilyData cfd, ImmutableMemTable[] _) in jobs)
+                {
+                    released |= EndFlushLocked(cfd);
+                }
+                Monitor.PulseAll(_mutex); // a resume waits for a failed flush to finish
+            }
+            if (released)
+            {
+                _db.Sweeper.TrySweep(); // the dropped family's files were pinned until now
+            }
+        }
+    }
+
+    /// <summary>
+    /// A flush of <paramref name="cfd"/> that <see cref="FlushAndInstall"/> ran outside
+    /// <see cref="Run"/> ended (done or failed): the family stops flushing, waiters are woken, and a
+    /// family dropped meanwhile has its memory released and its files swept.
+    /// </summary>
+    public void EndFlush(ColumnFamilyData cfd)
+    {
+        bool released;
+        lock (_mutex)
+        {
+            released = EndFlushLocked(cfd);
+            Monitor.PulseAll(_mutex);
+        }
+        if (released)
+        {
+            _db.Sweeper.TrySweep();
+        }
+    }
+
+    /// <summary>
+    /// Holds the mutex. A flush of <paramref name="cfd"/> ended (done or failed). A family dropped
+    /// meanwhile left its memory to this flush (DropColumnFamily): released here; true then, and
+    /// the caller sweeps its files once out of the lock.
+    /// </summary>
+    private static bool EndFlushLocked(ColumnFamilyData cfd)
+    {
+        cfd.FlushRunning = false;
+        if (!cfd.IsDropped)
+        {
+            return false;
+        }
+        cfd.ReleaseDroppedMemory();
+        return true;
+    }
+
+    /// <summary>
+    /// Writes, for each family of <paramref name="jobs"/>, its oldest waiting memtables (oldest
+    /// first, the front of its list) into one level-0 table, and records the tables with each
+    /// family's new log number (that of the newest memtable flushed) in one MANIFEST write: an
+    /// atomic group when several families flush together (atomic flush). With several live
+    /// families a last edit records MinLogNumberToKeep, below which no WAL is needed. A family
+    /// dropped meanwhile records nothing; its memtables are simply released.
+    /// </summary>
+    public void FlushAndInstall(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
+    {
+        long started = System.Diagnostics.Stopwatch.GetTimestamp();
+        long jobId = _db.Telemetry.NextJobId();
+        int memCount = 0;
+        long memBytes = 0;
+        foreach ((ColumnFamilyData _, ImmutableMemTable[] list) in jobs)
+        {
+            foreach (ImmutableMemTable job in list)
+            {
+                memCount++;
+                memBytes += job.Mem.ApproximateMemoryUsage;
+            }
+        }
+        _db.Telemetry.FlushStarted(jobId, memCount, memBytes);
+        var metas = new FileMetaData?[jobs.Count];
+        var dropped = new bool[jobs.Count]; // the family was dropped meanwhile: its table is not recorded
+        try
+        {
+            for (int i = 0; i < jobs.Count; i++)
+            {
+                (ColumnFamilyData cfd, ImmutableMemTable[] list) = jobs[i];
+                MemTable[] mems = Array.ConvertAll(list, static j => j.Mem);
+                FileMetaData? meta = metas[i] = BuildTable(cfd, mems);
+                if (meta != null && FlushJob.Tombstones(mems) is { IsEmpty: false } tombstones)
+                {
+                    ReadState pinned = cfd.AcquireReadState();
+                    try
+                    {
+                        meta.CompensatedRangeDeletionSize = RangeDeletionCompensation.Estimate(
+                            pinned.Version, cfd.Tables, 0, tombstones, 0, tombstones.Count, null, null);
+                    }
+                    finally
+                    {
+                        pinned.Unref();
+                    }
+                }
+            }
+            // An atomic group is all or nothing: a family dropped while the tables were written
+            // must not take the other families' tables with it, so the group is recorded again
+            // without it (the dropped family's tables are unnamed: the next sweep deletes them).
+            while (FlushEdits(jobs, metas, dropped) is { } edits)
+            {
+                try
+                {
+                    _db.Versions.LogAndApply(edits);
+                    break;
+                }
+                catch (ColumnFamilyDroppedException)
+                {
+                    bool any = false;
+                    for (int i = 0; i < jobs.Count; i++)
+                    {
+                        if (!dropped[i] && jobs[i].Family.Versions.IsDropped)
+                        {
+                            dropped[i] = any = true;
+                        }
+                    }
+                    if (!any)
+                    {
+                        throw;
+                    }
+                }
+            }
+            for (int i = 0; i < jobs.Count; i++)
+            {
+                if (metas[i] is { } meta && !dropped[i])
+                {
+                    PreOpenTable(jobs[i].Family, meta);
+                }
+            }
+        }
+        finally
+        {
+            lock (_mutex)
+            {
+                foreach (FileMetaData? meta in metas)
+                {
+                    if (meta != null)
+                    {
+                        _db.PendingOutputs.Remove(meta.Number);
+                    }
+                }
+            }
+        }
+        lock (_mutex)
+        {
+            foreach ((ColumnFamilyData cfd, ImmutableMemTable[] list) in jobs)
+            {
+                cfd.Immutable.RemoveRange(0, list.Length);
+                cfd.ForcedFlushes = Math.Max(0, cfd.ForcedFlushes - list.Length);
+                if (!cfd.IsDropped)
+                {
+                    cfd.InstallReadState();
+                }
+                if (cfd.Immutable.Count == 0)
+                {
+                    cfd.HasUnpersistedWrites = false;
+                }
+            }
+            Monitor.PulseAll(_mutex);
+        }
+        long bytes = 0;
+        ulong firstNumber = 0;
+        foreach ((ColumnFamilyData cfd, ImmutableMemTable[] list) in jobs)
+        {
+            foreach (ImmutableMemTable job in list)
+            {
+                job.Mem.Unref();
+            }
+        }
+        TimeSpan elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(started);
+        for (int i = 0; i < jobs.Count; i++)
+        {
+            // Counted before the flush is reported done, so a caller of Flush sees its bytes.
+            long tableBytes = metas[i] == null || dropped[i] ? 0 : (long)metas[i]!.FileSize;
+            jobs[i].Family.CompactionStats.AddFlush(tableBytes, (long)elapsed.TotalMicroseconds);
+            bytes += tableBytes;
+            firstNumber = firstNumber == 0 && metas[i] != null ? metas[i]!.Number : firstNumber;
+        }
+        _db.Counters.AddFlush(bytes);
+        _db.Telemetry.FlushFinished(jobId, memCount, firstNumber, bytes, elapsed);
+        try
+        {
+            // Before the flush is reported done: a caller of Flush finds the files it made obsolete
+            // (its WALs, tables nothing reads any more) already gone.
+            _db.Sweeper.Sweep(atOpen: false);
+        }
+        finally
+        {
+            // The tables are recorded whatever the sweep did (it is retried at the next one).
+            foreach ((ColumnFamilyData _, ImmutableMemTable[] list) in jobs)
+            {
+                foreach (ImmutableMemTable job in list)
+                {
+                    job.Flushed.TrySetResult();
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Writes <paramref name="mems"/> into a new table of <paramref name="cfd"/> (<see cref="FlushJob"/>),
+    /// respecting the snapshots live now. The file number stays in the pending outputs (protected
+    /// from deletion) until the caller removes it; a failed job removes it and its file.
+    /// </summary>
+    public FileMetaData? BuildTable(ColumnFamilyData cfd, MemTable[] mems)
+    {
+        // The snapshots to respect are those live now. One taken later cannot need a version
+        // this flush drops: the memtables became immutable at a switch made by a write-group
+        // leader with no group still inserting (MakeRoomForWrite waits for pipelined inserts),
+        // so every entry in them was published, and a later snapshot reads the last published
+        // sequence (under the list's lock), which is at or above all of them; for it, as for
+        // a plain read, only the newest version of each key matters, and that one is always
+        // kept. At recovery no snapshot exists yet.
+        var job = new FlushJob(_db.Dir, _db.Fs, cfd, mems, _db.Snapshots.GetSequences(), _db.PendingOutputs.NewFileNumber, _db.PendingOutputs.Remove);
+        return job.Run();
+    }
+
+    /// <summary>
+    /// Opens a new level-0 table in the table cache before any reader meets it (as RocksDB's
+    /// BuildTable opens its output through the table cache), so that the reads after a flush do not
+    /// pay for (and allocate) the open. Best effort: a failure is left to the first reader, which
+    /// reports it as it would have anyway.
+    /// </summary>
+    private static void PreOpenTable(ColumnFamilyData cfd, FileMetaData meta)
+    {
+        try
+        {
+            cfd.Tables.Get(meta, 0);
+        }
+        catch (Exception e) when (e is IOException or KvException)
+        {
+        }
+    }
+
+    /// <summary>
+    /// The MANIFEST edits recording a flush's tables for the families not
+    /// <paramref name="dropped"/> (an atomic group when several), with the MinLogNumberToKeep edit;
+    /// null when every family was dropped.
+    /// </summary>
+    private List<VersionEdit>? FlushEdits(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs, FileMetaData?[] metas, bool[] dropped)
+    {
+        int count = 0;
+        foreach (bool d in dropped)
+        {
+            count += d ? 0 : 1;
+        }
+        if (count == 0)
+        {
+            return null;
+        }
+        var edits = new List<VersionEdit>(count + 1);
+        for (int i = 0; i < jobs.Count; i++)
+        {
+            if (dropped[i])
+            {
+                continue;
+            }
+            var edit = new VersionEdit { ColumnFamily = jobs[i].Family.Id, LogNumber = jobs[i].Jobs[^1].NextLogNumber };
+            if (metas[i] is { } meta)
+            {
+                edit.AddFile(0, meta);
+            }
+            if (count > 1)
+            {
+                edit.AtomicGroupRemaining = (uint)(count - 1 - edits.Count);
+            }
+            edits.Add(edit);
+        }
+        if (_db.Families.MinLogNumberToKeepEdit(edits) is { } minLog)
+        {
+            edits.Add(minLog);
+        }
+        return edits;
+    }
+}

@@ -1,0 +1,108 @@
+using KvEngine.Compaction;
+using KvEngine.Db.Background;
+
+namespace KvEngine.Db;
+
+/// <summary>
+/// Dispatch of background work and manual compaction. A <see cref="BackgroundScheduler"/> thread
+/// asks for one job at a time (<see cref="TryRunJob"/>): under the mutex, with no background error
+/// and not closing, a flush if one is due (<see cref="FlushRunner.Pick"/>: flushes come first),
+/// otherwise an automatic compaction (<see cref="CompactionRunner.TryPickAutomatic"/>); the job
+/// runs outside the mutex in its runner. Manual compactions run on the caller's thread in the
+/// <see cref="CompactionRunner"/> after the family is flushed.
+/// </summary>
+internal sealed partial class DbImpl
+{
+    public EngineCounters Counters => _counters;
+
+    /// <summary>The default family's compaction statistics.</summary>
+    internal CompactionStatistics CompactionStats => _families.Default.CompactionStats;
+
+    /// <summary>Stops background work: cancels running compactions, waits for manual ones, joins the threads.</summary>
+    private void StopBackground()
+    {
+        _scheduler.Cancel();
+        lock (_mutex)
+        {
+            _closing = true;
+            Monitor.PulseAll(_mutex);
+            _compactions.WaitForManualCompactions();
+        }
+        _scheduler.Shutdown();
+    }
+
+    /// <summary>A scheduler thread: picks one job under the mutex and runs it (see <see cref="IBackgroundWorker"/>).</summary>
+    public bool TryRunJob()
+    {
+        List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? flush;
+        PickedCompaction compaction = default;
+        bool compact = false;
+        lock (_mutex)
+        {
+            if (_closing || _errors.Error != null)
+            {
+                return false;
+            }
+            flush = _flusher.Pick();
+            if (flush == null)
+            {
+                compact = _compactions.TryPickAutomatic(out compaction);
+            }
+        }
+        if (flush != null)
+        {
+            _flusher.Run(flush);
+            return true;
+        }
+        if (!compact)
+        {
+            return false;
+        }
+        _compactions.RunAutomatic(compaction);
+        return true;
+    }
+
+    /// <summary>
+    /// Flushes the family's memtable, then compacts every level holding keys in [begin, end] (user
+    /// keys, null = unbounded) down to the deepest such level (<see cref="CompactionRunner.CompactRange"/>).
+    /// </summary>
+    public void CompactRange(ColumnFamilyData cfd, byte[]? begin, byte[]? end)
+    {
+        ThrowIfDisposed();
+        ThrowIfReadOnly("CompactRange");
+        if (begin != null && end != null && begin.AsSpan().SequenceCompareTo(end) > 0)
+        {
+            throw new ArgumentException("The range's begin key is after its end key.", nameof(begin));
+        }
+        FlushCore([cfd], wait: true);
+        _compactions.CompactRange(cfd, begin, end);
+    }
+
+    public ValueTask CompactRangeAsync(ColumnFamilyData cfd, byte[]? begin, byte[]? end, CancellationToken cancellationToken)
+    {
+        ThrowIfReadOnly("CompactRange");
+        return new(Task.Run(() => CompactRange(cfd, begin, end), cancellationToken));
+    }
+
+    /// <summary>
+    /// Compacts the files of <paramref name="level"/> overlapping [begin, end] into
+    /// <paramref name="outputLevel"/> and nothing else (RocksDB's TEST_CompactRange), on this thread,
+    /// in <paramref name="cfd"/> (the default family when null).
+    /// </summary>
+    internal void CompactLevel(int level, int outputLevel, byte[]? begin, byte[]? end, ColumnFamilyData? cfd = null)
+    {
+        ThrowIfDisposed();
+        _compactions.CompactLevel(cfd ?? _families.Default, level, outputLevel, begin, end);
+    }
+
+    /// <summary>
+    /// Runs the compactions the picker chooses, one after another on this thread, until no level
+    /// needs one; returns how many ran (<see cref="CompactionRunner.RunInline"/>). In
+    /// <paramref name="cfd"/>, the default family when null.
+    /// </summary>
+    internal int RunCompactionsInline(ColumnFamilyData? cfd = null)
+    {
+        ThrowIfDisposed();
+        return _compactions.RunInline(cfd ?? _families.Default);
+    }
+}
