@@ -337,7 +337,7 @@ public sealed partial class KvStateMachine : IStateMachine, IDisposable
         options.CreateMissingColumnFamilies = true;
         var families = new List<ColumnFamilyDescriptor>
         {
-            new("default"),
+            new("default", options),
             new(AppliedState.ColumnFamilyName),
         };
         if (_options.ColumnFamilies is { } extra)

@@ -10,14 +10,17 @@ public sealed class KvStateMachineOptions
     /// <summary>
     /// Options of the node's KvEngine database. The state machine sets
     /// <see cref="KvOptions.CreateIfMissing"/> and <see cref="KvOptions.CreateMissingColumnFamilies"/>
-    /// on it. Null: KvEngine's defaults.
+    /// on it. Its column-family settings (merge operator, compaction filter...) are the default
+    /// family's. Null: KvEngine's defaults.
     /// </summary>
     public KvOptions? DatabaseOptions { get; set; }
 
     /// <summary>
     /// Column families the replicated batches may write besides the default one, created in this
     /// order when the database is created. Replicated batches name families by id, so every node
-    /// must list the same families in the same order. Null or empty: the default family only.
+    /// must list the same families in the same order. Do not list "default" (configure it through
+    /// <see cref="DatabaseOptions"/>) nor "kvengine_raft" (the applied index's family, created
+    /// right after the default one). Null or empty: the default family only.
     /// </summary>
     public IReadOnlyList<ColumnFamilyDescriptor>? ColumnFamilies { get; set; }
 

@@ -6,11 +6,13 @@ namespace KvEngine.Replication.Snapshots;
 /// checkpoint or an extraction that did not finish and is deleted when found.
 /// Thread-safety: <see cref="Current"/> is read and replaced atomically (volatile); creation and
 /// installation run on the applier (one at a time), deletion in <see cref="DeleteOlderThan"/> may
-/// run beside them and never touches the current snapshot or anything newer.
+/// run beside them (DotNext's log calls it from its flusher; callers may too), is serialized by
+/// its own lock and never touches the current snapshot or anything newer.
 /// </summary>
 internal sealed class SnapshotStore
 {
     private const string TempSuffix = ".tmp";
+    private readonly Lock _deleteLock = new();
     private volatile CheckpointSnapshot? _current;
 
     public SnapshotStore(string directory)
@@ -63,18 +65,25 @@ internal sealed class SnapshotStore
     /// <returns>How many were deleted.</returns>
     public int DeleteOlderThan(long watermark, CancellationToken cancellationToken)
     {
-        CheckpointSnapshot? current = _current;
-        int deleted = 0;
-        foreach (string path in System.IO.Directory.EnumerateDirectories(Directory))
+        lock (_deleteLock)
         {
-            cancellationToken.ThrowIfCancellationRequested();
-            if (CheckpointSnapshot.TryParseDirectoryName(Path.GetFileName(path), out long index, out _)
-                && index < watermark && (current is null || index < current.Index))
+            CheckpointSnapshot? current = _current;
+            int deleted = 0;
+            foreach (string path in System.IO.Directory.GetDirectories(Directory))
             {
-                System.IO.Directory.Delete(path, recursive: true);
-                deleted++;
+                cancellationToken.ThrowIfCancellationRequested();
+                if (CheckpointSnapshot.TryParseDirectoryName(Path.GetFileName(path), out long index, out _)
+                    && index < watermark && (current is null || index < current.Index))
+                {
+                    // Renamed out of the snapshot namespace first: a crash midway leaves a .tmp
+                    // directory (deleted at the next open), never a half-deleted snapshot.
+                    string doomed = path + TempSuffix;
+                    System.IO.Directory.Move(path, doomed);
+                    System.IO.Directory.Delete(doomed, recursive: true);
+                    deleted++;
+                }
             }
+            return deleted;
         }
-        return deleted;
     }
 }
