@@ -7,7 +7,7 @@ namespace KvEngine.Replication.Snapshots;
 // archive  := magic "KVRSNAP1" (8 bytes)  index: fixed64  term: fixed64  fileCount: fixed32
 //             file[fileCount]  endMagic "KVRSEND1" (8 bytes)
 // file     := nameLength: fixed16  name: UTF-8[nameLength]  size: fixed64  contents: uint8[size]
-//             crc: fixed32 (CRC-32/IEEE of contents)
+//             crc: fixed32 (CRC-32/IEEE of nameLength, name, size and contents, as stored)
 // All integers little-endian. Names are plain file names (no directory separators, not "." or
 // ".."), at most 255 bytes, unique. See docs/formats/raft_snapshot.md.
 
@@ -61,6 +61,7 @@ internal static class SnapshotArchive
             BinaryPrimitives.WriteInt64LittleEndian(buffer.AsSpan(2 + nameLength), size);
             await write(buffer.AsMemory(0, 2 + nameLength + 8), cancellationToken).ConfigureAwait(false);
             crc.Reset();
+            crc.Append(buffer.AsSpan(0, 2 + nameLength + 8));
             var source = new FileStream(Path.Combine(directory, name), FileMode.Open, FileAccess.Read, FileShare.Read, 1, useAsync: false);
             await using (source.ConfigureAwait(false))
             {
@@ -118,18 +119,19 @@ internal static class SnapshotArchive
                 {
                     throw new KvCorruptionException($"Snapshot archive file {i} has a name of {nameLength} bytes.");
                 }
-                await ReadExactlyAsync(input, buffer.AsMemory(0, nameLength + 8), "file name and size", cancellationToken).ConfigureAwait(false);
-                string name = DecodeName(buffer.AsSpan(0, nameLength));
+                await ReadExactlyAsync(input, buffer.AsMemory(2, nameLength + 8), "file name and size", cancellationToken).ConfigureAwait(false);
+                crc.Reset();
+                crc.Append(buffer.AsSpan(0, 2 + nameLength + 8));
+                string name = DecodeName(buffer.AsSpan(2, nameLength));
                 if (!names.Add(name))
                 {
                     throw new KvCorruptionException($"Snapshot archive names '{name}' twice.");
                 }
-                long size = BinaryPrimitives.ReadInt64LittleEndian(buffer.AsSpan(nameLength));
+                long size = BinaryPrimitives.ReadInt64LittleEndian(buffer.AsSpan(2 + nameLength));
                 if (size < 0 || size > input.Length - input.Position)
                 {
                     throw new KvCorruptionException($"Snapshot archive file '{name}' claims {size} bytes; the archive is shorter.");
                 }
-                crc.Reset();
                 var output = new FileStream(Path.Combine(directory, name), FileMode.CreateNew, FileAccess.Write, FileShare.None, 1, useAsync: false);
                 await using (output.ConfigureAwait(false))
                 {
