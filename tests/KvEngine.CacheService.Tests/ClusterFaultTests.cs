@@ -1,0 +1,245 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Net.Http.Json;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using System.Text;
+using KvEngine.CacheService.Cluster;
+
+namespace KvEngine.CacheService.Tests;
+
+/// <summary>
+/// The fault test's short form (issue 18): three node processes on loopback under a steady write
+/// load from a client that records every acknowledged write; the leader is killed with SIGKILL
+/// mid-load and started again; then two of the three are killed (writes are refused: no majority)
+/// and brought back one at a time (writes resume with the first). Checks: writes resume under a new leader, no acknowledged write is
+/// lost, no node returns a value that was never written, and the three databases converge to the
+/// same contents (SHA-256 of a full scan). Bounded: a fixed number of writes, every wait with a
+/// deadline, the whole test well under a minute on an idle machine.
+/// </summary>
+public sealed class ClusterFaultTests : IDisposable
+{
+    private static readonly TimeSpan s_deadline = TimeSpan.FromSeconds(60);
+    private readonly string _dir = Path.Combine(Path.GetTempPath(), "kvcache-fault-" + Guid.NewGuid().ToString("N"));
+    private readonly ClusterProcess[] _nodes;
+    private readonly HttpClient _http = new(new HttpClientHandler { AllowAutoRedirect = false }) { Timeout = TimeSpan.FromSeconds(5) };
+    private readonly Dictionary<string, string> _acknowledged = [];
+    private readonly Dictionary<string, string> _attempted = [];
+
+    public ClusterFaultTests()
+    {
+        Directory.CreateDirectory(_dir);
+        int[] ports = FreePorts(6);
+        var pairs = Enumerable.Range(0, 3).Select(i => (ports[i], ports[3 + i])).ToArray();
+        _nodes = [.. Enumerable.Range(0, 3).Select(i =>
+            new ClusterProcess(i, pairs, Path.Combine(_dir, "node" + i.ToString(CultureInfo.InvariantCulture)), _dir))];
+    }
+
+    public void Dispose()
+    {
+        foreach (ClusterProcess node in _nodes)
+        {
+            node.Dispose();
+        }
+        _http.Dispose();
+        Directory.Delete(_dir, recursive: true);
+    }
+
+    private static int[] FreePorts(int count)
+    {
+        var listeners = Enumerable.Range(0, count).Select(_ => new TcpListener(IPAddress.Loopback, 0)).ToArray();
+        foreach (TcpListener l in listeners)
+        {
+            l.Start();
+        }
+        int[] ports = [.. listeners.Select(l => ((IPEndPoint)l.LocalEndpoint).Port)];
+        foreach (TcpListener l in listeners)
+        {
+            l.Stop();
+        }
+        return ports;
+    }
+
+    private async Task<ClusterStatusResponse?> TryStatusAsync(ClusterProcess node)
+    {
+        try
+        {
+            return await _http.GetFromJsonAsync<ClusterStatusResponse>(node.Url + "/cluster");
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException or System.Text.Json.JsonException)
+        {
+            return null; // down, starting, or 503 before its node runs
+        }
+    }
+
+    private async Task<int> WaitForLeaderAsync(Stopwatch clock)
+    {
+        while (clock.Elapsed < s_deadline)
+        {
+            for (int i = 0; i < _nodes.Length; i++)
+            {
+                if (_nodes[i].IsRunning && await TryStatusAsync(_nodes[i]) is { Role: "Leader" })
+                {
+                    return i;
+                }
+            }
+            await Task.Delay(20);
+        }
+        Assert.Fail("No leader within the deadline.\n" + string.Join("\n---\n", _nodes.Select(n => n.LastOutput())));
+        return -1;
+    }
+
+    /// <summary>
+    /// Writes key -> value until it is acknowledged (204), following 307s and moving to another node
+    /// on errors; true once acknowledged. Attempts that failed leave the key's outcome unknown.
+    /// </summary>
+    private async Task<bool> WriteAsync(string key, string value, Stopwatch clock, TimeSpan? within = null)
+    {
+        _attempted[key] = value;
+        string? target = null;
+        int next = 0;
+        TimeSpan until = within is { } w ? clock.Elapsed + w : s_deadline;
+        while (clock.Elapsed < until && clock.Elapsed < s_deadline)
+        {
+            if (target is null)
+            {
+                ClusterProcess node = _nodes[next++ % _nodes.Length];
+                if (!node.IsRunning)
+                {
+                    continue;
+                }
+                target = node.Url + "/cache/" + key;
+            }
+            try
+            {
+                using HttpResponseMessage response = await _http.PutAsync(target, new StringContent(value));
+                switch (response.StatusCode)
+                {
+                    case HttpStatusCode.NoContent:
+                        _acknowledged[key] = value;
+                        return true;
+                    case HttpStatusCode.TemporaryRedirect:
+                        target = response.Headers.Location!.ToString();
+                        continue;
+                    default: // 503: no leader known yet
+                        target = null;
+                        await Task.Delay(20);
+                        continue;
+                }
+            }
+            catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+            {
+                target = null; // the node is down or lost leadership mid-request: the outcome is unknown
+                await Task.Delay(20);
+            }
+        }
+        return false;
+    }
+
+    [Fact]
+    public async Task Killing_the_leader_under_load_loses_no_acknowledged_write_and_the_nodes_converge()
+    {
+        var clock = Stopwatch.StartNew();
+        foreach (ClusterProcess node in _nodes)
+        {
+            node.Start();
+        }
+        int leader = await WaitForLeaderAsync(clock);
+        int n = 0;
+        for (; n < 40; n++)
+        {
+            Assert.True(await WriteAsync("k" + n, "v" + n, clock), "write " + n + " not acknowledged in time");
+        }
+
+        _nodes[leader].Kill();
+        var failover = Stopwatch.StartNew();
+        Assert.True(await WriteAsync("k" + n, "v" + n, clock), "no write acknowledged after the leader was killed");
+        TimeSpan toFirstAck = failover.Elapsed;
+        n++;
+        for (; n < 80; n++)
+        {
+            Assert.True(await WriteAsync("k" + n, "v" + n, clock), "write " + n + " not acknowledged in time");
+        }
+
+        _nodes[leader].Start(); // the killed node comes back on its own directory
+        for (; n < 120; n++)
+        {
+            Assert.True(await WriteAsync("k" + n, "v" + n, clock), "write " + n + " not acknowledged in time");
+        }
+
+        // Two of three down: no majority, so no write is acknowledged (each attempt's outcome is
+        // unknown: it may commit once a majority is back); then one comes back and writes resume.
+        int survivor = (await WaitForLeaderAsync(clock) + 1) % 3;
+        int[] killed = [.. Enumerable.Range(0, 3).Where(i => i != survivor)];
+        foreach (int i in killed)
+        {
+            _nodes[i].Kill();
+        }
+        Assert.False(await WriteAsync("k" + n, "v" + n, clock, within: TimeSpan.FromSeconds(3)), "a write was acknowledged without a majority");
+        n++;
+        _nodes[killed[0]].Start();
+        for (int end = n + 20; n < end; n++)
+        {
+            Assert.True(await WriteAsync("k" + n, "v" + n, clock), "write " + n + " not acknowledged after the majority returned");
+        }
+        _nodes[killed[1]].Start();
+
+        // Every node (the restarted ones included) catches up to the leader's commit index.
+        int current = await WaitForLeaderAsync(clock);
+        ClusterStatusResponse leaderStatus = (await TryStatusAsync(_nodes[current]))!;
+        foreach (ClusterProcess node in _nodes)
+        {
+            while (await TryStatusAsync(node) is not { } s || s.AppliedIndex < leaderStatus.CommitIndex)
+            {
+                Assert.True(clock.Elapsed < s_deadline, "a node did not catch up: " + node.Url + "\n" + node.LastOutput());
+                await Task.Delay(20);
+            }
+        }
+
+        // No acknowledged write lost, no value that was never written, on any node.
+        foreach (ClusterProcess node in _nodes)
+        {
+            foreach ((string key, string value) in _attempted)
+            {
+                using HttpResponseMessage response = await _http.GetAsync(node.Url + "/cache/" + key + "?consistency=stale");
+                if (response.StatusCode == HttpStatusCode.OK)
+                {
+                    Assert.Equal(value, await response.Content.ReadAsStringAsync());
+                }
+                else
+                {
+                    Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
+                    Assert.False(_acknowledged.ContainsKey(key), $"acknowledged {key} is missing on {node.Url}");
+                }
+            }
+        }
+
+        // Same contents everywhere: stop the processes, then a full scan of each database.
+        foreach (ClusterProcess node in _nodes)
+        {
+            node.Kill();
+        }
+        string[] digests = [.. _nodes.Select(node => Digest(node.DataDirectory))];
+        Assert.All(digests, d => Assert.Equal(digests[0], d));
+        Assert.True(_acknowledged.Count >= 140);
+        Console.WriteLine($"cluster fault test: {_acknowledged.Count} acknowledged writes; leader kill -> first acknowledged write {toFirstAck.TotalMilliseconds:F0} ms; total {clock.Elapsed.TotalSeconds:F1} s");
+    }
+
+    /// <summary>SHA-256 over every key and value of the node's live database (default column family).</summary>
+    private static string Digest(string dataDirectory)
+    {
+        string db = Path.Combine(dataDirectory, File.ReadAllText(Path.Combine(dataDirectory, "CURRENT_DB")).TrimEnd('\n'));
+        using KvDb kv = KvDb.OpenReadOnly(db, new KvOptions(), [new ColumnFamilyDescriptor("default"), new ColumnFamilyDescriptor("kvengine_raft")]);
+        using var hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+        using KvIterator it = kv.NewIterator();
+        for (it.SeekToFirst(); it.Valid; it.Next())
+        {
+            hash.AppendData(BitConverter.GetBytes(it.Key.Length));
+            hash.AppendData(it.Key);
+            hash.AppendData(BitConverter.GetBytes(it.Value.Length));
+            hash.AppendData(it.Value);
+        }
+        return Convert.ToHexString(hash.GetHashAndReset());
+    }
+}
