@@ -2,8 +2,6 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Net.Http.Json;
-using System.Net.Sockets;
-using System.Security.Cryptography;
 using System.Text;
 using KvEngine.CacheService.Cluster;
 
@@ -30,7 +28,7 @@ public sealed class ClusterFaultTests : IDisposable
     public ClusterFaultTests()
     {
         Directory.CreateDirectory(_dir);
-        int[] ports = FreePorts(6);
+        int[] ports = LoopbackPorts.Free(6);
         var pairs = Enumerable.Range(0, 3).Select(i => (ports[i], ports[3 + i])).ToArray();
         _nodes = [.. Enumerable.Range(0, 3).Select(i =>
             new ClusterProcess(i, pairs, Path.Combine(_dir, "node" + i.ToString(CultureInfo.InvariantCulture)), _dir))];
@@ -44,21 +42,6 @@ public sealed class ClusterFaultTests : IDisposable
         }
         _http.Dispose();
         Directory.Delete(_dir, recursive: true);
-    }
-
-    private static int[] FreePorts(int count)
-    {
-        var listeners = Enumerable.Range(0, count).Select(_ => new TcpListener(IPAddress.Loopback, 0)).ToArray();
-        foreach (TcpListener l in listeners)
-        {
-            l.Start();
-        }
-        int[] ports = [.. listeners.Select(l => ((IPEndPoint)l.LocalEndpoint).Port)];
-        foreach (TcpListener l in listeners)
-        {
-            l.Stop();
-        }
-        return ports;
     }
 
     private async Task<ClusterStatusResponse?> TryStatusAsync(ClusterProcess node)
@@ -220,26 +203,13 @@ public sealed class ClusterFaultTests : IDisposable
         {
             node.Kill();
         }
-        string[] digests = [.. _nodes.Select(node => Digest(node.DataDirectory))];
+        string[] digests = [.. _nodes.Select(node =>
+        {
+            using var machine = KvEngine.Replication.KvStateMachine.Open(node.DataDirectory);
+            return machine.ComputeDigest();
+        })];
         Assert.All(digests, d => Assert.Equal(digests[0], d));
         Assert.True(_acknowledged.Count >= 140);
         Console.WriteLine($"cluster fault test: {_acknowledged.Count} acknowledged writes; leader kill -> first acknowledged write {toFirstAck.TotalMilliseconds:F0} ms; total {clock.Elapsed.TotalSeconds:F1} s");
-    }
-
-    /// <summary>SHA-256 over every key and value of the node's live database (default column family).</summary>
-    private static string Digest(string dataDirectory)
-    {
-        string db = Path.Combine(dataDirectory, File.ReadAllText(Path.Combine(dataDirectory, "CURRENT_DB")).TrimEnd('\n'));
-        using KvDb kv = KvDb.OpenReadOnly(db, new KvOptions(), [new ColumnFamilyDescriptor("default"), new ColumnFamilyDescriptor("kvengine_raft")]);
-        using var hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
-        using KvIterator it = kv.NewIterator();
-        for (it.SeekToFirst(); it.Valid; it.Next())
-        {
-            hash.AppendData(BitConverter.GetBytes(it.Key.Length));
-            hash.AppendData(it.Key);
-            hash.AppendData(BitConverter.GetBytes(it.Value.Length));
-            hash.AppendData(it.Value);
-        }
-        return Convert.ToHexString(hash.GetHashAndReset());
     }
 }

@@ -1,7 +1,6 @@
 using System.Globalization;
 using System.Net;
 using System.Net.Http.Json;
-using System.Net.Sockets;
 using Microsoft.AspNetCore.Builder;
 using KvEngine.CacheService.Cluster;
 
@@ -22,7 +21,7 @@ public sealed class ClusterModeHttpTests : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        int[] ports = FreePorts(6);
+        int[] ports = LoopbackPorts.Free(6);
         _urls = [.. ports.Take(3).Select(p => "http://127.0.0.1:" + p.ToString(CultureInfo.InvariantCulture))];
         var members = new List<string>();
         for (int i = 0; i < 3; i++)
@@ -59,21 +58,6 @@ public sealed class ClusterModeHttpTests : IAsyncLifetime
         {
             Directory.Delete(_dir, recursive: true);
         }
-    }
-
-    private static int[] FreePorts(int count)
-    {
-        var listeners = Enumerable.Range(0, count).Select(_ => new TcpListener(IPAddress.Loopback, 0)).ToArray();
-        foreach (TcpListener l in listeners)
-        {
-            l.Start();
-        }
-        int[] ports = [.. listeners.Select(l => ((IPEndPoint)l.LocalEndpoint).Port)];
-        foreach (TcpListener l in listeners)
-        {
-            l.Stop();
-        }
-        return ports;
     }
 
     private async Task<ClusterStatusResponse> StatusAsync(string url) =>

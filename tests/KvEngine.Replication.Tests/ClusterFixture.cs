@@ -1,12 +1,11 @@
 using System.Net;
 using System.Net.Sockets;
-using System.Security.Cryptography;
 
 namespace KvEngine.Replication.Tests;
 
 /// <summary>
 /// Helpers for in-process clusters on 127.0.0.1: free ports, condition waits with a deadline,
-/// and a digest of a node's whole default column family. Stateless and thread-safe.
+/// and waits for a leader. Stateless and thread-safe.
 /// </summary>
 internal static class ClusterFixture
 {
@@ -70,19 +69,4 @@ internal static class ClusterFixture
         await WaitUntilAsync(() => (leader = nodes.FirstOrDefault(n => n.IsLeader)) != null, "a node leads");
         return leader!;
     }
-
-    /// <summary>SHA-256 over every key and value of the default column family, in order.</summary>
-    public static string Digest(ReplicatedKvNode node) => node.Read(0, static (db, _) =>
-    {
-        using var hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
-        using KvIterator it = db.NewIterator();
-        for (it.SeekToFirst(); it.Valid; it.Next())
-        {
-            hash.AppendData(BitConverter.GetBytes(it.Key.Length));
-            hash.AppendData(it.Key);
-            hash.AppendData(BitConverter.GetBytes(it.Value.Length));
-            hash.AppendData(it.Value);
-        }
-        return Convert.ToHexString(hash.GetHashAndReset());
-    });
 }

@@ -68,8 +68,8 @@ public sealed class ReplicatedKvNodeTests
 
             long applied = leader.AppliedIndex;
             await ClusterFixture.WaitUntilAsync(() => nodes.All(n => n.AppliedIndex >= applied), "every node applied the writes");
-            string digest = ClusterFixture.Digest(leader);
-            Assert.All(nodes, n => Assert.Equal(digest, ClusterFixture.Digest(n)));
+            string digest = leader.StateMachine.ComputeDigest();
+            Assert.All(nodes, n => Assert.Equal(digest, n.StateMachine.ComputeDigest()));
 
             ReplicationStatus status = leader.GetStatus();
             Assert.Equal(ReplicaRole.Leader, status.Role);
@@ -107,7 +107,7 @@ public sealed class ReplicatedKvNodeTests
             long applied = leader.AppliedIndex;
             await ClusterFixture.WaitUntilAsync(() => late.AppliedIndex >= applied, "the late node caught up");
             Assert.True(late.StateMachine.SnapshotIndex >= 15, $"late node's snapshot index {late.StateMachine.SnapshotIndex}");
-            Assert.Equal(ClusterFixture.Digest(leader), ClusterFixture.Digest(late));
+            Assert.Equal(leader.StateMachine.ComputeDigest(), late.StateMachine.ComputeDigest());
 
             // And it goes on applying entries after the snapshot.
             await WriteAsync(leader, "after", "snapshot");
