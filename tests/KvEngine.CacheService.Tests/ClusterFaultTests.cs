@@ -14,11 +14,11 @@ namespace KvEngine.CacheService.Tests;
 /// and brought back one at a time (writes resume with the first). Checks: writes resume under a new leader, no acknowledged write is
 /// lost, no node returns a value that was never written, and the three databases converge to the
 /// same contents (SHA-256 of a full scan). Bounded: a fixed number of writes, every wait with a
-/// deadline, the whole test well under a minute on an idle machine.
+/// deadline (two minutes in all), the whole test about 20 s on a lightly loaded 2-core machine.
 /// </summary>
 public sealed class ClusterFaultTests : IDisposable
 {
-    private static readonly TimeSpan s_deadline = TimeSpan.FromSeconds(60);
+    private static readonly TimeSpan s_deadline = TimeSpan.FromSeconds(120);
     private readonly string _dir = Path.Combine(Path.GetTempPath(), "kvcache-fault-" + Guid.NewGuid().ToString("N"));
     private readonly ClusterProcess[] _nodes;
     private readonly HttpClient _http = new(new HttpClientHandler { AllowAutoRedirect = false }) { Timeout = TimeSpan.FromSeconds(5) };
