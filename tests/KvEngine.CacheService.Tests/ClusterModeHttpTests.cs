@@ -38,6 +38,9 @@ public sealed class ClusterModeHttpTests : IAsyncLifetime
                 "--Cluster:Self", i.ToString(CultureInfo.InvariantCulture),
                 "--Cluster:DataDirectory", Path.Combine(_dir, "node" + i.ToString(CultureInfo.InvariantCulture)),
                 "--Logging:LogLevel:Default", "Warning",
+                // Longer than the default: CI runs other test assemblies beside this one on two cores.
+                "--Cluster:LowerElectionTimeout", "1000",
+                "--Cluster:UpperElectionTimeout", "2000",
                 .. members,
             ]);
             _apps.Add(app);

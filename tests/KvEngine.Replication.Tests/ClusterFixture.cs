@@ -35,6 +35,10 @@ internal static class ClusterFixture
             LocalEndPoint = local,
             DataDirectory = directory,
             StateMachine = new KvStateMachineOptions { SnapshotInterval = snapshotInterval },
+            // Longer than DotNext's 150-300 ms default: CI runs these beside other test assemblies
+            // on two cores, and a leader that misses heartbeats under load would be deposed mid-test.
+            LowerElectionTimeout = 1000,
+            UpperElectionTimeout = 2000,
         };
         foreach (IPEndPoint member in members)
         {
