@@ -14,7 +14,8 @@ namespace KvEngine.CacheService.Tests;
 /// and brought back one at a time (writes resume with the first). One cycle in CI; set
 /// KVENGINE_CLUSTER_FAULT_CYCLES=20 for the long form. Checks: writes resume under a new leader, no acknowledged write is
 /// lost, no node returns a value that was never written, and the three databases converge to the
-/// same contents (SHA-256 of a full scan). Bounded: a fixed number of writes, every wait with a
+/// same contents (SHA-256 of a full scan), and two more clients' reads and writes of two register
+/// keys form linearizable histories (RegisterLinearizability). Bounded: a fixed number of writes, every wait with a
 /// deadline (two minutes in all), the whole test about 20 s on a lightly loaded 2-core machine.
 /// </summary>
 public sealed class ClusterFaultTests : IDisposable
@@ -28,6 +29,7 @@ public sealed class ClusterFaultTests : IDisposable
     private readonly HttpClient _http = new(new HttpClientHandler { AllowAutoRedirect = false }) { Timeout = TimeSpan.FromSeconds(5) };
     private readonly Dictionary<string, string> _acknowledged = [];
     private readonly Dictionary<string, string> _attempted = [];
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, System.Collections.Concurrent.ConcurrentQueue<RegisterOperation>> _registers = new(StringComparer.Ordinal);
 
     public ClusterFaultTests()
     {
@@ -64,9 +66,17 @@ public sealed class ClusterFaultTests : IDisposable
     {
         while (clock.Elapsed < s_deadline)
         {
+            // A node that claims leadership and that another running node names as leader in the
+            // same term (a deposed leader may still claim it for a moment).
+            var statuses = new ClusterStatusResponse?[_nodes.Length];
             for (int i = 0; i < _nodes.Length; i++)
             {
-                if (_nodes[i].IsRunning && await TryStatusAsync(_nodes[i]) is { Role: "Leader" })
+                statuses[i] = _nodes[i].IsRunning ? await TryStatusAsync(_nodes[i]) : null;
+            }
+            for (int i = 0; i < _nodes.Length; i++)
+            {
+                if (statuses[i] is { Role: "Leader" } claim
+                    && statuses.Where((s, j) => j != i && s is { Role: "Follower" } && s.Leader == claim.Self && s.Term == claim.Term).Any())
                 {
                     return i;
                 }
@@ -124,6 +134,78 @@ public sealed class ClusterFaultTests : IDisposable
         return false;
     }
 
+    /// <summary>
+    /// Until <paramref name="stop"/>: a write of a fresh value or a linearizable read of key r0 or
+    /// r1, each at a random node, following redirects (a few hops) but never retrying a write (a
+    /// retried write could take effect twice). A write without a 204 is recorded unanswered; a
+    /// read without a 200/404 is left out.
+    /// </summary>
+    private async Task RegisterClientAsync(int id, CancellationToken stop)
+    {
+        var random = new Random(id);
+        using var http = new HttpClient(new HttpClientHandler { AllowAutoRedirect = false }) { Timeout = TimeSpan.FromSeconds(5) };
+        for (int seq = 0; !stop.IsCancellationRequested; seq++)
+        {
+            string key = "r" + random.Next(2).ToString(CultureInfo.InvariantCulture);
+            bool write = random.Next(2) == 0;
+            string value = $"c{id}-{seq}";
+            string url = _nodes[random.Next(_nodes.Length)].Url + "/cache/" + key;
+            long call = Stopwatch.GetTimestamp();
+            (HttpStatusCode status, string? body) = await RequestFollowingRedirectsAsync(http, url, write ? value : null);
+            long answered = Stopwatch.GetTimestamp();
+            var history = _registers.GetOrAdd(key, _ => new());
+            if (write && status != NoEffect)
+            {
+                history.Enqueue(new RegisterOperation(true, value, call, status == HttpStatusCode.NoContent ? answered : long.MaxValue));
+            }
+            else if (status is HttpStatusCode.OK or HttpStatusCode.NotFound)
+            {
+                history.Enqueue(new RegisterOperation(false, status == HttpStatusCode.OK ? body : null, call, answered));
+            }
+            if (status is not (HttpStatusCode.OK or HttpStatusCode.NotFound or HttpStatusCode.NoContent))
+            {
+                await Task.Delay(20, CancellationToken.None); // a node down or no leader: do not spin
+            }
+        }
+    }
+
+    /// <summary>A write that certainly did nothing: refused by a 503 or a closed port before any node took it.</summary>
+    private const HttpStatusCode NoEffect = (HttpStatusCode)1;
+
+    /// <summary>
+    /// One PUT (value given) or GET, following up to 3 redirects; <see cref="NoEffect"/> when the last
+    /// hop was refused without effect (503, connection refused), 0 on any other transport error or timeout.
+    /// </summary>
+    private static async Task<(HttpStatusCode Status, string? Body)> RequestFollowingRedirectsAsync(HttpClient http, string url, string? value)
+    {
+        try
+        {
+            for (int hop = 0; hop < 4; hop++)
+            {
+                using HttpResponseMessage response = value is null ? await http.GetAsync(url) : await http.PutAsync(url, new StringContent(value));
+                if (response.StatusCode == HttpStatusCode.ServiceUnavailable)
+                {
+                    // Refused before replicating, unless the write was interrupted in flight.
+                    return (response.Headers.Contains(ClusterEndpoints.OutcomeHeader) ? 0 : NoEffect, null);
+                }
+                if (response.StatusCode != HttpStatusCode.TemporaryRedirect)
+                {
+                    return (response.StatusCode, await response.Content.ReadAsStringAsync());
+                }
+                url = response.Headers.Location!.ToString();
+            }
+            return (HttpStatusCode.LoopDetected, null);
+        }
+        catch (HttpRequestException e) when (e.InnerException is System.Net.Sockets.SocketException { SocketErrorCode: System.Net.Sockets.SocketError.ConnectionRefused })
+        {
+            return (NoEffect, null); // nothing listens there: the request never left
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+        {
+            return (0, null);
+        }
+    }
+
     private string NextKey() => "k" + (_next++).ToString(CultureInfo.InvariantCulture);
 
     private async Task WriteManyAsync(int count, Stopwatch clock)
@@ -143,6 +225,11 @@ public sealed class ClusterFaultTests : IDisposable
         {
             node.Start();
         }
+        // Beside the recorded load: two clients reading and writing two register keys at random,
+        // their histories checked for linearizability at the end.
+        await WaitForLeaderAsync(clock);
+        using var stopRegisters = new CancellationTokenSource();
+        Task[] registerClients = [.. Enumerable.Range(0, 2).Select(id => Task.Run(() => RegisterClientAsync(id, stopRegisters.Token)))];
         var failovers = new List<TimeSpan>();
         for (int cycle = 0; cycle < s_cycles; cycle++)
         {
@@ -172,6 +259,9 @@ public sealed class ClusterFaultTests : IDisposable
             await WriteManyAsync(20, clock);
             _nodes[killed[1]].Start();
         }
+
+        await stopRegisters.CancelAsync();
+        await Task.WhenAll(registerClients);
 
         // Every node (the restarted ones included) catches up to the leader's commit index.
         int current = await WaitForLeaderAsync(clock);
@@ -203,6 +293,15 @@ public sealed class ClusterFaultTests : IDisposable
             }
         }
 
+        // Each register's history (linearizable GETs and PUTs through the leader) is linearizable.
+        foreach ((string key, var operations) in _registers)
+        {
+            RegisterOperation[] history = [.. operations];
+            Assert.True(history.Count(o => o.Completed) >= 5, $"register {key}: only {history.Length} operations");
+            Assert.True(RegisterLinearizability.Check(history), $"register {key}'s history is not linearizable:\n"
+                + string.Join("\n", history.OrderBy(o => o.Call).Select(o => $"{(o.IsWrite ? "W" : "R")} {o.Value ?? "null"} [{o.Call}, {(o.Completed ? o.Return.ToString(CultureInfo.InvariantCulture) : "?")}]")));
+        }
+
         // Same contents everywhere: stop the processes, then a full scan of each database.
         foreach (ClusterProcess node in _nodes)
         {
@@ -215,7 +314,7 @@ public sealed class ClusterFaultTests : IDisposable
         })];
         Assert.All(digests, d => Assert.Equal(digests[0], d));
         Assert.True(_acknowledged.Count >= 111 * s_cycles);
-        Console.WriteLine($"cluster fault test: {s_cycles} cycles, {_acknowledged.Count} acknowledged writes; leader kill -> first acknowledged write (ms): "
+        Console.WriteLine($"cluster fault test: {s_cycles} cycles, {_acknowledged.Count} acknowledged writes, {_registers.Sum(r => r.Value.Count)} register operations; leader kill -> first acknowledged write (ms): "
             + string.Join(", ", failovers.Select(f => f.TotalMilliseconds.ToString("F0", CultureInfo.InvariantCulture))) + $"; total {clock.Elapsed.TotalSeconds:F1} s");
     }
 }

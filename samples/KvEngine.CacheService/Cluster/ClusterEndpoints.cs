@@ -11,11 +11,15 @@ namespace KvEngine.CacheService.Cluster;
 /// them with <c>307 Temporary Redirect</c> to the same path on the leader's HTTP URL (503 while no
 /// leader is known). GET is linearizable by default (the leader confirms its leadership with a
 /// read barrier; a follower redirects to it); <c>?consistency=stale</c> (or the header
-/// <c>X-Cache-Consistency: stale</c>) reads the local node at once. Stateless and thread-safe.
+/// <c>X-Cache-Consistency: stale</c>) reads the local node at once. A write interrupted by a
+/// leadership change after it was appended answers 503 with <c>X-Write-Outcome: unknown</c>. Stateless and thread-safe.
 /// </summary>
 internal static class ClusterEndpoints
 {
     public const string ConsistencyHeader = "X-Cache-Consistency";
+
+    /// <summary>Set to "unknown" on a 503 for a write that may still commit.</summary>
+    public const string OutcomeHeader = "X-Write-Outcome";
 
     public static async Task<IResult> PutAsync(string key, HttpContext context, ClusterNode cluster, IOptions<CacheServiceOptions> options,
         TimeProvider time, CacheServiceMetrics metrics, CancellationToken cancellationToken)
@@ -170,10 +174,19 @@ internal static class ClusterEndpoints
             await node.WriteAsync(batch, cancellationToken);
             return null;
         }
-        catch (KvNotLeaderException e)
+        catch (KvNotLeaderException e) when (e.InnerException is null)
         {
-            // Leadership moved while the write was in flight: its outcome is unknown, the client retries at the leader.
+            // Refused before it was appended (leadership moved just before): redirect, nothing was written.
             return RedirectToLeader(context, cluster, e.LeaderEndPoint);
+        }
+        catch (KvNotLeaderException)
+        {
+            // Leadership moved while the write was being replicated: it may still commit. Say so
+            // rather than redirect, so a client does not apply it twice unknowingly (PUT and DELETE
+            // are idempotent: retrying is safe when no other writer touches the key meanwhile).
+            context.Response.Headers[OutcomeHeader] = "unknown";
+            return Results.Problem("Leadership changed while the write was replicated: it may or may not have been applied; retry at the leader.",
+                statusCode: StatusCodes.Status503ServiceUnavailable);
         }
     }
 }

@@ -1,3 +1,4 @@
+using KvEngine.Extensions.Caching;
 using KvEngine.Replication;
 using Microsoft.Extensions.Options;
 
@@ -8,7 +9,7 @@ namespace KvEngine.CacheService.Cluster;
 /// host (before the server takes requests), stopped after the server drained. <see cref="Node"/> is
 /// null before the start and after the stop (handlers answer 503 then). Thread-safe.
 /// </summary>
-internal sealed class ClusterNode(IOptions<ClusterOptions> options, ILoggerFactory loggerFactory) : IHostedService, IAsyncDisposable
+internal sealed class ClusterNode(IOptions<ClusterOptions> options, ILoggerFactory loggerFactory, TimeProvider time) : IHostedService, IAsyncDisposable
 {
     private volatile ReplicatedKvNode? _node;
 
@@ -27,7 +28,19 @@ internal sealed class ClusterNode(IOptions<ClusterOptions> options, ILoggerFacto
             LowerElectionTimeout = o.LowerElectionTimeout,
             UpperElectionTimeout = o.UpperElectionTimeout,
             LoggerFactory = loggerFactory,
-            StateMachine = new KvStateMachineOptions { SnapshotInterval = o.SnapshotInterval, LoggerFactory = loggerFactory },
+            StateMachine = new KvStateMachineOptions
+            {
+                SnapshotInterval = o.SnapshotInterval,
+                LoggerFactory = loggerFactory,
+                // Compactions drop expired entries, as KvEngineCache does. Each node decides with its
+                // own clock, so replicas may differ in expired entries they still hold, never in
+                // what a read returns (an expired entry reads as a miss everywhere).
+                DatabaseOptions = new KvOptions
+                {
+                    CompactionFilter = new ExpiredCacheEntryCompactionFilter(time),
+                    Compression = KvCompressionType.Lz4,
+                },
+            },
         };
         foreach (System.Net.IPEndPoint member in members)
         {
