@@ -15,7 +15,7 @@ internal static class BenchFlagsHelp
     [
         ("benchmarks", "fillseq,fillrandom,overwrite,readrandom,readseq",
             "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
-            "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats; or filterbench, cachebench alone"),
+            "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats; or filterbench, cachebench, raftbench alone"),
         ("engine", "kvengine", "Engine the workloads run on: kvengine, or rocksdb (release RocksDB via the RocksDbSharp package; " +
             "flags it cannot honour are refused)"),
         ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),
@@ -116,5 +116,7 @@ internal static class BenchFlagsHelp
         output.WriteLine("  -benchmarks=cachebench (RocksDB's cache_bench): -num_shard_bits, -lookup_insert_percent,");
         output.WriteLine("    -insert_percent, -lookup_percent, -erase_percent, -skew, -value_bytes, -ops_per_thread,");
         output.WriteLine("    -resident_ratio, -populate_cache, -lean");
+        output.WriteLine("  -benchmarks=raftbench: -num writes and reads (-value_size, -threads clients) on one KvDb and on a");
+        output.WriteLine("    3-node KvEngine.Replication cluster on 127.0.0.1 (leader writes, linearizable and stale reads)");
     }
 }

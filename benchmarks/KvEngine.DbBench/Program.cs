@@ -22,6 +22,10 @@ try
     {
         return new CacheBench(flags).Run();
     }
+    if (flags.Benchmarks == "raftbench")
+    {
+        return new RaftBench(flags).Run();
+    }
     return RunOnKvEngine(flags);
 }
 catch (ArgumentException e)

@@ -117,7 +117,7 @@ internal static class CacheEndpoints
     private static IResult TooLarge(int max) =>
         Results.Problem($"The value is larger than CacheService:MaxValueBytes ({max}).", statusCode: StatusCodes.Status413PayloadTooLarge);
 
-    private static bool TryParseTtl(HttpRequest request, [NotNullWhen(true)] out DistributedCacheEntryOptions? options, [NotNullWhen(false)] out string? error)
+    internal static bool TryParseTtl(HttpRequest request, [NotNullWhen(true)] out DistributedCacheEntryOptions? options, [NotNullWhen(false)] out string? error)
     {
         options = null;
         error = null;

@@ -1,4 +1,6 @@
+using KvEngine.CacheService.Cluster;
 using KvEngine.Extensions.Caching;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using OpenTelemetry.Metrics;
 
 namespace KvEngine.CacheService;
@@ -11,16 +13,31 @@ namespace KvEngine.CacheService;
 /// metrics and <see cref="CacheServiceMetrics"/>), and a flush of the database after the server has drained on
 /// shutdown. Configuration: appsettings.json, then environment variables (KvEngineCache__Path)
 /// and the command line (--KvEngineCache:Path=...), as every ASP.NET Core application.
+/// With <c>--cluster</c> the cache is replicated with Raft instead (Cluster/ClusterEndpoints.cs,
+/// the "Cluster" section): same /cache API, writes through the leader, and /cluster.
 /// Stateless and thread-safe.
 /// </summary>
 public static class CacheServiceApp
 {
+    /// <summary>The argument that starts the service as a member of a Raft cluster (section "Cluster").</summary>
+    public const string ClusterFlag = "--cluster";
+
     /// <summary>Builds the application; <paramref name="configureServices"/> may replace services (tests give a fake clock).</summary>
     public static WebApplication Build(string[] args, Action<IServiceCollection>? configureServices = null)
     {
-        WebApplicationBuilder builder = WebApplication.CreateBuilder(args);
+        // "--cluster" is a bare flag (the configuration's command-line provider wants key=value).
+        bool clusterMode = args.Contains(ClusterFlag, StringComparer.Ordinal);
+        WebApplicationBuilder builder = WebApplication.CreateBuilder(args.Where(a => a != ClusterFlag).ToArray());
         CacheBackend backend = builder.Configuration.GetValue("Cache:Backend", CacheBackend.KvEngine);
-        if (backend == CacheBackend.Redis)
+        if (clusterMode)
+        {
+            // The cache replicated with Raft: each node's KvEngine database is the state machine.
+            builder.Services.AddOptions<ClusterOptions>().Bind(builder.Configuration.GetSection("Cluster"));
+            builder.Services.TryAddSingleton(TimeProvider.System);
+            builder.Services.AddSingleton<ClusterNode>();
+            builder.Services.AddHostedService(sp => sp.GetRequiredService<ClusterNode>());
+        }
+        else if (backend == CacheBackend.Redis)
         {
             string redis = builder.Configuration["Cache:Redis:Configuration"]
                 ?? throw new InvalidOperationException("Cache:Backend is Redis but Cache:Redis:Configuration (e.g. 127.0.0.1:6379) is not set.");
@@ -40,7 +57,14 @@ public static class CacheServiceApp
             .Bind(builder.Configuration.GetSection("CacheService"))
             .ValidateDataAnnotations()
             .ValidateOnStart();
-        builder.Services.AddHealthChecks().AddCheck<CacheHealthCheck>("cache");
+        if (clusterMode)
+        {
+            builder.Services.AddHealthChecks().AddCheck<ClusterHealthCheck>("cluster");
+        }
+        else
+        {
+            builder.Services.AddHealthChecks().AddCheck<CacheHealthCheck>("cache");
+        }
         builder.Services.AddHostedService<FlushOnShutdownService>();
         builder.Services.AddSingleton<CacheServiceMetrics>();
         builder.Services.AddOpenTelemetry().WithMetrics(metrics => metrics
@@ -52,9 +76,19 @@ public static class CacheServiceApp
 
         WebApplication app = builder.Build();
         RouteGroupBuilder cache = app.MapGroup("/cache");
-        cache.MapPut("/{key}", CacheEndpoints.PutAsync);
-        cache.MapGet("/{key}", CacheEndpoints.GetAsync);
-        cache.MapDelete("/{key}", CacheEndpoints.DeleteAsync);
+        if (clusterMode)
+        {
+            cache.MapPut("/{key}", ClusterEndpoints.PutAsync);
+            cache.MapGet("/{key}", ClusterEndpoints.GetAsync);
+            cache.MapDelete("/{key}", ClusterEndpoints.DeleteAsync);
+            app.MapGet("/cluster", ClusterEndpoints.Status);
+        }
+        else
+        {
+            cache.MapPut("/{key}", CacheEndpoints.PutAsync);
+            cache.MapGet("/{key}", CacheEndpoints.GetAsync);
+            cache.MapDelete("/{key}", CacheEndpoints.DeleteAsync);
+        }
         app.MapHealthChecks("/health");
         app.MapPrometheusScrapingEndpoint("/metrics");
         return app;

@@ -79,8 +79,24 @@ public sealed class WriteBatch : IDisposable
         set => Coding.EncodeFixed64(Rep.WrittenSpanMutable, value);
     }
 
-    /// <summary>The representation: what goes into the WAL. Valid until the batch changes.</summary>
-    internal ReadOnlySpan<byte> Data => Rep.WrittenSpan;
+    /// <summary>
+    /// The batch's encoding, RocksDB's WriteBatch representation (<c>WriteBatch::Data()</c>, see
+    /// docs/formats/write_batch.md): what goes into the WAL. Send it elsewhere (a replication log,
+    /// another process) and rebuild the batch with <see cref="FromData"/>. The span is valid until
+    /// the batch changes or is disposed.
+    /// </summary>
+    public ReadOnlySpan<byte> Data => Rep.WrittenSpan;
+
+    /// <summary>
+    /// Rebuilds a batch from an encoding produced by <see cref="Data"/> (or by RocksDB's
+    /// <c>WriteBatch::Data()</c>): RocksDB's <c>WriteBatch(const std::string&amp; rep)</c>. The bytes
+    /// are validated and copied; the sequence number in them is ignored when the batch is written.
+    /// </summary>
+    /// <param name="data">A WriteBatch representation.</param>
+    /// <returns>A new batch holding the same writes; dispose it when done.</returns>
+    /// <exception cref="KvCorruptionException"><paramref name="data"/> is not a well-formed batch.</exception>
+    /// <exception cref="KvException">A well-formed batch that KvEngine cannot apply (e.g. a record type it does not support).</exception>
+    public static WriteBatch FromData(ReadOnlySpan<byte> data) => FromRep(data);
 
     /// <summary>The families other than the default that the batch writes, each once; null when none.</summary>
     internal IReadOnlyList<uint>? OtherColumnFamilies => _otherFamilies is { Count: > 0 } ? _otherFamilies : null;

@@ -331,4 +331,20 @@ public class WriteBatchTests
             }
         }
     }
+
+    [Fact]
+    public void Data_and_FromData_round_trip_a_batch_and_refuse_malformed_bytes()
+    {
+        using var batch = new WriteBatch();
+        batch.Put(B("a"), B("1"));
+        batch.Delete(B("b"));
+        batch.DeleteRange(B("c"), B("d"));
+        byte[] data = batch.Data.ToArray();
+        using WriteBatch copy = WriteBatch.FromData(data);
+        Assert.Equal(3, copy.Count);
+        Assert.Equal(data, copy.Data.ToArray());
+        Assert.Equal(Decode(data), Decode(copy.Data));
+        Assert.Throws<KvCorruptionException>(() => WriteBatch.FromData(data.AsSpan(0, 11)));
+        Assert.Throws<KvCorruptionException>(() => WriteBatch.FromData(data.AsSpan(0, data.Length - 1)));
+    }
 }

@@ -1,0 +1,31 @@
+using System.Net;
+
+namespace KvEngine.Replication;
+
+/// <summary>
+/// A write (or a leader-only operation) reached a node that does not lead the cluster. Retry it at
+/// <see cref="LeaderEndPoint"/> when it is known. Immutable.
+/// </summary>
+public sealed class KvNotLeaderException : KvException
+{
+    /// <summary>Creates the exception naming the current leader (null when none is known).</summary>
+    /// <param name="leaderEndPoint">The leader's Raft endpoint, or null.</param>
+    public KvNotLeaderException(EndPoint? leaderEndPoint)
+        : this(leaderEndPoint, null)
+    {
+    }
+
+    /// <summary>Creates the exception naming the current leader, caused by <paramref name="innerException"/>.</summary>
+    /// <param name="leaderEndPoint">The leader's Raft endpoint, or null.</param>
+    /// <param name="innerException">DotNext's exception, or null.</param>
+    public KvNotLeaderException(EndPoint? leaderEndPoint, Exception? innerException)
+        : base(leaderEndPoint is null
+            ? "This node is not the leader and no leader is known (an election is running or no majority is reachable)."
+            : $"This node is not the leader; the leader is {leaderEndPoint}.", innerException!)
+    {
+        LeaderEndPoint = leaderEndPoint;
+    }
+
+    /// <summary>The leader's Raft endpoint; null when no leader is known.</summary>
+    public EndPoint? LeaderEndPoint { get; }
+}

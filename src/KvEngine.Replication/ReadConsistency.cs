@@ -1,0 +1,19 @@
+namespace KvEngine.Replication;
+
+/// <summary>How current a read on a <see cref="ReplicatedKvNode"/> must be.</summary>
+public enum ReadConsistency
+{
+    /// <summary>
+    /// Linearizable: the read sees every write acknowledged before it began. DotNext's strong read
+    /// barrier: the leader confirms its leadership with a replication round (ReadIndex); a
+    /// follower asks the leader's commit index and waits until it has applied it. Fails with
+    /// DotNext's <c>QuorumUnreachableException</c> when no majority answers.
+    /// </summary>
+    Linearizable,
+
+    /// <summary>
+    /// Stale: whatever the local node has applied, at once, without any network round; possibly
+    /// behind the leader (but never a value that was not committed).
+    /// </summary>
+    Stale,
+}
