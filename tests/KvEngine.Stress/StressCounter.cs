@@ -4,6 +4,8 @@ namespace KvEngine.Stress;
 internal enum StressCounter
 {
     Put,
+    /// <summary>Merge calls (-use_merge), alone or in a batch; each is also counted as its Put or WriteBatch.</summary>
+    Merge,
     Delete,
     WriteBatch,
     DeleteRange,

@@ -280,6 +280,7 @@ internal sealed class StressWorker
         {
             case StressCounter.Put when _flags.UseMerge:
                 db.Merge(Family(_keys[0]), StressKeys.Key(_keys[0]), StressKeys.Value(_keys[0], _values[0].Base, _flags.ValueSizeMult), wo);
+                _stats.Add(StressCounter.Merge);
                 break;
             case StressCounter.Put:
                 db.Put(Family(_keys[0]), StressKeys.Key(_keys[0]), StressKeys.Value(_keys[0], _values[0].Base, _flags.ValueSizeMult), wo);
@@ -298,6 +299,7 @@ internal sealed class StressWorker
                         if (_values[i].Exists && _flags.UseMerge)
                         {
                             batch.Merge(Family(_keys[i]), StressKeys.Key(_keys[i]), StressKeys.Value(_keys[i], _values[i].Base, _flags.ValueSizeMult));
+                            _stats.Add(StressCounter.Merge);
                         }
                         else if (_values[i].Exists)
                         {
