@@ -23,6 +23,7 @@ internal sealed class ColumnFamilyVersions
         Name = name;
         _current = current;
         LogNumber = logNumber;
+        RecordedLogNumber = logNumber;
     }
 
     /// <summary>The default family's id and name (RocksDB's kDefaultColumnFamilyName).</summary>
@@ -40,6 +41,12 @@ internal sealed class ColumnFamilyVersions
 
     /// <summary>WALs below this hold no data of this family that is missing from its tables.</summary>
     public ulong LogNumber { get; internal set; }
+
+    /// <summary>
+    /// The log number the MANIFEST holds for this family: <see cref="LogNumber"/> without the
+    /// in-memory advances of an idle family. What a recovery of the MANIFEST as written so far sees.
+    /// </summary>
+    public ulong RecordedLogNumber { get; internal set; }
 
     /// <summary>Set once the drop is in the MANIFEST; the family takes no more edits.</summary>
     public bool IsDropped { get; internal set; }

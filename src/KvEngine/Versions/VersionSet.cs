@@ -400,6 +400,7 @@ internal sealed class VersionSet : IDisposable
                 if (!IsDatabaseWideOnly(edit) && _families.TryGetValue(edit.ColumnFamily, out ColumnFamilyVersions? family))
                 {
                     family.LogNumber = Math.Max(family.LogNumber, edit.LogNumber);
+                    family.RecordedLogNumber = Math.Max(family.RecordedLogNumber, edit.LogNumber);
                     if (family.Id == ColumnFamilyVersions.DefaultId)
                     {
                         PrevLogNumber = edit.PrevLogNumber;
@@ -452,7 +453,7 @@ internal sealed class VersionSet : IDisposable
     /// <summary>
     /// Under the set's lock, so no edit lands between them: the tables of every live family's
     /// current version, the MANIFEST's number and size (the file on disk when none is open for
-    /// writing, e.g. read-only) and MinLogNumberToKeep (RocksDB's GetLiveFilesStorageInfo capture).
+    /// writing, e.g. read-only) and the MinLogNumberToKeep that MANIFEST records (RocksDB's GetLiveFilesStorageInfo capture).
     /// </summary>
     public List<(ulong Number, ulong Size)> CaptureLiveFiles(out ulong manifestNumber, out ulong manifestSize, out ulong minLogNumberToKeep)
     {
@@ -476,7 +477,15 @@ internal sealed class VersionSet : IDisposable
             // file's length now, which a writer beside it may have grown past the listed tables
             // (RocksDB's manifest_file_size_).
             manifestSize = (ulong)(_manifestFile?.Size ?? _recoveredManifestLength);
-            minLogNumberToKeep = Math.Max(_persistedMinLogToKeep, MinFamilyLogNumber());
+            // The bound a recovery of this MANIFEST computes, from the log numbers it records: an
+            // idle family's in-memory advance is not in it, and a copy that left out the WALs below
+            // that advance would miss WALs its MANIFEST tracks as live (refused at open).
+            ulong recordedMin = ulong.MaxValue;
+            foreach (ColumnFamilyVersions f in _families.Values)
+            {
+                recordedMin = Math.Min(recordedMin, f.RecordedLogNumber);
+            }
+            minLogNumberToKeep = Math.Max(_persistedMinLogToKeep, recordedMin);
             return list;
         }
     }
