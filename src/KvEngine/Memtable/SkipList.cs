@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics.X86;
 using KvEngine.Format;
 
 namespace KvEngine.Memtable;
@@ -240,6 +241,12 @@ internal sealed unsafe partial class SkipList
         while (true)
         {
             byte* next = Next(before, level);
+            if (next != null && Sse.IsSupported)
+            {
+                // RocksDB's InlineSkipList prefetches next->Next(level): the node this walk visits
+                // after next, whose key line then loads while next's key is compared.
+                Sse.Prefetch0(NextNoBarrier(next, level) + s_pointerSize);
+            }
             if (next == after || !KeyIsAfterNode(key, next))
             {
                 outPrev = before;
