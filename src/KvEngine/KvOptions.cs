@@ -39,7 +39,10 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// durable with the same fdatasync. The log grows by reserved 1 MiB steps (a full disk shows at
     /// the reservation, as a failed write); a crash leaves the reserved rest of the last step as
     /// zeros, which RocksDB's tools and KvEngine read as preallocated space. Default true. RocksDB
-    /// always writes its log with write(2) (its allow_mmap_writes covers tables only).
+    /// always writes its log with write(2) (it turns allow_mmap_writes off for log files). A process
+    /// killed in the middle of a copy can leave that one unacknowledged record torn before the zeros:
+    /// the end of the log in every recovery mode but <see cref="WalRecoveryMode.AbsoluteConsistency"/>,
+    /// which refuses any torn tail; with that mode, turn this off.
     /// </summary>
     public bool MemoryMappedWal { get; set; } = true;
 
