@@ -117,15 +117,26 @@ internal sealed class ColumnFamilyData
 
     public MemTable NewMemTable() => new(ArenaBlockSize(Options.WriteBufferSize));
 
-    /// <summary>Publishes a new read state from the current memtables and version. Holds the database mutex.</summary>
+    /// <summary>
+    /// Publishes a new read state from the current memtables and version. Holds the database mutex.
+    /// Once the version set has dropped the family (its current version is then empty) nothing is
+    /// published: the last read state is what reads through the dropped family's handle serve. The
+    /// version set marks the drop before it empties the version, so a current version read first
+    /// and then a drop not yet seen means the version is still the family's last one.
+    /// </summary>
     public void InstallReadState()
     {
+        Version current = Versions.Current;
+        if (Versions.IsDropped)
+        {
+            return; // a flush or compaction ending between the drop's MANIFEST write and IsDropped here
+        }
         var imm = new MemTable[Immutable.Count];
         for (int i = 0; i < imm.Length; i++)
         {
             imm[i] = Immutable[Immutable.Count - 1 - i].Mem;
         }
-        var next = new ReadState(Mem, imm, Versions.Current);
+        var next = new ReadState(Mem, imm, current);
         ReadState old = Interlocked.Exchange(ref _readState, next);
         DropSpareIterators(); // they read the old state
         old.Unref();
