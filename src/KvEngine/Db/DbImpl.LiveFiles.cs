@@ -61,7 +61,8 @@ internal sealed partial class DbImpl
 
     /// <summary>
     /// RocksDB's GetSortedWalFiles: every WAL file in the directory, ascending, with the sequence
-    /// number of each one's first batch (0 for an empty WAL) and its size now. Not only those at or
+    /// number of each one's first batch (0 for an empty WAL) and its size now (the one being written:
+    /// up to its last record). Not only those at or
     /// above MinLogNumberToKeep: a flush between GetLiveFiles and this call moves that bound, and a
     /// backup whose MANIFEST still tracks the older WAL needs it (while deletions are disabled it
     /// stays on disk). A WAL that an obsolete-file sweep deletes meanwhile is left out.
@@ -69,6 +70,13 @@ internal sealed partial class DbImpl
     public List<(ulong Number, ulong StartSequence, long Size)> GetSortedWalFiles()
     {
         ThrowIfDisposed();
+        ulong current;
+        long currentSize;
+        lock (_mutex)
+        {
+            current = _logNumber;
+            currentSize = Volatile.Read(ref _logFileFlushedSize);
+        }
         List<ulong> numbers = WalNumbers(0, ulong.MaxValue);
         var result = new List<(ulong, ulong, long)>(numbers.Count);
         foreach (ulong number in numbers)
@@ -76,7 +84,9 @@ internal sealed partial class DbImpl
             string path = FileNames.LogFile(_dir, number);
             try
             {
-                long size = _fs.GetFileSize(path);
+                // The WAL being written: its size at the last record boundary, not the file's
+                // (a memory-mapped WAL's file includes the reserved zeros of its window).
+                long size = number == current ? currentSize : _fs.GetFileSize(path);
                 result.Add((number, FirstSequence(path, number), size));
             }
             catch (FileNotFoundException)

@@ -164,6 +164,31 @@ public sealed class LocalMappedWritableFileTests : IDisposable
         Assert.Equal("value19999", System.Text.Encoding.ASCII.GetString(reopened.Get("key019999"u8)!));
     }
 
+    /// <summary>GetSortedWalFiles lists the WAL being written at its records' size, not the mapped file's reserved length.</summary>
+    [Fact]
+    public void TheSortedWalFilesGiveTheLiveMappedWalUpToItsLastRecord()
+    {
+        string db = PathOf("sizes");
+        using KvDb kv = KvDb.Open(db, new KvOptions { WriteBufferSize = 64 << 20 });
+        for (int i = 0; i < 500; i++)
+        {
+            kv.Put(System.Text.Encoding.ASCII.GetBytes($"key{i:D4}"), new byte[100]);
+        }
+        WalFileInfo wal = Assert.Single(kv.GetSortedWalFiles());
+        string path = Path.Combine(db, wal.PathName.TrimStart('/'));
+        Assert.Equal(LocalMappedWritableFile.WindowSize, new FileInfo(path).Length);
+        Assert.InRange(wal.SizeBytes, 500 * 100, LocalMappedWritableFile.WindowSize - 1);
+        byte[] prefix;
+        using (var f = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite))
+        {
+            prefix = new byte[wal.SizeBytes];
+            f.ReadExactly(prefix);
+        }
+        var reporter = new RecordingReporter();
+        Assert.Equal(500, ReadAll(prefix, WalRecoveryMode.AbsoluteConsistency, reporter).Count); // whole records, nothing torn
+        Assert.Empty(reporter.Reports);
+    }
+
     private (byte[] Snapshot, List<byte[]> Records) WriteAndSnapshot(string name, int count)
     {
         string path = PathOf(name);
