@@ -70,13 +70,7 @@ internal sealed partial class DbImpl
     public List<(ulong Number, ulong StartSequence, long Size)> GetSortedWalFiles()
     {
         ThrowIfDisposed();
-        ulong current;
-        long currentSize;
-        lock (_mutex)
-        {
-            current = _logNumber;
-            currentSize = Volatile.Read(ref _logFileFlushedSize);
-        }
+        (ulong current, long currentSize) = CurrentWal();
         List<ulong> numbers = WalNumbers(0, ulong.MaxValue);
         var result = new List<(ulong, ulong, long)>(numbers.Count);
         foreach (ulong number in numbers)
@@ -95,6 +89,15 @@ internal sealed partial class DbImpl
             }
         }
         return result;
+    }
+
+    /// <summary>The WAL being written and its size at the last record boundary, read together under the mutex.</summary>
+    private (ulong Number, long Size) CurrentWal()
+    {
+        lock (_mutex)
+        {
+            return (_logNumber, Volatile.Read(ref _logFileFlushedSize));
+        }
     }
 
     /// <summary>The sequence number of the first batch of WAL <paramref name="path"/>, 0 when it holds none.</summary>
@@ -125,13 +128,7 @@ internal sealed partial class DbImpl
         {
             return set;
         }
-        ulong current;
-        long currentSize;
-        lock (_mutex)
-        {
-            current = _logNumber;
-            currentSize = Volatile.Read(ref _logFileFlushedSize);
-        }
+        (ulong current, long currentSize) = CurrentWal();
         foreach (ulong number in WalNumbers(set.MinLogNumberToKeep, current))
         {
             set.Wals.Add((number, number == current ? currentSize : _fs.GetFileSize(FileNames.LogFile(_dir, number))));

@@ -55,7 +55,7 @@ internal sealed class LocalMappedWritableFile : IWritableFile
         var file = new LocalMappedWritableFile(handle, path);
         try
         {
-            if (!file.TryMapWindow(0, out int errno))
+            if (!file.TryMapWindow(0, out _))
             {
                 // ENODEV / EINVAL / EOPNOTSUPP / EACCES: no mmap here (some FUSE and network file systems).
                 handle.Dispose();
