@@ -175,8 +175,11 @@ internal static class BlockCompression
                 return;
             case CompressionType.BZip2:
             case CompressionType.Xpress:
-                throw new KvException(
-                    $"{Where(file, blockOffset)}: block uses {Name(type)} compression, which this engine cannot read (Snappy, Zlib, LZ4, LZ4HC and ZSTD only).");
+                // Corruption, as RocksDB reports a codec it was built without ("BZip2 not supported
+                // or corrupted BZip2 compressed block contents"): without checksums a flipped
+                // compression byte looks exactly like this.
+                throw new KvCorruptionException(
+                    $"{Where(file, blockOffset)}: block uses {Name(type)} compression, which this engine cannot read (Snappy, Zlib, LZ4, LZ4HC and ZSTD only), or the block is corrupt.");
             default:
                 throw new KvCorruptionException($"{Where(file, blockOffset)}: unknown block compression type 0x{(byte)type:x2}.");
         }

@@ -115,7 +115,9 @@ internal sealed class ColumnFamilyData
     /// <summary>The read state now published (not pinned: use <see cref="AcquireReadState"/> to read through it).</summary>
     public ReadState CurrentReadState => Volatile.Read(ref _readState);
 
-    public MemTable NewMemTable() => new(ArenaBlockSize(Options.WriteBufferSize));
+    public MemTable NewMemTable() => new(new MemTableOptions(
+        ArenaBlockSize: ArenaBlockSize(Options.WriteBufferSize),
+        HashIndexBuckets: MemTableHashIndex.BucketsFor(Options.WriteBufferSize, Options.MemTableHashIndexRatio)));
 
     /// <summary>
     /// Publishes a new read state from the current memtables and version. Holds the database mutex.

@@ -27,6 +27,12 @@ namespace KvEngine.Memtable;
 /// each other without locking (see <see cref="SkipList"/>). Ref/Unref are thread-safe.
 /// </para>
 /// <para>
+/// Point lookups: with a <see cref="MemTableHashIndex"/> (MemTableOptions.HashIndexBuckets) a lookup
+/// finds its key's newest entry through the index and walks to the version its sequence sees at
+/// level 0, falling back to the skip-list search past <see cref="MaxVersionWalk"/> versions; without
+/// one it searches the skip list. Both give the same entry.
+/// </para>
+/// <para>
 /// Range tombstones: every RangeDeletion add swaps in a new empty <see cref="RangeTombstoneCache"/>
 /// after the insert; <see cref="GetRangeTombstones"/> returns the fragmented list, built once by the
 /// first reader after the swap (see the cache for why readers racing a swap stay correct). An
@@ -38,9 +44,13 @@ internal sealed unsafe class MemTable : IDisposable
     /// <summary>Lookup keys up to this size are built on the stack; longer ones in a pooled array.</summary>
     private const int StackLookupKeyLimit = 256;
 
+    /// <summary>Newer versions of a key a lookup steps over from the index before it searches the skip list instead.</summary>
+    internal const int MaxVersionWalk = 8;
+
     private readonly Arena _arena;
     private readonly SkipList _table;
     private readonly SkipList _rangeDeletions;
+    private readonly MemTableHashIndex? _index;
 
     private RangeTombstoneCache _rangeTombstoneCache = new();
     private int _refs = 1;
@@ -70,6 +80,10 @@ internal sealed unsafe class MemTable : IDisposable
         {
             _table = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed);
             _rangeDeletions = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed + 1);
+            if (options.HashIndexBuckets != 0)
+            {
+                _index = new MemTableHashIndex(_arena, options.HashIndexBuckets);
+            }
         }
         catch
         {
@@ -94,6 +108,9 @@ internal sealed unsafe class MemTable : IDisposable
     public ulong FirstSequence => Volatile.Read(ref _firstSequence);
 
     public bool IsEmpty => NumEntries == 0;
+
+    /// <summary>True when point lookups go through a hash index.</summary>
+    public bool HasHashIndex => _index != null;
 
     /// <summary>Current reference count (diagnostics and tests).</summary>
     public int RefCount => Volatile.Read(ref _refs);
@@ -130,11 +147,29 @@ internal sealed unsafe class MemTable : IDisposable
             ThrowTooLarge(userKey.Length, value.Length);
         }
 
+        MemTableHashIndex? index = type == ValueType.RangeDeletion ? null : _index;
+        ulong hash = 0;
+        if (index != null)
+        {
+            hash = MemTableHashIndex.Hash(userKey);
+            index.Prefetch(hash); // loads while the skip list is searched
+        }
         byte* entry = concurrent ? list.AllocateEntryConcurrently(size) : list.AllocateEntry(size);
         MemTableEntry.Encode(entry, userKey, InternalKeys.PackTrailer(sequence, type), value);
         if (!(concurrent ? list.InsertConcurrently(entry) : list.Insert(entry)))
         {
             return false;
+        }
+        if (index != null)
+        {
+            if (concurrent)
+            {
+                index.AddConcurrently(entry, userKey, sequence, hash);
+            }
+            else
+            {
+                index.Add(entry, userKey, sequence, hash);
+            }
         }
         if (concurrent)
         {
@@ -245,7 +280,6 @@ internal sealed unsafe class MemTable : IDisposable
     /// the key's older entries with Next while the user key matches (merge operand lookups).
     /// Allocation-free; valid while a reference is held.
     /// </summary>
-    [SkipLocalsInit]
     internal SkipList.Iterator SeekVersions(ReadOnlySpan<byte> userKey, ulong sequence)
     {
         ThrowIfFreed();
@@ -257,6 +291,42 @@ internal sealed unsafe class MemTable : IDisposable
         {
             ThrowTooLarge(userKey.Length, 0);
         }
+        if (_index != null && TrySeekThroughIndex(_index, userKey, sequence, out SkipList.Iterator found))
+        {
+            return found;
+        }
+        return SeekInList(userKey, sequence);
+    }
+
+    // The index's newest entry of the key, then older ones at level 0 until one the sequence sees.
+    // False when more than MaxVersionWalk newer versions are in the way (a long history, an old snapshot).
+    private bool TrySeekThroughIndex(MemTableHashIndex index, ReadOnlySpan<byte> userKey, ulong sequence, out SkipList.Iterator it)
+    {
+        it = new SkipList.Iterator(_table);
+        byte* newest = index.FindNewest(userKey, MemTableHashIndex.Hash(userKey));
+        if (newest == null)
+        {
+            return true; // not Valid: the memtable has no entry of the key
+        }
+        it.SeekToEntry(newest);
+        for (int skipped = 0; skipped <= MaxVersionWalk; skipped++)
+        {
+            if (InternalKeys.Sequence(it.Key) <= sequence)
+            {
+                return true;
+            }
+            it.Next();
+            if (!it.Valid || !InternalKeys.UserKey(it.Key).SequenceEqual(userKey))
+            {
+                return true; // every entry of the key is newer than the sequence
+            }
+        }
+        return false;
+    }
+
+    [SkipLocalsInit]
+    private SkipList.Iterator SeekInList(ReadOnlySpan<byte> userKey, ulong sequence)
+    {
         int keyLength = userKey.Length + InternalKeys.TrailerSize;
         byte[]? rented = null;
         Span<byte> lookup = keyLength <= StackLookupKeyLimit

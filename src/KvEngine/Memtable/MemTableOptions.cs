@@ -7,11 +7,13 @@ namespace KvEngine.Memtable;
 /// <param name="MaxHeight">Skiplist height cap (LevelDB and RocksDB: 12).</param>
 /// <param name="Branching">Skiplist branching factor: 1 in Branching nodes reaches the next level (4).</param>
 /// <param name="RandomSeed">Seed of the writer's PRNG that draws node heights.</param>
+/// <param name="HashIndexBuckets">Buckets of the point entries' <see cref="MemTableHashIndex"/> (a power of two), or 0 for none.</param>
 internal sealed record MemTableOptions(
     int ArenaBlockSize = Arena.DefaultBlockSize,
     int MaxHeight = SkipList.DefaultMaxHeight,
     int Branching = SkipList.DefaultBranching,
-    ulong RandomSeed = 0xdeadbeef)
+    ulong RandomSeed = 0xdeadbeef,
+    int HashIndexBuckets = 0)
 {
     public static MemTableOptions Default { get; } = new();
 }

@@ -44,7 +44,7 @@ internal sealed unsafe partial class SkipList
             state = 0x9E3779B97F4A7C15UL * (ulong)(Environment.CurrentManagedThreadId + 1);
         }
         int height = RandomHeight(ref state);
-        return StashHeight(_arena.AllocateAlignedConcurrently((height * s_pointerSize) + entrySize), height);
+        return StashHeight(_arena.AllocateAlignedConcurrently(((height + 1) * s_pointerSize) + entrySize), height);
     }
 
     /// <summary>
@@ -55,7 +55,7 @@ internal sealed unsafe partial class SkipList
     [SkipLocalsInit]
     public bool InsertConcurrently(byte* entry)
     {
-        byte* node = entry - s_pointerSize;
+        byte* node = entry - s_entryOffset;
         int height = (int)*(nint*)node;
         Debug.Assert(height >= 1 && height <= _maxHeight);
         ReadOnlySpan<byte> key = MemTableEntry.InternalKey(entry);

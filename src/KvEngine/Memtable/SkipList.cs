@@ -11,8 +11,11 @@ namespace KvEngine.Memtable;
 /// InlineSkipList layout, every node living in an <see cref="Arena"/>.
 /// <code>
 /// Node := next: pointer[height]   // stored highest level first, so next[i] is at node - i * pointer size
-///         entry: MemTableEntry    // at node + pointer size; the node pointer addresses next[0]
+///         link: pointer           // at node + pointer size: the owner's word (MemTableHashIndex chains entries through it)
+///         entry: MemTableEntry    // at node + 2 * pointer size; the node pointer addresses next[0]
 /// </code>
+/// The link word is not the list's: <see cref="LinkOf"/> hands it to the owner, which may use it to
+/// chain entries into an index of its own once the entry is linked (the list never reads it).
 /// Heights are drawn from a writer-owned xorshift PRNG: height h+1 with probability 1/branching of
 /// height h, capped at the maximum height (LevelDB: branching 4, max height 12).
 /// <para>
@@ -46,6 +49,9 @@ internal sealed unsafe partial class SkipList
     public const int MaxHeightLimit = 32;
 
     private static readonly int s_pointerSize = sizeof(nint);
+
+    // From a node (its next[0] word) to its entry: next[0] and the link word.
+    private static readonly int s_entryOffset = 2 * sizeof(nint);
 
     private readonly Arena _arena;
     private readonly byte* _head;
@@ -98,7 +104,7 @@ internal sealed unsafe partial class SkipList
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entrySize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(entrySize, MemTableEntry.MaxEncodedSize);
         int height = RandomHeight(ref _rngState);
-        return StashHeight(_arena.AllocateAligned((height * s_pointerSize) + entrySize), height);
+        return StashHeight(_arena.AllocateAligned(((height + 1) * s_pointerSize) + entrySize), height);
     }
 
     /// <summary>Stores the height in next[0] of the node at <paramref name="memory"/> until Insert links it; returns the entry's address.</summary>
@@ -106,7 +112,8 @@ internal sealed unsafe partial class SkipList
     {
         byte* node = memory + (height - 1) * s_pointerSize;
         *(nint*)node = height;
-        return node + s_pointerSize;
+        *(nint*)(node + s_pointerSize) = 0; // the link word starts empty
+        return node + s_entryOffset;
     }
 
     /// <summary>
@@ -115,7 +122,7 @@ internal sealed unsafe partial class SkipList
     /// </summary>
     public bool Insert(byte* entry)
     {
-        byte* node = entry - s_pointerSize;
+        byte* node = entry - s_entryOffset;
         int height = (int)*(nint*)node;
         Debug.Assert(height >= 1 && height <= _maxHeight);
         ReadOnlySpan<byte> key = MemTableEntry.InternalKey(entry);
@@ -212,11 +219,18 @@ internal sealed unsafe partial class SkipList
     /// <summary>The first entry, or null when empty.</summary>
     public byte* First() => EntryOrNull(Next(_head, 0));
 
+    /// <summary>
+    /// The link word of the entry at <paramref name="entry"/>: the owner's, zero until the owner
+    /// writes it. The list neither reads nor writes it after <see cref="AllocateEntry"/>.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private byte* EntryOrNull(byte* node) => node == null || node == _head ? null : node + s_pointerSize;
+    public static nint* LinkOf(byte* entry) => (nint*)(entry - s_pointerSize);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static ReadOnlySpan<byte> KeyOf(byte* node) => MemTableEntry.InternalKey(node + s_pointerSize);
+    private byte* EntryOrNull(byte* node) => node == null || node == _head ? null : node + s_entryOffset;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ReadOnlySpan<byte> KeyOf(byte* node) => MemTableEntry.InternalKey(node + s_entryOffset);
 
     /// <summary>True when <paramref name="node"/> is not null and its key is &lt; <paramref name="key"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -245,7 +259,7 @@ internal sealed unsafe partial class SkipList
             {
                 // RocksDB's InlineSkipList prefetches next->Next(level): the node this walk visits
                 // after next, whose key line then loads while next's key is compared.
-                Sse.Prefetch0(NextNoBarrier(next, level) + s_pointerSize);
+                Sse.Prefetch0(NextNoBarrier(next, level) + s_entryOffset);
             }
             if (next == after || !KeyIsAfterNode(key, next))
             {
@@ -377,7 +391,7 @@ internal sealed unsafe partial class SkipList
             get
             {
                 Debug.Assert(_node != null);
-                return _node + s_pointerSize;
+                return _node + s_entryOffset;
             }
         }
 
@@ -399,6 +413,13 @@ internal sealed unsafe partial class SkipList
         }
 
         public void Seek(ReadOnlySpan<byte> target) => _node = _list.FindGreaterOrEqualNode(target);
+
+        /// <summary>Positions the cursor at <paramref name="entry"/>, an entry linked into this list.</summary>
+        public void SeekToEntry(byte* entry)
+        {
+            Debug.Assert(entry != null);
+            _node = entry - s_entryOffset;
+        }
 
         public void SeekForPrev(ReadOnlySpan<byte> target) => _node = _list.NodeOrNull(_list.FindLessNode(target, orEqual: true));
 

@@ -158,7 +158,7 @@ public class BlockCompressionTests
     public void UnsupportedCodecsAreNamed(byte codec, string name)
     {
         var type = (CompressionType)codec;
-        var ex = Assert.Throws<KvException>(() =>
+        var ex = Assert.Throws<KvCorruptionException>(() =>
             BlockCompression.ReadUncompressedLength(type, [5, 1, 2, 3, 4, 5], 1 << 20, Source, 0, out _));
         Assert.Contains(name, ex.Message);
         Assert.Throws<KvException>(() => BlockCompression.EnsureWritable(type));
