@@ -49,6 +49,7 @@ internal sealed class BenchFlags
     public long WriteBufferSize { get; private set; } = 64L << 20;
     public int MaxWriteBufferNumber { get; private set; } = 2;
     public int MinWriteBufferNumberToMerge { get; private set; } = 1;
+    public double MemTableHashIndexRatio { get; private set; } = new ColumnFamilyOptions().MemTableHashIndexRatio;
     /// <summary>
     /// -num_column_families: "default" and column_family_name_000001... (created at open unless
     /// -use_existing_db); the fill benchmarks and readrandom put key i in family i % N, as db_bench.
@@ -239,6 +240,7 @@ internal sealed class BenchFlags
             case "write_buffer_size": WriteBufferSize = Long(v, raw, 4096); break;
             case "max_write_buffer_number": MaxWriteBufferNumber = (int)Long(v, raw, 2); break;
             case "min_write_buffer_number_to_merge": MinWriteBufferNumberToMerge = (int)Long(v, raw, 1); break;
+            case "memtable_hash_index_ratio": MemTableHashIndexRatio = Double(v, raw); break;
             case "num_column_families": NumColumnFamilies = (int)Long(v, raw, 1); break;
             case "writes": Writes = Long(v, raw, -1); break;
             case "finish_after_writes": FinishAfterWrites = Bool(v, raw); break;

@@ -81,6 +81,7 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         WriteBufferSize = _f.WriteBufferSize,
         MaxWriteBufferNumber = _f.MaxWriteBufferNumber,
         MinWriteBufferNumberToMerge = _f.MinWriteBufferNumberToMerge,
+        MemTableHashIndexRatio = _f.MemTableHashIndexRatio,
         Compression = _f.CompressionType,
         CompressionLevel = _f.CompressionLevel,
         Checksum = _f.ChecksumType,
