@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Buffers.Binary;
 using System.Runtime.CompilerServices;
 using KvEngine.Format;
 using KvEngine.Util;
@@ -110,18 +111,26 @@ internal struct BlockCursor : IDisposable
             Invalidate();
             return;
         }
-        int left = 0;
-        int right = _numRestarts - 1;
-        while (left < right)
+        int left;
+        if (_block.RestartPrefixes is { } prefixes && prefixes.Length == _numRestarts)
         {
-            int mid = (left + right + 1) >>> 1;
-            if (Compare(RestartKey(mid), target) < 0)
+            left = LastRestartBefore(prefixes, target);
+        }
+        else
+        {
+            left = 0;
+            int right = _numRestarts - 1;
+            while (left < right)
             {
-                left = mid;
-            }
-            else
-            {
-                right = mid - 1;
+                int mid = (left + right + 1) >>> 1;
+                if (Compare(RestartKey(mid), target) < 0)
+                {
+                    left = mid;
+                }
+                else
+                {
+                    right = mid - 1;
+                }
             }
         }
         SeekToRestartPoint(left);
@@ -133,6 +142,98 @@ internal struct BlockCursor : IDisposable
             }
         }
     }
+
+    /// <summary>
+    /// The last restart whose key is &lt; <paramref name="target"/> (0 when none), found in the
+    /// block's restart prefixes: restarts whose prefix is below the target's hold smaller keys, those
+    /// above it larger ones (the prefix of a bytewise-ordered key never decreases), so only the run
+    /// of restarts sharing the target's prefix, usually none or one, needs its keys compared.
+    /// </summary>
+    private readonly int LastRestartBefore(ulong[] prefixes, ReadOnlySpan<byte> target)
+    {
+        ulong t = RestartPrefix(_keyFormat == BlockKeyFormat.Bytewise ? target : InternalKeys.UserKey(target));
+        int lo = 0;
+        int hi = prefixes.Length;
+        while (lo < hi)
+        {
+            int mid = (lo + hi) >>> 1;
+            if (prefixes[mid] < t)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid;
+            }
+        }
+        int left = lo - 1; // every restart before lo holds a smaller key
+        int end = lo;
+        while (end < prefixes.Length && prefixes[end] == t)
+        {
+            end++;
+        }
+        int a = lo;
+        int b = end - 1;
+        while (a <= b)
+        {
+            int mid = (a + b) >>> 1;
+            if (Compare(RestartKey(mid), target) < 0)
+            {
+                left = mid;
+                a = mid + 1;
+            }
+            else
+            {
+                b = mid - 1;
+            }
+        }
+        return Math.Max(left, 0);
+    }
+
+    /// <summary>The first 8 bytes of <paramref name="userKey"/>, big-endian, zero-padded: ordered as the keys are (not strictly).</summary>
+    internal static ulong RestartPrefix(ReadOnlySpan<byte> userKey)
+    {
+        if (userKey.Length >= sizeof(ulong))
+        {
+            return BinaryPrimitives.ReadUInt64BigEndian(userKey);
+        }
+        ulong prefix = 0;
+        for (int i = 0; i < userKey.Length; i++)
+        {
+            prefix |= (ulong)userKey[i] << (56 - (8 * i));
+        }
+        return prefix;
+    }
+
+    /// <summary>
+    /// Gives the block its restart prefixes (see <see cref="Block.RestartPrefixes"/>): for a block
+    /// searched for as long as it lives, before it is shared. A malformed restart leaves the block
+    /// without them: the seek that reaches it reports the corruption.
+    /// </summary>
+    public readonly void BuildRestartPrefixes()
+    {
+        if (_numRestarts < MinRestartsForPrefixes)
+        {
+            return;
+        }
+        var prefixes = new ulong[_numRestarts];
+        try
+        {
+            for (int i = 0; i < prefixes.Length; i++)
+            {
+                ReadOnlySpan<byte> key = RestartKey(i);
+                prefixes[i] = RestartPrefix(_keyFormat == BlockKeyFormat.InternalKey ? InternalKeys.UserKey(key) : key);
+            }
+        }
+        catch (KvCorruptionException)
+        {
+            return;
+        }
+        _block.RestartPrefixes = prefixes;
+    }
+
+    /// <summary>Blocks with fewer restarts search their entries directly (a few probes, the same cache lines).</summary>
+    private const int MinRestartsForPrefixes = 64;
 
     /// <summary>Positions at the last entry whose key is &lt;= <paramref name="target"/>.</summary>
     public void SeekForPrev(ReadOnlySpan<byte> target)

@@ -85,6 +85,9 @@ internal sealed partial class TableReader
             if (cache == null)
             {
                 _indexBlock = ReadMetaBlock(footer.Index, _twoLevel ? "top-level index" : "index");
+                BlockCursor indexCursor = NewIndexCursor(_indexBlock);
+                indexCursor.BuildRestartPrefixes(); // the reader's own index: searched for its whole life
+                indexCursor.Dispose();
             }
             else
             {

@@ -85,7 +85,8 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     {
         get
         {
-            long bytes = (_indexBlock?.AllocatedBytes ?? 0) + (_filterIndexBlock?.AllocatedBytes ?? 0);
+            long bytes = (_indexBlock?.AllocatedBytes ?? 0) + (_filterIndexBlock?.AllocatedBytes ?? 0)
+                + ((_indexBlock?.RestartPrefixes?.Length ?? 0) * sizeof(ulong));
             if (_filter != null)
             {
                 bytes += FilterMemoryUsage;
