@@ -21,7 +21,7 @@ internal sealed partial class DbImpl
         {
             families = null; // atomic flush: every family with data goes into tables together
         }
-        WriteSync(batch: null, sync: false, disableWal: false, force: true, families);
+        _writer.SwitchMemTables(families);
         Task pending = PendingFlushes(families);
         if (wait)
         {

@@ -1,5 +1,6 @@
 using KvEngine.Db.Background;
 using KvEngine.Compaction;
+using KvEngine.Db.Write;
 using KvEngine.Versions;
 
 namespace KvEngine.Db;
@@ -45,10 +46,7 @@ internal sealed partial class DbImpl
                 numbers.Add(n);
                 return n;
             });
-            var request = new WriteRequest();
-            request.Reset(null, sync: false, disableWal: false, force: false);
-            request.Exclusive = true;
-            WriteGroup group = EnterUnbatchedWriter(request);
+            WriteGroup group = _writer.EnterUnbatched();
             try
             {
                 RunIngestion(cfd, job, options);
@@ -56,7 +54,7 @@ internal sealed partial class DbImpl
             }
             finally
             {
-                ExitUnbatchedWriter(group);
+                _writer.ExitUnbatched(group);
             }
         }
         finally
@@ -100,7 +98,7 @@ internal sealed partial class DbImpl
             IReadOnlyList<ColumnFamilyData>? families = _options.AtomicFlush ? null : [cfd];
             lock (_mutex)
             {
-                MakeRoomForWrite(force: true, families); // as a forced flush's leader: switch the memtables
+                _writer.Switcher.MakeRoom(force: true, families); // as a forced flush's leader: switch the memtables
             }
             PendingFlushes(families).GetAwaiter().GetResult();
         }
@@ -131,7 +129,7 @@ internal sealed partial class DbImpl
                 _errors.SetBackgroundError(e, Diagnostics.BackgroundJobKind.Flush);
                 throw;
             }
-            _writeThread.AdvanceSequences(_versions.LastSequence);
+            _writer.Thread.AdvanceSequences(_versions.LastSequence);
             cfd.InstallReadState();
             foreach (IngestedFileInfo f in job.Files)
             {
@@ -155,53 +153,6 @@ internal sealed partial class DbImpl
             {
                 throw new ArgumentException($"Cannot ingest external files into the dropped column family '{cfd.Name}'.");
             }
-        }
-    }
-
-    /// <summary>
-    /// Joins the writer queue as an unbatched writer (RocksDB's EnterUnbatched) and waits until it
-    /// leads and every earlier group has published and finished inserting: from then until
-    /// <see cref="ExitUnbatchedWriter"/> no write runs.
-    /// </summary>
-    private WriteGroup EnterUnbatchedWriter(WriteRequest request)
-    {
-        WriteGroup? group = null;
-        lock (_mutex)
-        {
-            if (_writeThread.Enqueue(request))
-            {
-                group = PrepareGroup(request);
-            }
-        }
-        if (group == null && !_writeThread.AwaitTurn(request, out group))
-        {
-            // Completed without leading: the database closed under a misused handle.
-            throw ErrorHandler.Wrap(request.Error ?? new ObjectDisposedException(nameof(KvDb)));
-        }
-        _writeThread.AwaitTurnToPublish(group);
-        lock (_mutex)
-        {
-            while (_writeThread.WaitForInflightInserts())
-            {
-            }
-        }
-        return group;
-    }
-
-    /// <summary>Leaves the writer queue (RocksDB's ExitUnbatched); leads the next group when it is asynchronous.</summary>
-    private void ExitUnbatchedWriter(WriteGroup group)
-    {
-        WriteGroup? next = null;
-        lock (_mutex)
-        {
-            if (_writeThread.FinishGroup(group) is { } asyncHead)
-            {
-                next = PrepareGroup(asyncHead);
-            }
-        }
-        if (next != null)
-        {
-            LeadGroups(next);
         }
     }
 

@@ -10,15 +10,11 @@ namespace KvEngine.Db;
 /// GetLiveFilesStorageInfo) for checkpoints and external backups. A capture takes the tables,
 /// MANIFEST size and MinLogNumberToKeep under the version set's lock (one consistent state), then
 /// the OPTIONS file (under the family gate, so no OPTIONS write is half done) and last the WALs
-/// under _mutex (the current WAL's size at a record boundary, <see cref="_logFileFlushedSize"/>).
+/// under _mutex (the current WAL's size at a record boundary, <see cref="Logs.WalSet.FlushedSize"/>).
 /// The files stay on disk only while file deletions are disabled.
 /// </summary>
 internal sealed partial class DbImpl
 {
-    // Bytes of the current WAL handed to the OS, always at a record boundary: set by the group
-    // leader after each WAL append and reset when a new WAL starts (under _mutex).
-    private long _logFileFlushedSize;
-
     /// <summary>Creates a checkpoint of the database in <paramref name="directory"/> (<see cref="Checkpoints.Checkpointer"/>).</summary>
     public void CreateCheckpoint(string directory, ulong logSizeForFlush)
     {
@@ -96,7 +92,7 @@ internal sealed partial class DbImpl
     {
         lock (_mutex)
         {
-            return (_logNumber, Volatile.Read(ref _logFileFlushedSize));
+            return (_wals.CurrentNumber, _wals.FlushedSize);
         }
     }
 

@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Write;
 
 /// <summary>
 /// The writer queue and its commit groups (RocksDB's WriteThread): writers join an intrusive

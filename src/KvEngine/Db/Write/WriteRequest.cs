@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Write;
 
 /// <summary>
 /// One caller's write waiting in the group-commit queue, linked intrusively (<see cref="Next"/>)

@@ -1,7 +1,7 @@
 using KvEngine.Memtable;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Write;
 
 /// <summary>
 /// Applies a batch's records, with consecutive sequence numbers, to the mutable memtables of

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Write;
 
 /// <summary>
 /// The delayed-write rate limit (RocksDB's WriteController): while some column family is past a

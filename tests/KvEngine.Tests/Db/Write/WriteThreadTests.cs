@@ -1,6 +1,7 @@
 using KvEngine.Db;
+using KvEngine.Db.Write;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Write;
 
 /// <summary>
 /// The insert hand-off of <see cref="WriteThread"/>, deterministically: a member still spinning

@@ -1,66 +1,89 @@
-using KvEngine.Db.Background;
-namespace KvEngine.Db;
+using KvEngine.Db.Logs;
+using KvEngine.Diagnostics;
+using KvEngine.Versions;
+
+namespace KvEngine.Db.Write;
 
 /// <summary>
-/// Making room for a write group (RocksDB's PreprocessWrite): level-0 stalls, memtable switches of
-/// full or forced families onto a new WAL, and the WAL-size trigger that flushes families keeping
-/// the oldest WAL alive. Runs under _mutex, by the group's leader.
+/// Making room for a write group (RocksDB's PreprocessWrite and SwitchMemtable): the stalls
+/// (<see cref="WriteStalls"/>), then the switch of the memtables of full or forced families onto a
+/// new WAL, and the total-WAL-size trigger that switches the families keeping the oldest WAL alive
+/// (RocksDB's SwitchWAL). Also releases the mutable memtables of dropped families once no group
+/// can still insert into them.
+/// <para>
+/// Invariants: a memtable becomes immutable only while no group inserts (a switch waits for the
+/// write thread's in-flight inserts), and only after the WAL it was written with is synced (unless
+/// a resume abandons that WAL); each immutable memtable names the WAL that follows it (its flush
+/// makes every older WAL unneeded by its family); a family whose memtables are all empty moves
+/// its log number to the new WAL, so an idle family pins no WAL.
+/// </para>
+/// <para>
+/// Thread-safety: every member holds the database mutex, by the writer at the queue's head (a
+/// group's leader, a forced switch, an ingestion that stopped writes). The list of dropped
+/// families' memtables is guarded by the mutex; <see cref="StopAcceptingWrites"/> is a volatile flag.
+/// </para>
 /// </summary>
-internal sealed partial class DbImpl
+internal sealed class MemTableSwitcher
 {
-    // WALs older than the current one that may still hold unflushed data, oldest first, with their
-    // sizes (guarded by _mutex), and the current WAL's bytes (added by group leaders).
-    private readonly List<(ulong Number, long Bytes)> _aliveLogs = new();
-    private long _currentLogBytes;
-
-    // The delayed-write limiter, and the bytes of the last group it is charged with (under _mutex).
-    private readonly WriteController _writeController;
-    private long _lastGroupBytes;
-
-    // Dropped families whose mutable memtable the next write group's leader releases (under _mutex).
+    private readonly object _mutex;
+    private readonly KvOptions _options;
+    private readonly VersionSet _versions;
+    private readonly ColumnFamilySet _families;
+    private readonly WalSet _wals;
+    private readonly WriteThread _writeThread;
+    private readonly WriteStalls _stalls;
+    private readonly ErrorHandler _errors;
+    private readonly BackgroundScheduler _scheduler;
     private readonly List<ColumnFamilyData> _droppedMemTables = new();
+    private volatile bool _closed;
+
+    public MemTableSwitcher(
+        object mutex, KvOptions options, VersionSet versions, ColumnFamilySet families, WalSet wals,
+        WriteThread writeThread, WriteStalls stalls, ErrorHandler errors, BackgroundScheduler scheduler)
+    {
+        _mutex = mutex;
+        _options = options;
+        _versions = versions;
+        _families = families;
+        _wals = wals;
+        _writeThread = writeThread;
+        _stalls = stalls;
+        _errors = errors;
+        _scheduler = scheduler;
+    }
+
+    /// <summary>The database is closing: from now on only forced switches (the close's flush) make room.</summary>
+    public void StopAcceptingWrites() => _closed = true;
 
     /// <summary>
-    /// Holds _mutex. Applies the level-0 write stalls of every family (unless its auto compaction
-    /// is off): at Level0SlowdownWritesTrigger files the group is delayed so writes go on at
-    /// <see cref="KvOptions.DelayedWriteRate"/> (<see cref="WriteController"/>, charged with the
-    /// previous group's bytes as RocksDB does), at Level0StopWritesTrigger it waits until a
-    /// compaction brings the count down. Then switches the memtables of the families that are full
-    /// (or forced, <paramref name="forceFamilies"/>; every family when null), waiting while one of
-    /// them has too many unflushed; and, with several families, of those that keep the oldest WAL
-    /// alive once the WALs pass <see cref="KvOptions.MaxTotalWalSize"/> (RocksDB's SwitchWAL).
-    /// Writers wait, never fail, unless a background error stops the database. A group that waited
-    /// reports one write stall (log and histogram) when it goes on.
+    /// Holds the mutex. <paramref name="cfd"/> was dropped: the next group's leader releases its
+    /// mutable memtable once no pipelined group can still insert into it.
     /// </summary>
-    private void MakeRoomForWrite(bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies)
+    public void AddDropped(ColumnFamilyData cfd) => _droppedMemTables.Add(cfd);
+
+    /// <summary>
+    /// Holds the mutex. Applies the level-0 stalls (unless <paramref name="force"/>), then switches
+    /// the memtables of the families that are full (or forced, <paramref name="forceFamilies"/>;
+    /// every family when null), waiting while one of them has too many unflushed; and, with
+    /// several families, of those that keep the oldest WAL alive once the WALs pass
+    /// <see cref="KvOptions.MaxTotalWalSize"/>. Writers wait, never fail, unless a background
+    /// error stops the database (<see cref="KvException"/>) or it closed
+    /// (<see cref="ObjectDisposedException"/>). A group that waited reports one write stall.
+    /// </summary>
+    public void MakeRoom(bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies)
     {
-        long stallStarted = 0;
-        Diagnostics.WriteStallCause stallCause = default;
+        WriteStall stall = default;
         try
         {
-            MakeRoomForWrite(force, forceFamilies, ref stallStarted, ref stallCause);
+            MakeRoomOrWait(force, forceFamilies, ref stall);
         }
         finally
         {
-            if (stallStarted != 0)
-            {
-                _telemetry.WriteStallEnded(stallCause, System.Diagnostics.Stopwatch.GetElapsedTime(stallStarted));
-            }
+            _stalls.End(stall);
         }
     }
 
-    /// <summary>Holds _mutex. Notes the start of a write stall (its first wait) in <paramref name="started"/> and logs it.</summary>
-    private void BeginWriteStall(Diagnostics.WriteStallCause cause, ColumnFamilyData cfd, ref long started, ref Diagnostics.WriteStallCause startedCause)
-    {
-        if (started == 0)
-        {
-            started = System.Diagnostics.Stopwatch.GetTimestamp();
-            startedCause = cause;
-            _telemetry.WriteStallStarted(cause, cfd.Versions.Current.NumFiles(0), cfd.Immutable.Count);
-        }
-    }
-
-    private void MakeRoomForWrite(bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies, ref long stallStarted, ref Diagnostics.WriteStallCause stallCause)
+    private void MakeRoomOrWait(bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies, ref WriteStall stall)
     {
         ReleaseDroppedMemTables();
         bool delayed = false;
@@ -71,11 +94,11 @@ internal sealed partial class DbImpl
             {
                 throw new KvException("The database refuses writes after a background error: " + _errors.Error.Message, _errors.Error);
             }
-            if (IsDisposed && !force)
+            if (_closed && !force)
             {
                 throw new ObjectDisposedException(nameof(KvDb));
             }
-            if (!force && Level0Stall(ref delayed, ref stallStarted, ref stallCause))
+            if (!force && _stalls.Level0Stall(ref delayed, ref stall))
             {
                 continue;
             }
@@ -135,13 +158,10 @@ internal sealed partial class DbImpl
             {
                 // (A resume switches past the limit: it flushes every memtable itself before any write.)
                 // Too many memtables wait for flushing: writers stall (never fail) until one is done.
-                BeginWriteStall(Diagnostics.WriteStallCause.MemTableLimit, crowded, ref stallStarted, ref stallCause);
-                long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
-                Monitor.Wait(_mutex);
-                _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+                _stalls.WaitForMemTableLimit(crowded, ref stall);
                 continue;
             }
-            SwitchMemTables(switching, force);
+            Switch(switching, force);
             if (force)
             {
                 return;
@@ -150,7 +170,7 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// Holds _mutex, by the queue's head before it prepares its group. Drops the mutable memtables
+    /// Holds the mutex, by the queue's head before it prepares its group. Drops the mutable memtables
     /// of families dropped since: no group can still insert into them once no pipelined group is
     /// in flight (earlier non-pipelined groups are done, and later ones see the new family table).
     /// </summary>
@@ -165,42 +185,6 @@ internal sealed partial class DbImpl
             cfd.ReleaseMutableMemTable();
         }
         _droppedMemTables.Clear();
-    }
-
-    /// <summary>Holds _mutex. True when the group waited for a family's level-0 files (the caller looks again).</summary>
-    private bool Level0Stall(ref bool delayed, ref long stallStarted, ref Diagnostics.WriteStallCause stallCause)
-    {
-        foreach (ColumnFamilyData? cfd in _families.ById)
-        {
-            if (cfd == null || cfd.CompactionOptions.DisableAutoCompactions)
-            {
-                continue;
-            }
-            int level0 = cfd.Versions.Current.NumFiles(0);
-            if (level0 >= cfd.CompactionOptions.Level0StopWritesTrigger)
-            {
-                BeginWriteStall(Diagnostics.WriteStallCause.Level0Stop, cfd, ref stallStarted, ref stallCause);
-                long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
-                Monitor.Wait(_mutex, 100);
-                _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
-                return true;
-            }
-            if (level0 >= cfd.CompactionOptions.Level0SlowdownWritesTrigger && !delayed)
-            {
-                delayed = true;
-                TimeSpan delay = _writeController.GetDelay(Math.Max(1, _lastGroupBytes), WriteController.NowMicros());
-                if (delay <= TimeSpan.Zero)
-                {
-                    return false;
-                }
-                BeginWriteStall(Diagnostics.WriteStallCause.Level0Slowdown, cfd, ref stallStarted, ref stallCause);
-                long t0 = System.Diagnostics.Stopwatch.GetTimestamp();
-                Monitor.Wait(_mutex, delay); // the mutex is free meanwhile; a finished compaction wakes it early
-                _counters.AddStall((long)System.Diagnostics.Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
-                return true;
-            }
-        }
-        return false;
     }
 
     private static ColumnFamilyData? FindFamilyAtMemTableLimit(List<ColumnFamilyData> families)
@@ -228,12 +212,12 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// Holds _mutex, no group inserting. Syncs the current WAL, starts a new one, makes the
+    /// Holds the mutex, no group inserting. Syncs the current WAL, starts a new one, makes the
     /// memtables of <paramref name="families"/> immutable (to be flushed), and moves every family
     /// whose memtable is empty to the new WAL (in memory: RocksDB does the same, so an idle
     /// family pins no WAL).
     /// </summary>
-    private void SwitchMemTables(List<ColumnFamilyData> families, bool force)
+    private void Switch(List<ColumnFamilyData> families, bool force)
     {
         // Later writes, Sync ones included, go to the new WAL only: the old one must be durable
         // first, or a power loss could keep a synced write in the new log while losing older
@@ -244,28 +228,26 @@ internal sealed partial class DbImpl
         {
             try
             {
-                _logFile!.Sync();
+                _wals.SyncCurrent();
             }
             catch (IOException e)
             {
-                _errors.SetBackgroundError(e, Diagnostics.BackgroundJobKind.WalWrite);
+                _errors.SetBackgroundError(e, BackgroundJobKind.WalWrite);
                 throw;
             }
         }
         ulong newLog = _versions.NewFileNumber();
         try
         {
-            OpenNewLog(newLog, abandonOld: _errors.Resuming);
+            _wals.Roll(newLog, abandonOld: _errors.Resuming);
         }
         catch (IOException e)
         {
             // No new WAL, or the MANIFEST could not record it (RocksDB's SwitchMemtable sets a
             // background error too): writes stop until a resume or reopen.
-            _errors.SetBackgroundError(e, Diagnostics.BackgroundJobKind.MemTableSwitch);
+            _errors.SetBackgroundError(e, BackgroundJobKind.MemTableSwitch);
             throw;
         }
-        _aliveLogs.Add((_logNumber, Interlocked.Exchange(ref _currentLogBytes, 0)));
-        _logNumber = newLog;
         foreach (ColumnFamilyData cfd in families)
         {
             cfd.Immutable.Add(new ImmutableMemTable(cfd.Mem, newLog));
@@ -287,7 +269,7 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// Holds _mutex. With several families, once the live WALs pass the total size limit, the
+    /// Holds the mutex. With several families, once the live WALs pass the total size limit, the
     /// families holding data in the oldest one switch (RocksDB's max_total_wal_size): otherwise a
     /// rarely written family would keep every WAL alive.
     /// </summary>
@@ -297,7 +279,6 @@ internal sealed partial class DbImpl
         {
             return;
         }
-        long total = Volatile.Read(ref _currentLogBytes);
         long limit = _options.MaxTotalWalSize;
         if (limit == 0)
         {
@@ -310,16 +291,12 @@ internal sealed partial class DbImpl
             }
             limit *= 4;
         }
-        foreach ((ulong _, long bytes) in _aliveLogs)
-        {
-            total += bytes;
-        }
-        if (total <= limit)
+        if (_wals.TotalBytes() <= limit)
         {
             return;
         }
         // RocksDB counts the current WAL among the alive ones: one WAL past the limit switches too.
-        ulong oldest = _aliveLogs.Count > 0 ? _aliveLogs[0].Number : _logNumber;
+        ulong oldest = _wals.OldestNumber;
         foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd != null && !cfd.Mem.IsEmpty && cfd.Versions.LogNumber <= oldest && cfd.Immutable.Count == 0)
@@ -327,16 +304,5 @@ internal sealed partial class DbImpl
                 (switching ??= new List<ColumnFamilyData>()).Add(cfd);
             }
         }
-    }
-
-    /// <summary>
-    /// Holds _mutex. The smallest WAL number still needed (the current WAL, or an older one some
-    /// family's log number keeps); the older WALs leave the size accounting (the sweeper deletes them).
-    /// </summary>
-    private ulong OldestLiveWal()
-    {
-        ulong minLog = Math.Min(_versions.MinLogNumberToKeep, _logNumber);
-        _aliveLogs.RemoveAll(l => l.Number < minLog);
-        return minLog;
     }
 }

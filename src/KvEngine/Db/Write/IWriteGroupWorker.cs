@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Write;
 
 /// <summary>
 /// What the <see cref="WriteThread"/> asks of the database while a writer waits for its turn: a

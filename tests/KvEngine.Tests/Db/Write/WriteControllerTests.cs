@@ -1,6 +1,7 @@
 using KvEngine.Db;
+using KvEngine.Db.Write;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Write;
 
 /// <summary><see cref="WriteController"/> on a simulated clock: the long-run rate holds, credit carries over.</summary>
 public class WriteControllerTests

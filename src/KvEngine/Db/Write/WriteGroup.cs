@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Write;
 
 /// <summary>
 /// One commit group on its way through the write path (DbImpl.Write.cs): the requests it commits,
