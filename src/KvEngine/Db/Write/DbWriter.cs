@@ -224,10 +224,12 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     private void ValidateFamilies(WriteBatch batch)
     {
         ColumnFamilyData?[] byId = _families.ById;
+        // Indexed loops: a foreach over the IReadOnlyList would box its enumerator on every write.
         if (batch.OtherColumnFamilies is { } ids)
         {
-            foreach (uint id in ids)
+            for (int i = 0; i < ids.Count; i++)
             {
+                uint id = ids[i];
                 if (id >= (uint)byId.Length || byId[id] == null)
                 {
                     throw new ArgumentException(
@@ -239,8 +241,9 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
         if (batch.MergeColumnFamilies is { } merges)
         {
             // RocksDB: "merge_operator is not properly initialized" (refused here, before the WAL).
-            foreach (uint id in merges)
+            for (int i = 0; i < merges.Count; i++)
             {
+                uint id = merges[i];
                 if (id < (uint)byId.Length && byId[id] is { } cfd && cfd.Options.MergeOperator is null)
                 {
                     throw new InvalidOperationException(
@@ -406,8 +409,9 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
         {
             if (w.Batch!.OtherColumnFamilies is { } ids)
             {
-                foreach (uint id in ids)
+                for (int i = 0; i < ids.Count; i++)
                 {
+                    uint id = ids[i];
                     if (id < (uint)group.Families.Length && group.Families[id] is { } cfd)
                     {
                         cfd.HasUnpersistedWrites = true;
