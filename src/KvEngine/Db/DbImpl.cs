@@ -1,5 +1,6 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Background;
+using KvEngine.Db.Ingestion;
 using KvEngine.Db.Logs;
 using KvEngine.Db.Write;
 using KvEngine.Diagnostics;
@@ -27,6 +28,7 @@ namespace KvEngine.Db;
 /// <see cref="Background.CompactionRunner"/>, which also runs manual compactions;
 /// <see cref="Background.ObsoleteFileSweeper"/> deletes what they made obsolete (never a
 /// <see cref="Background.PendingOutputs"/> table);</item>
+/// <item>external file ingestion: <see cref="ExternalFileIngester"/> and its <see cref="ExternalSstFileIngestionJob"/>;</item>
 /// <item>the background error and resume: <see cref="ErrorHandler"/>.</item>
 /// </list>
 /// DbImpl itself owns the family gate, the open/close state, and builds the collaborators above.
@@ -34,7 +36,7 @@ namespace KvEngine.Db;
 /// Lock order: <see cref="_familyGate"/>, the sweeper's gate, the error handler's resume gate,
 /// <see cref="_mutex"/>, the version set's lock. No I/O under the mutex except syncing the old WAL
 /// and creating a new one at a memtable switch, the MANIFEST records of family creation and drop,
-/// and an ingestion's level choice, write-back and MANIFEST record (<c>DbImpl.Ingest.cs</c>, as
+/// and an ingestion's level choice, write-back and MANIFEST record (<see cref="ExternalFileIngester"/>, as
 /// RocksDB's ingestion job runs under its mutex). Guarded by the mutex: the writer queue, the
 /// current WAL, the families' memtable lists and the family table
 /// (<see cref="ColumnFamilySet.ById"/> is also read lock-free: it is replaced, never changed),
@@ -67,6 +69,7 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
     private readonly ErrorHandler _errors;
     private readonly FlushRunner _flusher;
     private readonly CompactionRunner _compactions;
+    private readonly ExternalFileIngester _ingester;
     private bool _closing;
     private int _disposed;
 
@@ -97,6 +100,7 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
         _writer = new DbWriter(_mutex, options, _versions, _families, _wals, _errors, _scheduler, _telemetry, _counters);
         _flusher = new FlushRunner(jobs, options.AtomicFlush);
         _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed);
+        _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
     }
 
     internal string Directory => _dir;

@@ -1,12 +1,14 @@
 namespace KvEngine.Db.Write;
 
 /// <summary>
-/// One commit group on its way through the write path (DbImpl.Write.cs): the requests it commits,
-/// the leader first; their WAL record when there are several; the sequence numbers given to it; the
-/// column families it inserts into; and the hand-off state of its members' concurrent inserts.
+/// One commit group on its way through the write path (<see cref="DbWriter"/>): the requests it
+/// commits, the leader first; their WAL record when there are several; the sequence numbers given
+/// to it; the column families it inserts into; and the hand-off state of its members' concurrent
+/// inserts.
 /// <para>
-/// Ownership: DbImpl keeps a pool of groups under its mutex. A leader takes one in PrepareGroup
-/// and owns it until the group is published, when it goes back to the pool. Members read
+/// Ownership: the <see cref="WriteThread"/> keeps a pool of groups under the database mutex. A
+/// leader takes one in PrepareGroup and owns it until the group is published, when it goes back
+/// to the pool. Members read
 /// <see cref="Families"/> (and their own request's sequence) only after the leader's assigning
 /// compare-and-swap, which orders the leader's writes before their reads.
 /// </para>

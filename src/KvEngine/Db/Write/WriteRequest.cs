@@ -37,7 +37,7 @@ internal sealed class WriteRequest
 
     public Exception? Error { get; set; }
 
-    // Concurrent memtable insert hand-off (see DbImpl.Write.cs): Waiting -> Assigned by the leader,
+    // Concurrent memtable insert hand-off (see WriteGroupInserter): Waiting -> Assigned by the leader,
     // Waiting -> Sleeping by the waiter before it sleeps, Assigned -> Inserted by the waiter.
     public const int InsertWaiting = 0;
     public const int InsertSleeping = 1;

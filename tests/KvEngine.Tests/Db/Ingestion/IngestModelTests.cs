@@ -1,7 +1,9 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+using KvEngine.Tests.Db;
+
+namespace KvEngine.Tests.Db.Ingestion;
 
 /// <summary>
 /// Property test of IngestExternalFile against an in-memory model: random SstFileWriter files

@@ -7,7 +7,7 @@ using KvEngine.Table;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Ingestion;
 
 /// <summary>
 /// The ingestion's decisions (RocksDB 7.8's NeedsFlush, AssignLevelAndSeqnoForIngestedFile,

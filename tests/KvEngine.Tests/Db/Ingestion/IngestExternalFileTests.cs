@@ -5,7 +5,9 @@ using KvEngine.Versions;
 using static KvEngine.Tests.Db.DbTestUtil;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Tests.Db;
+using KvEngine.Tests.Db;
+
+namespace KvEngine.Tests.Db.Ingestion;
 
 /// <summary>
 /// IngestExternalFile as RocksDB 7.8 does it: the level each file lands in (bottommost when

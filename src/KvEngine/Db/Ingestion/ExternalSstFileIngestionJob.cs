@@ -7,7 +7,7 @@ using KvEngine.Storage;
 using KvEngine.Table;
 using KvEngine.Versions;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Ingestion;
 
 /// <summary>
 /// Ingests external SST files into one column family, step for step as RocksDB 7.8's

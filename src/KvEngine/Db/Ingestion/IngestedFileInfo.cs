@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Ingestion;
 
 /// <summary>
 /// One file of an ingestion (RocksDB's IngestedFileInfo): what its properties and keys say, where
