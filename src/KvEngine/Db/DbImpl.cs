@@ -1,7 +1,9 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Background;
+using KvEngine.Db.Checkpoints;
 using KvEngine.Db.Ingestion;
 using KvEngine.Db.Logs;
+using KvEngine.Db.Stats;
 using KvEngine.Db.Write;
 using KvEngine.Diagnostics;
 using KvEngine.Storage;
@@ -29,6 +31,8 @@ namespace KvEngine.Db;
 /// <see cref="Background.ObsoleteFileSweeper"/> deletes what they made obsolete (never a
 /// <see cref="Background.PendingOutputs"/> table);</item>
 /// <item>external file ingestion: <see cref="ExternalFileIngester"/> and its <see cref="ExternalSstFileIngestionJob"/>;</item>
+/// <item>checkpoints and backups: <see cref="Checkpointer"/>, <see cref="LiveFiles"/> (and <see cref="WalDirectory"/>);</item>
+/// <item>properties and size estimates: <see cref="InternalStats"/>, <see cref="SizeApproximation"/>;</item>
 /// <item>the background error and resume: <see cref="ErrorHandler"/>.</item>
 /// </list>
 /// DbImpl itself owns the family gate, the open/close state, and builds the collaborators above.
@@ -70,6 +74,8 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
     private readonly FlushRunner _flusher;
     private readonly CompactionRunner _compactions;
     private readonly ExternalFileIngester _ingester;
+    private readonly LiveFiles _liveFiles;
+    private readonly InternalStats _internalStats;
     private bool _closing;
     private int _disposed;
 
@@ -101,6 +107,8 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
         _flusher = new FlushRunner(jobs, options.AtomicFlush);
         _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed);
         _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
+        _liveFiles = new LiveFiles(_mutex, _familyGate, dir, _fs, _versions, _wals, ThrowIfDisposed);
+        _internalStats = new InternalStats(_mutex, _versions, _snapshots, _blockCache, _errors);
     }
 
     internal string Directory => _dir;

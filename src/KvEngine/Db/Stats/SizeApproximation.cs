@@ -6,18 +6,22 @@ using KvEngine.Versions;
 using ValueType = KvEngine.Format.ValueType;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Stats;
 
 /// <summary>
 /// GetApproximateSizes and GetApproximateMemTableStats (RocksDB's DBImpl::GetApproximateSizes with
 /// VersionSet::ApproximateSize): for each range, the bytes of the tables it overlaps (a table inside
 /// the range counts whole; one it cuts counts from the data block of its start to that of its
-/// limit, found through the index), plus, when asked, the bytes of its memtable entries.
-/// Read-only; safe from any thread (works on a pinned read state).
+/// limit, found through the index), plus, when asked, the bytes of its memtable entries; and
+/// RocksDB's estimate-live-data-size.
+/// <para>
+/// Thread-safety: stateless; any thread. Works on a pinned read state, no lock.
+/// </para>
 /// </summary>
-internal sealed partial class DbImpl
+internal static class SizeApproximation
 {
-    public long[] GetApproximateSizes(ColumnFamilyData cfd, IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags)
+    /// <summary>Refuses what GetApproximateSizes cannot answer: no ranges, a range without keys or backwards, flags asking for nothing.</summary>
+    public static void CheckArguments(IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags)
     {
         ArgumentNullException.ThrowIfNull(ranges);
         if ((flags & (SizeApproximationFlags.IncludeFiles | SizeApproximationFlags.IncludeMemtables)) == 0)
@@ -28,7 +32,11 @@ internal sealed partial class DbImpl
         {
             CheckRange(ranges[i]);
         }
-        ThrowIfDisposed();
+    }
+
+    /// <summary>The approximate bytes of each of <paramref name="ranges"/> in <paramref name="cfd"/> (arguments checked by <see cref="CheckArguments"/>).</summary>
+    public static long[] GetApproximateSizes(ColumnFamilyData cfd, IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags)
+    {
         var sizes = new long[ranges.Count];
         ReadState state = cfd.AcquireReadState();
         try
@@ -57,10 +65,9 @@ internal sealed partial class DbImpl
         return sizes;
     }
 
-    public void GetApproximateMemTableStats(ColumnFamilyData cfd, KeyRange range, out long count, out long size)
+    /// <summary>The entries of <paramref name="cfd"/>'s memtables in <paramref name="range"/> (checked by <see cref="CheckRange"/>) and their bytes.</summary>
+    public static void GetApproximateMemTableStats(ColumnFamilyData cfd, KeyRange range, out long count, out long size)
     {
-        CheckRange(range);
-        ThrowIfDisposed();
         ReadState state = cfd.AcquireReadState();
         try
         {
@@ -72,7 +79,8 @@ internal sealed partial class DbImpl
         }
     }
 
-    private static void CheckRange(KeyRange range)
+    /// <summary>Refuses a range without keys or whose limit sorts before its start.</summary>
+    public static void CheckRange(KeyRange range)
     {
         if (range.Start is null || range.Limit is null)
         {
@@ -119,7 +127,7 @@ internal sealed partial class DbImpl
     /// bottom level up, the bytes of each table whose key range no table counted before overlaps
     /// (newer data over a range counted below is taken to replace it).
     /// </summary>
-    internal static long EstimateLiveDataSize(Version v)
+    public static long EstimateLiveDataSize(Version v)
     {
         var ranges = new SortedList<byte[], FileMetaData>(Comparer<byte[]>.Create(static (a, b) => InternalKeyComparer.Compare(a, b)));
         long size = 0;
