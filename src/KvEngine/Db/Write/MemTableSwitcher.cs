@@ -1,3 +1,4 @@
+using KvEngine.Db.Background;
 using KvEngine.Db.Logs;
 using KvEngine.Diagnostics;
 using KvEngine.Versions;

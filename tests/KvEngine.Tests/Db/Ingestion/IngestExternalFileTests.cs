@@ -5,8 +5,6 @@ using KvEngine.Versions;
 using static KvEngine.Tests.Db.DbTestUtil;
 using Version = KvEngine.Versions.Version;
 
-using KvEngine.Tests.Db;
-
 namespace KvEngine.Tests.Db.Ingestion;
 
 /// <summary>

@@ -1,8 +1,6 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-using KvEngine.Tests.Db;
-
 namespace KvEngine.Tests.Db.Ingestion;
 
 /// <summary>

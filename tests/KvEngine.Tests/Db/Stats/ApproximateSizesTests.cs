@@ -2,7 +2,7 @@ using System.Globalization;
 
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Stats;
 
 /// <summary>
 /// GetApproximateSizes and GetApproximateMemTableStats against the real sizes of a sequential

@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Background;
 
 /// <summary>
 /// The background threads that run flushes and compactions (RocksDB's background thread pool

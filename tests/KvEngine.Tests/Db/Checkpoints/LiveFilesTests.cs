@@ -1,7 +1,7 @@
 using KvEngine.Storage;
 using static KvEngine.Tests.Db.DbTestUtil;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Checkpoints;
 
 /// <summary>
 /// GetLiveFiles, GetSortedWalFiles and DisableFileDeletions / EnableFileDeletions (RocksDB 7.8's

@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Background;
 
 /// <summary>What a <see cref="BackgroundScheduler"/> thread asks of the database. Implemented by the database.</summary>
 internal interface IBackgroundWorker
