@@ -1,3 +1,5 @@
+using KvEngine.Db.Checkpoints;
+
 namespace KvEngine.Db;
 
 /// <summary>

@@ -4,7 +4,7 @@ namespace KvEngine.Db.Write;
 /// What the <see cref="WriteThread"/> asks of the database while a writer waits for its turn: a
 /// writer that reaches the queue's head prepares its group (making room, then
 /// <see cref="WriteThread.BeginGroup"/> and <see cref="WriteThread.AddFollowers"/>), and a
-/// writer a leader handed its insert to inserts its own batch. Implemented by the database.
+/// writer a leader handed its insert to inserts its own batch. Implemented by <see cref="DbWriter"/>.
 /// </summary>
 internal interface IWriteGroupWorker
 {

@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Checkpoints;
 
 /// <summary>
 /// The files a consistent copy of a database needs, captured at one moment (RocksDB's

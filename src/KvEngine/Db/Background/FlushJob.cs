@@ -7,7 +7,7 @@ using KvEngine.RangeDel;
 using KvEngine.Storage;
 using KvEngine.Table;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Background;
 
 /// <summary>
 /// Writes immutable memtables (one, or several merged) of a column family into a new level-0

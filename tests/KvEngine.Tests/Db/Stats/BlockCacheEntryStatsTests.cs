@@ -1,9 +1,9 @@
 using System.Globalization;
 using System.Text;
 using System.Text.RegularExpressions;
-using KvEngine.Db;
+using KvEngine.Db.Stats;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Stats;
 
 /// <summary>GetProperty("rocksdb.block-cache-entry-stats"): counts and bytes per role, partitions included.</summary>
 public sealed partial class BlockCacheEntryStatsTests : IDisposable

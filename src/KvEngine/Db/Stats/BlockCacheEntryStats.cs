@@ -2,7 +2,7 @@ using System.Globalization;
 using System.Text;
 using KvEngine.Cache;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Stats;
 
 /// <summary>
 /// RocksDB's "rocksdb.block-cache-entry-stats" text (InternalStats::CacheEntryRoleStats::ToString):
