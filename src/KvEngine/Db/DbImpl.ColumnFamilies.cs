@@ -16,9 +16,9 @@ namespace KvEngine.Db;
 /// pinned its read state keep it in any case. The family's own references on its immutable
 /// memtables are released at the drop (or by its running flush), on its mutable memtable by the
 /// next write group's leader, once no group that could still insert into it is in flight
-/// (<see cref="Write.MemTableSwitcher"/>); the read state holds its own until it is retired; its files become
-/// obsolete once unpinned. Create and drop are
-/// serialized by _familyGate, which Close also takes, so neither runs after the database closed.
+/// (<see cref="Write.MemTableSwitcher.AddDropped"/>); the read state holds its own until it is
+/// retired; its files become obsolete once unpinned. Create and drop are serialized by
+/// _familyGate, which Close also takes, so neither runs after the database closed.
 /// </para>
 /// </summary>
 internal sealed partial class DbImpl

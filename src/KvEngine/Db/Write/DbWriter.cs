@@ -29,7 +29,9 @@ namespace KvEngine.Db.Write;
 /// Thread-safety: called from any thread. The mutex guards the queue and group preparation and
 /// publication (see <see cref="WriteThread"/>); the WAL write and the memtable inserts run
 /// outside it. The hot path allocates nothing: one <see cref="WriteRequest"/> per thread, groups
-/// pooled by the write thread; sealed types, no delegates or interface calls per write.
+/// pooled by the write thread. It calls sealed types directly, through no delegate; the only
+/// interface calls are the WAL file's and the write thread's worker
+/// (<see cref="IWriteGroupWorker"/>: a waiting writer that becomes a leader or takes its own insert).
 /// </para>
 /// </summary>
 internal sealed class DbWriter : IWriteGroupWorker, IDisposable
