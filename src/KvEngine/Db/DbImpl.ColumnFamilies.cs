@@ -16,9 +16,9 @@ namespace KvEngine.Db;
 /// pinned its read state keep it in any case. The family's own references on its immutable
 /// memtables are released at the drop (or by its running flush), on its mutable memtable by the
 /// next write group's leader, once no group that could still insert into it is in flight
-/// (ReleaseDroppedMemTables); the read state holds its own until it is retired; its files become
-/// obsolete once unpinned. Create and drop are
-/// serialized by _familyGate, which Close also takes, so neither runs after the database closed.
+/// (<see cref="Write.MemTableSwitcher.AddDropped"/>); the read state holds its own until it is
+/// retired; its files become obsolete once unpinned. Create and drop are serialized by
+/// _familyGate, which Close also takes, so neither runs after the database closed.
 /// </para>
 /// </summary>
 internal sealed partial class DbImpl
@@ -74,7 +74,7 @@ internal sealed partial class DbImpl
                 {
                     cfd.ReleaseDroppedMemory(); // its read state stays for reads through the handle
                 }
-                _droppedMemTables.Add(cfd);
+                _writer.Switcher.AddDropped(cfd);
                 Monitor.PulseAll(_mutex);
             }
             WriteOptionsFile();
@@ -187,7 +187,7 @@ internal sealed partial class DbImpl
         {
             // Under the mutex: no memtable switch moves the WAL meanwhile, so the family's log
             // number is the WAL its first writes go to.
-            ColumnFamilyVersions versions = _versions.CreateFamily(name, _logNumber);
+            ColumnFamilyVersions versions = _versions.CreateFamily(name, _wals.CurrentNumber);
             cfd = NewFamilyData(versions, options);
             _families.Add(cfd);
             cfd.InstallReadState();

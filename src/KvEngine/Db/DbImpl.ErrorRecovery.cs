@@ -53,5 +53,5 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>A resume's memtable switch through the write queue (it passes while the handler is resuming), to a fresh WAL.</summary>
-    private void SwitchToFreshWal() => WriteSync(batch: null, sync: false, disableWal: false, force: true);
+    private void SwitchToFreshWal() => _writer.SwitchMemTables(null);
 }

@@ -21,7 +21,7 @@ internal sealed partial class DbImpl
         {
             families = null; // atomic flush: every family with data goes into tables together
         }
-        WriteSync(batch: null, sync: false, disableWal: false, force: true, families);
+        _writer.SwitchMemTables(families);
         Task pending = PendingFlushes(families);
         if (wait)
         {
@@ -38,23 +38,5 @@ internal sealed partial class DbImpl
         await PendingFlushes(families).WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    private Task PendingFlushes(IReadOnlyList<ColumnFamilyData>? families)
-    {
-        lock (_mutex)
-        {
-            var tasks = new List<Task>();
-            foreach (ColumnFamilyData cfd in families ?? _families.Live())
-            {
-                foreach (ImmutableMemTable imm in cfd.Immutable)
-                {
-                    tasks.Add(imm.Flushed.Task);
-                }
-            }
-            if (tasks.Count == 0)
-            {
-                return _errors.Error != null ? Task.FromException(ErrorHandler.Wrap(_errors.Error)) : Task.CompletedTask;
-            }
-            return Task.WhenAll(tasks);
-        }
-    }
+    private Task PendingFlushes(IReadOnlyList<ColumnFamilyData>? families) => _flusher.PendingFlushes(families);
 }

@@ -1,7 +1,6 @@
 using KvEngine.Db.Recovery;
 using KvEngine.Storage;
 using KvEngine.Versions;
-using KvEngine.Wal;
 
 namespace KvEngine.Db;
 
@@ -165,11 +164,10 @@ internal sealed partial class DbImpl
 
         // A fresh WAL for new writes; the MANIFEST records that older ones are no longer needed
         // (unless the recovered data is still only in them).
-        _logNumber = _versions.NewFileNumber();
-        OpenNewLog(_logNumber);
+        _wals.Start(_versions.NewFileNumber());
         _versions.SetLastSequence(recovery.MaxSequence);
-        _writeThread.InitializeSequences(recovery.MaxSequence);
-        recovery.Commit(_logNumber);
+        _writer.Thread.InitializeSequences(recovery.MaxSequence);
+        recovery.Commit(_wals.CurrentNumber);
         foreach (ColumnFamilyDescriptor d in missing)
         {
             CreateFamilyCore(d.Name, d.Options);
@@ -183,44 +181,5 @@ internal sealed partial class DbImpl
         }
         _recovered = true;
         _sweeper.Sweep(atOpen: true);
-    }
-
-    /// <summary>
-    /// Starts WAL <paramref name="number"/> for new writes. The old log was synced by the caller,
-    /// so closing it writes nothing; with <paramref name="abandonOld"/> (resuming after an error)
-    /// it may not be writable, and a failure to close it is ignored.
-    /// </summary>
-    private void OpenNewLog(ulong number, bool abandonOld = false)
-    {
-        IWritableFile file = _fs.CreateLogFile(FileNames.LogFile(_dir, number), _options.MemoryMappedWal);
-        try
-        {
-            // Durable name first, then the MANIFEST's record of it, then writes: a WAL the
-            // MANIFEST tracks exists unless later edits were lost (RecoveryDamage).
-            _fs.SyncDirectory(_dir);
-            _versions.LogWalAddition(number);
-        }
-        catch
-        {
-            file.Dispose();
-            throw;
-        }
-        IWritableFile? old = _logFile;
-        _logFile = file;
-        _log = new LogWriter(file);
-        Volatile.Write(ref _logFileFlushedSize, 0);
-        if (!abandonOld)
-        {
-            old?.Dispose();
-            return;
-        }
-        try
-        {
-            old?.Dispose();
-        }
-        catch (IOException)
-        {
-            // The abandoned log's handle is closed anyway; its contents are being flushed to tables.
-        }
     }
 }

@@ -1,133 +1,30 @@
-using System.Globalization;
-using System.Text;
-using KvEngine.Versions;
-using Version = KvEngine.Versions.Version;
+using KvEngine.Db.Stats;
 
 namespace KvEngine.Db;
 
-/// <summary>GetProperty: RocksDB's property names where one exists, for one column family (block-cache and snapshot properties are the database's).</summary>
+/// <summary>
+/// Properties and size estimates dispatch: the checks of the database's state, then
+/// <see cref="InternalStats"/> (GetProperty) and <see cref="SizeApproximation"/>.
+/// </summary>
 internal sealed partial class DbImpl
 {
-    private const string NumFilesAtLevelPrefix = "rocksdb.num-files-at-level";
-
     public string? GetProperty(ColumnFamilyData cfd, string name)
     {
         ThrowIfDisposed();
-        ArgumentNullException.ThrowIfNull(name);
-        CultureInfo c = CultureInfo.InvariantCulture;
-        if (name.StartsWith(NumFilesAtLevelPrefix, StringComparison.Ordinal))
-        {
-            if (int.TryParse(name.AsSpan(NumFilesAtLevelPrefix.Length), NumberStyles.None, c, out int level) &&
-                level < Version.NumLevels)
-            {
-                return cfd.Versions.Current.NumFiles(level).ToString(c);
-            }
-            return null;
-        }
-        ReadState state = cfd.AcquireReadState();
-        try
-        {
-            switch (name)
-            {
-                case "rocksdb.num-immutable-mem-table":
-                    return state.Immutable.Length.ToString(c);
-                case "rocksdb.cur-size-active-mem-table":
-                    return state.Mem.ApproximateMemoryUsage.ToString(c);
-                case "rocksdb.cur-size-all-mem-tables":
-                case "rocksdb.size-all-mem-tables":
-                    return AllMemTableBytes(state).ToString(c);
-                case "rocksdb.num-entries-active-mem-table":
-                    return state.Mem.NumEntries.ToString(c);
-                case "rocksdb.num-deletes-active-mem-table":
-                    return state.Mem.NumDeletes.ToString(c);
-                case "rocksdb.num-snapshots":
-                    return _snapshots.Count.ToString(c);
-                case "rocksdb.total-sst-files-size":
-                case "rocksdb.live-sst-files-size":
-                    {
-                        long sum = 0;
-                        for (int level = 0; level < Version.NumLevels; level++)
-                        {
-                            sum += state.Version.LevelBytes(level);
-                        }
-                        return sum.ToString(c);
-                    }
-                case "rocksdb.estimate-live-data-size":
-                    return EstimateLiveDataSize(state.Version).ToString(c);
-                case "rocksdb.levelstats":
-                    return LevelStats(state.Version);
-                case "rocksdb.stats":
-                    return CompactionStatsText(cfd, state.Version);
-                case "rocksdb.compaction-pending":
-                    lock (_mutex)
-                    {
-                        return (cfd.Picker.NeedsCompaction(state.Version) ? 1 : 0).ToString(c);
-                    }
-                case "rocksdb.num-running-compactions":
-                    lock (_mutex)
-                    {
-                        return cfd.Picker.RunningCount.ToString(c);
-                    }
-                case "rocksdb.num-running-flushes":
-                    lock (_mutex)
-                    {
-                        return (cfd.FlushRunning ? 1 : 0).ToString(c);
-                    }
-                case "rocksdb.block-cache-capacity":
-                    return _blockCache.Capacity.ToString(c);
-                case "rocksdb.block-cache-usage":
-                    return _blockCache.Usage.ToString(c);
-                case "rocksdb.block-cache-pinned-usage":
-                    return _blockCache.PinnedUsage.ToString(c);
-                case "rocksdb.estimate-table-readers-mem":
-                    return cfd.Tables.ApproximateReadersMemory().ToString(c);
-                case "rocksdb.block-cache-entry-stats":
-                    return BlockCacheEntryStats.Format(_blockCache.Primary);
-                case "rocksdb.background-errors":
-                    return _errors.ErrorCount.ToString(c);
-                case "kvengine.latest-sequence-number":
-                    return _versions.LastSequence.ToString(c);
-                case "kvengine.next-file-number":
-                    return _versions.NextFileNumberPeek.ToString(c);
-                default:
-                    return null;
-            }
-        }
-        finally
-        {
-            state.Unref();
-        }
+        return _internalStats.GetProperty(cfd, name);
     }
 
-    private string CompactionStatsText(ColumnFamilyData cfd, Version v)
+    public long[] GetApproximateSizes(ColumnFamilyData cfd, IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags)
     {
-        double[] scores;
-        var busy = new int[Version.NumLevels];
-        lock (_mutex)
-        {
-            scores = cfd.Picker.ComputeScores(v, Compaction.LevelTargets.Compute(v, cfd.CompactionOptions));
-            for (int level = 0; level < Version.NumLevels; level++)
-            {
-                foreach (Versions.FileMetaData f in v.Files(level))
-                {
-                    if (cfd.Picker.IsBeingCompacted(f.Number))
-                    {
-                        busy[level]++;
-                    }
-                }
-            }
-        }
-        return cfd.CompactionStats.Format(v, scores, busy, cfd.Name);
+        SizeApproximation.CheckArguments(ranges, flags);
+        ThrowIfDisposed();
+        return SizeApproximation.GetApproximateSizes(cfd, ranges, flags);
     }
 
-    private static string LevelStats(Version v)
+    public void GetApproximateMemTableStats(ColumnFamilyData cfd, KeyRange range, out long count, out long size)
     {
-        var sb = new StringBuilder();
-        sb.Append("Level Files Size(MB)\n--------------------\n");
-        for (int level = 0; level < Version.NumLevels; level++)
-        {
-            sb.Append(CultureInfo.InvariantCulture, $"{level,5} {v.NumFiles(level),5} {v.LevelBytes(level) / 1048576.0,8:F0}\n");
-        }
-        return sb.ToString();
+        SizeApproximation.CheckRange(range);
+        ThrowIfDisposed();
+        SizeApproximation.GetApproximateMemTableStats(cfd, range, out count, out size);
     }
 }

@@ -64,7 +64,7 @@ internal sealed partial class DbImpl
         var recovery = new DbRecovery(_dir, _options, _versions, _families, NewFamilyData, flusher: null);
         recovery.RecoverReadOnly(requested, errorIfWalFileExists);
         _versions.SetLastSequence(recovery.MaxSequence);
-        _writeThread.InitializeSequences(recovery.MaxSequence);
+        _writer.Thread.InitializeSequences(recovery.MaxSequence);
         lock (_mutex)
         {
             foreach (ColumnFamilyData cfd in _families.Live())

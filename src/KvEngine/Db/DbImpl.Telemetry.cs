@@ -23,22 +23,12 @@ internal sealed partial class DbImpl
             ReadState state = cfd.AcquireReadState();
             try
             {
-                sum += AllMemTableBytes(state);
+                sum += Stats.InternalStats.AllMemTableBytes(state);
             }
             finally
             {
                 state.Unref();
             }
-        }
-        return sum;
-    }
-
-    private static long AllMemTableBytes(ReadState state)
-    {
-        long sum = state.Mem.ApproximateMemoryUsage;
-        foreach (Memtable.MemTable m in state.Immutable)
-        {
-            sum += m.ApproximateMemoryUsage;
         }
         return sum;
     }

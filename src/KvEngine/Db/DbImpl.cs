@@ -1,9 +1,13 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Background;
+using KvEngine.Db.Checkpoints;
+using KvEngine.Db.Ingestion;
+using KvEngine.Db.Logs;
+using KvEngine.Db.Stats;
+using KvEngine.Db.Write;
 using KvEngine.Diagnostics;
 using KvEngine.Storage;
 using KvEngine.Table;
-using KvEngine.Wal;
 using KvEngine.Versions;
 
 namespace KvEngine.Db;
@@ -14,34 +18,37 @@ namespace KvEngine.Db;
 /// to the types that do the work (RocksDB's split of DBImpl):
 /// <list type="bullet">
 /// <item>recovery at open: <see cref="Recovery.DbRecovery"/> and <see cref="Recovery.WalReplayer"/>;</item>
-/// <item>the write path (<c>DbImpl.Write.cs</c>, <c>DbImpl.MakeRoom.cs</c>): writers queue in the
-/// <see cref="WriteThread"/>; the leader of a group makes room (switching full families'
-/// memtables to a new WAL, stalls and the <see cref="WriteController"/>'s delay), appends one WAL
-/// record for the group and inserts each record into its family's memtable
-/// (<see cref="MemTableInserter"/>), then publishes the last sequence number; one WAL and one
-/// sequence for every family, so a batch is atomic across families;</item>
+/// <item>the write path: <see cref="DbWriter"/> (writers queue in the <see cref="WriteThread"/>; the
+/// leader of a group makes room with the <see cref="MemTableSwitcher"/> and <see cref="WriteStalls"/>,
+/// appends one record for the group to the current WAL of the <see cref="WalSet"/>, inserts each
+/// record into its family's memtable (<see cref="WriteGroupInserter"/>, <see cref="MemTableInserter"/>)
+/// and publishes the last sequence number); one WAL and one sequence for every family, so a batch
+/// is atomic across families;</item>
 /// <item>the read path (<c>DbImpl.Read.cs</c>): the family's pinned <see cref="ReadState"/>, no lock;</item>
 /// <item>background work (<c>DbImpl.Background.cs</c>): the <see cref="BackgroundScheduler"/>'s
 /// threads get flushes from <see cref="Background.FlushRunner"/> first, then compactions from
 /// <see cref="Background.CompactionRunner"/>, which also runs manual compactions;
 /// <see cref="Background.ObsoleteFileSweeper"/> deletes what they made obsolete (never a
 /// <see cref="Background.PendingOutputs"/> table);</item>
+/// <item>external file ingestion: <see cref="ExternalFileIngester"/> and its <see cref="ExternalSstFileIngestionJob"/>;</item>
+/// <item>checkpoints and backups: <see cref="Checkpointer"/>, <see cref="LiveFiles"/> (and <see cref="WalDirectory"/>);</item>
+/// <item>properties and size estimates: <see cref="InternalStats"/>, <see cref="SizeApproximation"/>;</item>
 /// <item>the background error and resume: <see cref="ErrorHandler"/>.</item>
 /// </list>
-/// DbImpl itself owns the current WAL (<see cref="_log"/>, <see cref="_logNumber"/>, the older
-/// WALs still alive), the family gate, the open/close state, and builds the collaborators above.
+/// DbImpl itself owns the family gate, the open/close state, and builds the collaborators above.
 /// <para>
 /// Lock order: <see cref="_familyGate"/>, the sweeper's gate, the error handler's resume gate,
 /// <see cref="_mutex"/>, the version set's lock. No I/O under the mutex except syncing the old WAL
 /// and creating a new one at a memtable switch, the MANIFEST records of family creation and drop,
-/// and an ingestion's level choice, write-back and MANIFEST record (<c>DbImpl.Ingest.cs</c>, as
+/// and an ingestion's level choice, write-back and MANIFEST record (<see cref="ExternalFileIngester"/>, as
 /// RocksDB's ingestion job runs under its mutex). Guarded by the mutex: the writer queue, the
 /// current WAL, the families' memtable lists and the family table
 /// (<see cref="ColumnFamilySet.ById"/> is also read lock-free: it is replaced, never changed),
 /// background scheduling, the runners' counters, the pending outputs and the background error.
+/// Each collaborator's comment says which of its members the mutex guards.
 /// </para>
 /// </summary>
-internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgroundWorker, ITelemetrySource
+internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetrySource
 {
     private readonly string _dir;
     private readonly KvOptions _options;
@@ -58,16 +65,17 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
     private readonly DbTelemetry _telemetry;
     private readonly ColumnFamilySet _families;
     private readonly object _familyGate = new(); // serializes family creation and drop (before _mutex)
-    private readonly WriteThread _writeThread;
+    private readonly WalSet _wals;
+    private readonly DbWriter _writer;
     private readonly BackgroundScheduler _scheduler;
     private readonly PendingOutputs _pendingOutputs;
     private readonly ObsoleteFileSweeper _sweeper;
     private readonly ErrorHandler _errors;
     private readonly FlushRunner _flusher;
     private readonly CompactionRunner _compactions;
-    private IWritableFile? _logFile;
-    private LogWriter? _log;
-    private ulong _logNumber;
+    private readonly ExternalFileIngester _ingester;
+    private readonly LiveFiles _liveFiles;
+    private readonly InternalStats _internalStats;
     private bool _closing;
     private int _disposed;
 
@@ -88,16 +96,19 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles);
         _families = new ColumnFamilySet(NewFamilyData(_versions.Default, options));
         _pendingOutputs = new PendingOutputs(_mutex, _versions);
-        _sweeper = new ObsoleteFileSweeper(_mutex, dir, _fs, _versions, _families, _pendingOutputs, OldestLiveWal);
-        _writeController = new WriteController(options.DelayedWriteRate);
-        _writeThread = new WriteThread(_mutex, options.WriteThreadSpinIterations, this);
+        _wals = new WalSet(dir, _fs, _versions, options.MemoryMappedWal);
+        _sweeper = new ObsoleteFileSweeper(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _wals.OldestLive);
         _scheduler = new BackgroundScheduler(this, () => Volatile.Read(ref _closing));
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics);
         // Only plain objects after the telemetry: nothing here may throw once it is registered.
         _errors = new ErrorHandler(_mutex, options, _families, _telemetry, () => _closing, () => _scheduler.Cancellation.WaitHandle, TryResume);
         var jobs = new JobContext(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _snapshots, _sweeper, _errors, _telemetry, _counters);
+        _writer = new DbWriter(_mutex, options, _versions, _families, _wals, _errors, _scheduler, _telemetry, _counters);
         _flusher = new FlushRunner(jobs, options.AtomicFlush);
         _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed);
+        _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
+        _liveFiles = new LiveFiles(_mutex, _familyGate, dir, _fs, _versions, _wals, ThrowIfDisposed);
+        _internalStats = new InternalStats(_mutex, _versions, _snapshots, _blockCache, _errors);
     }
 
     internal string Directory => _dir;
@@ -129,6 +140,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         {
             return;
         }
+        _writer.StopAcceptingWrites();
         lock (_familyGate)
         {
             // A family creation or drop in progress finishes first; later ones see the database closed.
@@ -152,7 +164,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         lock (_mutex)
         {
             // Writers still queued behind a leader that is gone (only possible after misuse).
-            _writeThread.FailQueued(new ObjectDisposedException(nameof(KvDb)));
+            _writer.Thread.FailQueued(new ObjectDisposedException(nameof(KvDb)));
             // Flushes that will now never run: a Flush() waiting on one must not wait forever.
             foreach (ColumnFamilyData cfd in _families.All())
             {
@@ -165,7 +177,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         }
         try
         {
-            _logFile?.Dispose();
+            _wals.Dispose();
         }
         catch (IOException e)
         {
@@ -197,7 +209,7 @@ internal sealed partial class DbImpl : IDisposable, IWriteGroupWorker, IBackgrou
         }
         _ownedBlockCache?.Dispose();
         _versions.Dispose();
-        _writeThread.Dispose();
+        _writer.Dispose();
         _scheduler.Dispose();
         _dbLock.Dispose();
         if (firstError != null)

@@ -1,4 +1,5 @@
 using KvEngine.Db;
+using KvEngine.Db.Write;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
 using KvEngine.Wal;

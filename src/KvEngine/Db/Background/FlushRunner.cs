@@ -42,6 +42,31 @@ internal sealed class FlushRunner
     }
 
     /// <summary>
+    /// The flushes <paramref name="families"/> (every live family when null) are waiting for now:
+    /// a task that ends when every memtable waiting in them is in a table (or failed, or dropped);
+    /// done at once when none waits, failed with the background error when there is one.
+    /// </summary>
+    public Task PendingFlushes(IReadOnlyList<ColumnFamilyData>? families)
+    {
+        lock (_mutex)
+        {
+            var tasks = new List<Task>();
+            foreach (ColumnFamilyData cfd in families ?? _db.Families.Live())
+            {
+                foreach (ImmutableMemTable imm in cfd.Immutable)
+                {
+                    tasks.Add(imm.Flushed.Task);
+                }
+            }
+            if (tasks.Count == 0)
+            {
+                return _db.Errors.Error != null ? Task.FromException(ErrorHandler.Wrap(_db.Errors.Error)) : Task.CompletedTask;
+            }
+            return Task.WhenAll(tasks);
+        }
+    }
+
+    /// <summary>
     /// Holds the mutex. The next flush: a family's oldest memtable (with min_write_buffer_number_to_merge
     /// above 1, every waiting one, merged into one table as RocksDB does) when enough wait or a
     /// flush was asked for and none of the family runs; with atomic flush, every family's waiting
@@ -317,7 +342,7 @@ internal sealed class FlushRunner
     {
         // The snapshots to respect are those live now. One taken later cannot need a version
         // this flush drops: the memtables became immutable at a switch made by a write-group
-        // leader with no group still inserting (MakeRoomForWrite waits for pipelined inserts),
+        // leader with no group still inserting (MemTableSwitcher.MakeRoom waits for pipelined inserts),
         // so every entry in them was published, and a later snapshot reads the last published
         // sequence (under the list's lock), which is at or above all of them; for it, as for
         // a plain read, only the newest version of each key matters, and that one is always

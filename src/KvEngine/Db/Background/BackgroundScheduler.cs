@@ -1,0 +1,92 @@
+namespace KvEngine.Db.Background;
+
+/// <summary>
+/// The background threads that run flushes and compactions (RocksDB's background thread pool
+/// with its scheduling of BGWorkFlush and BGWorkCompaction): <see cref="KvOptions.MaxBackgroundJobs"/>
+/// threads, each asking the database for a job (<see cref="IBackgroundWorker.TryRunJob"/>) and
+/// sleeping on a wake semaphore when there is none. <see cref="Wake"/> is called at every memtable
+/// switch, after every job and when an error clears; a thread that finished a job wakes an idle
+/// one, so work a job made possible is picked up. <see cref="Shutdown"/> cancels running
+/// compactions (<see cref="Cancellation"/>) and joins the threads.
+/// <para>
+/// Thread-safety: every member may be called from any thread; <see cref="Start"/> and
+/// <see cref="Shutdown"/> once each, in that order. The closing flag is the database's (set under
+/// its mutex before <see cref="Shutdown"/> wakes the threads).
+/// </para>
+/// </summary>
+internal sealed class BackgroundScheduler : IDisposable
+{
+    private readonly SemaphoreSlim _wake = new(0);
+    private readonly CancellationTokenSource _shutdown = new();
+    private readonly IBackgroundWorker _worker;
+    private readonly Func<bool> _closing;
+    private Thread[] _threads = Array.Empty<Thread>();
+
+    /// <param name="worker">Runs the jobs.</param>
+    /// <param name="closing">True once the database is closing (read by idle threads before they sleep again).</param>
+    public BackgroundScheduler(IBackgroundWorker worker, Func<bool> closing)
+    {
+        _worker = worker;
+        _closing = closing;
+    }
+
+    /// <summary>Cancelled when the database closes: running compactions stop.</summary>
+    public CancellationToken Cancellation => _shutdown.Token;
+
+    public void Start(int threads)
+    {
+        _threads = new Thread[threads];
+        for (int i = 0; i < _threads.Length; i++)
+        {
+            _threads[i] = new Thread(Loop)
+            {
+                IsBackground = true,
+                Name = "KvEngine background " + i,
+            };
+            _threads[i].Start();
+        }
+    }
+
+    /// <summary>Lets one sleeping thread look for work.</summary>
+    public void Wake() => _wake.Release();
+
+    /// <summary>Cancels running compactions (before the caller waits for manual ones).</summary>
+    public void Cancel() => _shutdown.Cancel();
+
+    /// <summary>Wakes every thread and joins them; the database's closing flag must be set.</summary>
+    public void Shutdown()
+    {
+        _shutdown.Cancel();
+        _wake.Release(Math.Max(1, _threads.Length));
+        foreach (Thread t in _threads)
+        {
+            t.Join();
+        }
+    }
+
+    public void Dispose()
+    {
+        _wake.Dispose();
+        _shutdown.Dispose();
+    }
+
+    private void Loop()
+    {
+        while (!_closing())
+        {
+            if (!_worker.TryRunJob())
+            {
+                if (_closing())
+                {
+                    return;
+                }
+                _wake.Wait();
+                continue;
+            }
+            if (_wake.CurrentCount == 0)
+            {
+                _wake.Release(); // let an idle thread look for work this job made possible
+            }
+        }
+    }
+}

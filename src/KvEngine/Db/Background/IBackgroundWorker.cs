@@ -1,0 +1,12 @@
+namespace KvEngine.Db.Background;
+
+/// <summary>What a <see cref="BackgroundScheduler"/> thread asks of the database. Implemented by the database.</summary>
+internal interface IBackgroundWorker
+{
+    /// <summary>
+    /// Picks one flush or compaction and runs it on the calling thread; false when there is none
+    /// (the thread then sleeps until <see cref="BackgroundScheduler.Wake"/>), or when the database
+    /// is closing (the scheduler then stops the thread).
+    /// </summary>
+    bool TryRunJob();
+}

@@ -1,0 +1,168 @@
+using System.Globalization;
+using System.Text;
+using KvEngine.Versions;
+using Version = KvEngine.Versions.Version;
+
+namespace KvEngine.Db.Stats;
+
+/// <summary>
+/// GetProperty (RocksDB's InternalStats::GetStringProperty): RocksDB's property names where one
+/// exists, for one column family; the block-cache, snapshot, background-error and sequence
+/// properties are the database's. Memtable and table figures come from the family's pinned read
+/// state (no lock); those of the compaction picker and the running flush are read under the
+/// database mutex, which guards them.
+/// <para>
+/// Thread-safety: any thread; holds no state of its own.
+/// </para>
+/// </summary>
+internal sealed class InternalStats
+{
+    private const string NumFilesAtLevelPrefix = "rocksdb.num-files-at-level";
+
+    private readonly object _mutex;
+    private readonly VersionSet _versions;
+    private readonly SnapshotList _snapshots;
+    private readonly KvBlockCache _blockCache;
+    private readonly ErrorHandler _errors;
+
+    public InternalStats(object mutex, VersionSet versions, SnapshotList snapshots, KvBlockCache blockCache, ErrorHandler errors)
+    {
+        _mutex = mutex;
+        _versions = versions;
+        _snapshots = snapshots;
+        _blockCache = blockCache;
+        _errors = errors;
+    }
+
+    /// <summary>The property <paramref name="name"/> of <paramref name="cfd"/>, or null for a name it does not know.</summary>
+    public string? GetProperty(ColumnFamilyData cfd, string name)
+    {
+        ArgumentNullException.ThrowIfNull(name);
+        CultureInfo c = CultureInfo.InvariantCulture;
+        if (name.StartsWith(NumFilesAtLevelPrefix, StringComparison.Ordinal))
+        {
+            if (int.TryParse(name.AsSpan(NumFilesAtLevelPrefix.Length), NumberStyles.None, c, out int level) &&
+                level < Version.NumLevels)
+            {
+                return cfd.Versions.Current.NumFiles(level).ToString(c);
+            }
+            return null;
+        }
+        ReadState state = cfd.AcquireReadState();
+        try
+        {
+            switch (name)
+            {
+                case "rocksdb.num-immutable-mem-table":
+                    return state.Immutable.Length.ToString(c);
+                case "rocksdb.cur-size-active-mem-table":
+                    return state.Mem.ApproximateMemoryUsage.ToString(c);
+                case "rocksdb.cur-size-all-mem-tables":
+                case "rocksdb.size-all-mem-tables":
+                    return AllMemTableBytes(state).ToString(c);
+                case "rocksdb.num-entries-active-mem-table":
+                    return state.Mem.NumEntries.ToString(c);
+                case "rocksdb.num-deletes-active-mem-table":
+                    return state.Mem.NumDeletes.ToString(c);
+                case "rocksdb.num-snapshots":
+                    return _snapshots.Count.ToString(c);
+                case "rocksdb.total-sst-files-size":
+                case "rocksdb.live-sst-files-size":
+                    {
+                        long sum = 0;
+                        for (int level = 0; level < Version.NumLevels; level++)
+                        {
+                            sum += state.Version.LevelBytes(level);
+                        }
+                        return sum.ToString(c);
+                    }
+                case "rocksdb.estimate-live-data-size":
+                    return SizeApproximation.EstimateLiveDataSize(state.Version).ToString(c);
+                case "rocksdb.levelstats":
+                    return LevelStats(state.Version);
+                case "rocksdb.stats":
+                    return CompactionStatsText(cfd, state.Version);
+                case "rocksdb.compaction-pending":
+                    lock (_mutex)
+                    {
+                        return (cfd.Picker.NeedsCompaction(state.Version) ? 1 : 0).ToString(c);
+                    }
+                case "rocksdb.num-running-compactions":
+                    lock (_mutex)
+                    {
+                        return cfd.Picker.RunningCount.ToString(c);
+                    }
+                case "rocksdb.num-running-flushes":
+                    lock (_mutex)
+                    {
+                        return (cfd.FlushRunning ? 1 : 0).ToString(c);
+                    }
+                case "rocksdb.block-cache-capacity":
+                    return _blockCache.Capacity.ToString(c);
+                case "rocksdb.block-cache-usage":
+                    return _blockCache.Usage.ToString(c);
+                case "rocksdb.block-cache-pinned-usage":
+                    return _blockCache.PinnedUsage.ToString(c);
+                case "rocksdb.estimate-table-readers-mem":
+                    return cfd.Tables.ApproximateReadersMemory().ToString(c);
+                case "rocksdb.block-cache-entry-stats":
+                    return BlockCacheEntryStats.Format(_blockCache.Primary);
+                case "rocksdb.background-errors":
+                    return _errors.ErrorCount.ToString(c);
+                case "kvengine.latest-sequence-number":
+                    return _versions.LastSequence.ToString(c);
+                case "kvengine.next-file-number":
+                    return _versions.NextFileNumberPeek.ToString(c);
+                default:
+                    return null;
+            }
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+
+    private string CompactionStatsText(ColumnFamilyData cfd, Version v)
+    {
+        double[] scores;
+        var busy = new int[Version.NumLevels];
+        lock (_mutex)
+        {
+            scores = cfd.Picker.ComputeScores(v, Compaction.LevelTargets.Compute(v, cfd.CompactionOptions));
+            for (int level = 0; level < Version.NumLevels; level++)
+            {
+                foreach (Versions.FileMetaData f in v.Files(level))
+                {
+                    if (cfd.Picker.IsBeingCompacted(f.Number))
+                    {
+                        busy[level]++;
+                    }
+                }
+            }
+        }
+        return cfd.CompactionStats.Format(v, scores, busy, cfd.Name);
+    }
+
+    /// <summary>Approximate memory of a read state's mutable and immutable memtables (rocksdb.cur-size-all-mem-tables).</summary>
+    public static long AllMemTableBytes(ReadState state)
+    {
+        long sum = state.Mem.ApproximateMemoryUsage;
+        foreach (Memtable.MemTable m in state.Immutable)
+        {
+            sum += m.ApproximateMemoryUsage;
+        }
+        return sum;
+    }
+
+    private static string LevelStats(Version v)
+    {
+        var sb = new StringBuilder();
+        sb.Append("Level Files Size(MB)\n--------------------\n");
+        for (int level = 0; level < Version.NumLevels; level++)
+        {
+            sb.Append(CultureInfo.InvariantCulture, $"{level,5} {v.NumFiles(level),5} {v.LevelBytes(level) / 1048576.0,8:F0}\n");
+        }
+        return sb.ToString();
+    }
+}
