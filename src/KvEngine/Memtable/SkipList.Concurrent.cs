@@ -44,7 +44,7 @@ internal sealed unsafe partial class SkipList
             state = 0x9E3779B97F4A7C15UL * (ulong)(Environment.CurrentManagedThreadId + 1);
         }
         int height = RandomHeight(ref state);
-        return StashHeight(_arena.AllocateAlignedConcurrently(((height + 1) * s_pointerSize) + entrySize), height);
+        return StashHeight(_arena.AllocateAlignedConcurrently((height * LevelSize) + EntryOffset - LevelSize + entrySize), height);
     }
 
     /// <summary>
@@ -55,10 +55,11 @@ internal sealed unsafe partial class SkipList
     [SkipLocalsInit]
     public bool InsertConcurrently(byte* entry)
     {
-        byte* node = entry - s_entryOffset;
+        byte* node = entry - EntryOffset;
         int height = (int)*(nint*)node;
         Debug.Assert(height >= 1 && height <= _maxHeight);
         ReadOnlySpan<byte> key = MemTableEntry.InternalKey(entry);
+        ulong prefix = KeyPrefix.OfInternalKey(key);
 
         int maxHeight = Volatile.Read(ref _height);
         while (height > maxHeight)
@@ -82,13 +83,13 @@ internal sealed unsafe partial class SkipList
                 splice.List = this;
                 splice.Height = 0; // another list's nodes: start over
             }
-            PositionSplice(key, prev, next, ref splice.Height, maxHeight);
-            return LinkConcurrently(node, height, key, prev, next);
+            PositionSplice(key, prefix, prev, next, ref splice.Height, maxHeight);
+            return LinkConcurrently(node, height, key, prefix, prev, next);
         }
     }
 
     /// <summary>Links <paramref name="node"/> at levels 0..height-1 between the splice's nodes, re-searching a level whose swap fails; leaves the splice around the node.</summary>
-    private static bool LinkConcurrently(byte* node, int height, ReadOnlySpan<byte> key, byte** prev, byte** next)
+    private static bool LinkConcurrently(byte* node, int height, ReadOnlySpan<byte> key, ulong prefix, byte** prev, byte** next)
     {
         for (int level = 0; level < height; level++)
         {
@@ -99,11 +100,15 @@ internal sealed unsafe partial class SkipList
                     return false; // only level 0 can tell, and nothing is linked yet
                 }
                 SetNextNoBarrier(node, level, next[level]);
+                // The predecessor's bound, read after its pointer was seen at next[level]: if the
+                // swap below succeeds, the pointer never moved, so this bounds next[level] (header).
+                SetBoundNoBarrier(node, level, BoundOf(prev[level], level));
+                LowerBound(prev[level], level, prefix); // before the swap publishes the node
                 if (CompareExchangeNext(prev[level], level, node, next[level]))
                 {
                     break;
                 }
-                FindSpliceForLevel(key, prev[level], null, level, out prev[level], out next[level]);
+                FindSpliceForLevel(key, prefix, prev[level], null, level, out prev[level], out next[level]);
             }
             prev[level] = node;
         }
@@ -115,7 +120,23 @@ internal sealed unsafe partial class SkipList
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool CompareExchangeNext(byte* node, int level, byte* value, byte* expected) =>
-        Interlocked.CompareExchange(ref *((nint*)node - level), (nint)value, (nint)expected) == (nint)expected;
+        Interlocked.CompareExchange(ref *LevelOf(node, level), (nint)value, (nint)expected) == (nint)expected;
+
+    /// <summary>Lowers the level's bound to at most <paramref name="prefix"/> (an atomic minimum: concurrent writers only ever lower it).</summary>
+    private static void LowerBound(byte* node, int level, ulong prefix)
+    {
+        ref ulong bound = ref *(ulong*)((byte*)LevelOf(node, level) + 8);
+        ulong seen = Volatile.Read(ref bound);
+        while (seen > prefix)
+        {
+            ulong found = Interlocked.CompareExchange(ref bound, prefix, seen);
+            if (found == seen)
+            {
+                return;
+            }
+            seen = found;
+        }
+    }
 
     /// <summary>
     /// One thread's splice for concurrent inserts: the predecessors and successors around its last

@@ -10,10 +10,21 @@ namespace KvEngine.Memtable;
 /// (<see cref="InternalKeyComparer.Compare"/>): LevelDB's db/skiplist.h with RocksDB's
 /// InlineSkipList layout, every node living in an <see cref="Arena"/>.
 /// <code>
-/// Node := next: pointer[height]   // stored highest level first, so next[i] is at node - i * pointer size
-///         link: pointer           // at node + pointer size: the owner's word (MemTableHashIndex chains entries through it)
-///         entry: MemTableEntry    // at node + 2 * pointer size; the node pointer addresses next[0]
+/// Node  := level: Level[height]   // stored highest level first, so level i is at node - 16 * i
+///          link: pointer(8)        // at node + 16: the owner's word (MemTableHashIndex chains entries through it)
+///          entry: MemTableEntry    // at node + 24; the node pointer addresses level 0
+/// Level := next: pointer(8)        // the next node at this level (pointer-sized, padded to 8 bytes)
+///          bound: fixed64          // a lower bound of the next node's key prefix (KeyPrefix; 0 when unknown)
 /// </code>
+/// The bound lets a search go down a level without touching the next node: a bound above the
+/// target's prefix proves the next key larger. Invariant: a level's bound is at most the prefix of
+/// the node its pointer addresses at any moment. Inserts only put smaller keys behind a pointer, so
+/// the prefix behind a pointer never grows; the single writer stores the new node's prefix into the
+/// bound before it publishes the pointer, concurrent writers lower the bound to at most their
+/// node's prefix (an atomic minimum) before their compare-and-swap. A reader loads the pointer
+/// (acquire), then the bound: whatever bound it sees is at most the prefix of that node or of a
+/// newer, smaller one, so at most that node's. A new node's own bound is its predecessor's, copied
+/// (a bound of the same successor), so no insert reads its successor's key for it.
 /// The link word is not the list's: <see cref="LinkOf"/> hands it to the owner, which may use it to
 /// chain entries into an index of its own once the entry is linked (the list never reads it).
 /// Heights are drawn from a writer-owned xorshift PRNG: height h+1 with probability 1/branching of
@@ -48,10 +59,12 @@ internal sealed unsafe partial class SkipList
     public const int DefaultBranching = 4;
     public const int MaxHeightLimit = 32;
 
-    private static readonly int s_pointerSize = sizeof(nint);
+    // A level: next pointer (padded to 8 bytes) and bound.
+    private const int LevelSize = 16;
 
-    // From a node (its next[0] word) to its entry: next[0] and the link word.
-    private static readonly int s_entryOffset = 2 * sizeof(nint);
+    // From a node (its level 0) to its link word and its entry.
+    private const int LinkOffset = LevelSize;
+    private const int EntryOffset = LevelSize + 8;
 
     private readonly Arena _arena;
     private readonly byte* _head;
@@ -79,14 +92,15 @@ internal sealed unsafe partial class SkipList
         _scaledInverseBranching = (uint)(0x1_0000_0000UL / (uint)branching);
         _rngState = seed == 0 ? 0x9E3779B97F4A7C15UL : seed;
 
-        byte* headMemory = arena.AllocateAligned(maxHeight * s_pointerSize);
-        _head = headMemory + (maxHeight - 1) * s_pointerSize;
+        byte* headMemory = arena.AllocateAligned(maxHeight * LevelSize);
+        _head = headMemory + (maxHeight - 1) * LevelSize;
         for (int i = 0; i < maxHeight; i++)
         {
             SetNextNoBarrier(_head, i, null);
+            SetBoundNoBarrier(_head, i, 0);
         }
-        _splicePrev = (byte**)arena.AllocateAligned((maxHeight + 1) * s_pointerSize);
-        _spliceNext = (byte**)arena.AllocateAligned((maxHeight + 1) * s_pointerSize);
+        _splicePrev = (byte**)arena.AllocateAligned((maxHeight + 1) * sizeof(nint));
+        _spliceNext = (byte**)arena.AllocateAligned((maxHeight + 1) * sizeof(nint));
     }
 
     public int MaxHeight => _maxHeight;
@@ -104,16 +118,16 @@ internal sealed unsafe partial class SkipList
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entrySize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(entrySize, MemTableEntry.MaxEncodedSize);
         int height = RandomHeight(ref _rngState);
-        return StashHeight(_arena.AllocateAligned(((height + 1) * s_pointerSize) + entrySize), height);
+        return StashHeight(_arena.AllocateAligned((height * LevelSize) + EntryOffset - LevelSize + entrySize), height);
     }
 
     /// <summary>Stores the height in next[0] of the node at <paramref name="memory"/> until Insert links it; returns the entry's address.</summary>
     private static byte* StashHeight(byte* memory, int height)
     {
-        byte* node = memory + (height - 1) * s_pointerSize;
+        byte* node = memory + (height - 1) * LevelSize;
         *(nint*)node = height;
-        *(nint*)(node + s_pointerSize) = 0; // the link word starts empty
-        return node + s_entryOffset;
+        *(long*)(node + LinkOffset) = 0; // the link word starts empty
+        return node + EntryOffset;
     }
 
     /// <summary>
@@ -122,10 +136,11 @@ internal sealed unsafe partial class SkipList
     /// </summary>
     public bool Insert(byte* entry)
     {
-        byte* node = entry - s_entryOffset;
+        byte* node = entry - EntryOffset;
         int height = (int)*(nint*)node;
         Debug.Assert(height >= 1 && height <= _maxHeight);
         ReadOnlySpan<byte> key = MemTableEntry.InternalKey(entry);
+        ulong prefix = KeyPrefix.OfInternalKey(key);
 
         int maxHeight = _height;
         if (height > maxHeight)
@@ -137,7 +152,7 @@ internal sealed unsafe partial class SkipList
 
         byte** prev = _splicePrev;
         byte** next = _spliceNext;
-        PositionSplice(key, prev, next, ref _spliceHeight, maxHeight);
+        PositionSplice(key, prefix, prev, next, ref _spliceHeight, maxHeight);
 
         if (next[0] != null && InternalKeyComparer.Compare(KeyOf(next[0]), key) == 0)
         {
@@ -148,7 +163,9 @@ internal sealed unsafe partial class SkipList
         {
             Debug.Assert(NextNoBarrier(prev[level], level) == next[level]);
             SetNextNoBarrier(node, level, next[level]);
-            SetNext(prev[level], level, node); // release: publishes the node at this level
+            SetBoundNoBarrier(node, level, BoundOf(prev[level], level)); // a bound of the same successor
+            SetBoundNoBarrier(prev[level], level, prefix); // before the pointer: see the header
+            SetNext(prev[level], level, node); // release: publishes the node (and the bound) at this level
             prev[level] = node;
         }
         return true;
@@ -163,7 +180,7 @@ internal sealed unsafe partial class SkipList
     /// inserts up to two comparisons per level for little gain (RocksDB does the same). With
     /// concurrent writers the gaps may have been filled since; their compare-and-swap finds out.
     /// </summary>
-    private void PositionSplice(ReadOnlySpan<byte> key, byte** prev, byte** next, ref int spliceHeight, int maxHeight)
+    private void PositionSplice(ReadOnlySpan<byte> key, ulong prefix, byte** prev, byte** next, ref int spliceHeight, int maxHeight)
     {
         int recomputeHeight;
         if (spliceHeight < maxHeight)
@@ -180,7 +197,7 @@ internal sealed unsafe partial class SkipList
         }
         for (int level = recomputeHeight - 1; level >= 0; level--)
         {
-            FindSpliceForLevel(key, prev[level + 1], next[level + 1], level, out prev[level], out next[level]);
+            FindSpliceForLevel(key, prefix, prev[level + 1], next[level + 1], level, out prev[level], out next[level]);
         }
     }
 
@@ -224,13 +241,13 @@ internal sealed unsafe partial class SkipList
     /// writes it. The list neither reads nor writes it after <see cref="AllocateEntry"/>.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static nint* LinkOf(byte* entry) => (nint*)(entry - s_pointerSize);
+    public static nint* LinkOf(byte* entry) => (nint*)(entry - EntryOffset + LinkOffset);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private byte* EntryOrNull(byte* node) => node == null || node == _head ? null : node + s_entryOffset;
+    private byte* EntryOrNull(byte* node) => node == null || node == _head ? null : node + EntryOffset;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static ReadOnlySpan<byte> KeyOf(byte* node) => MemTableEntry.InternalKey(node + s_entryOffset);
+    private static ReadOnlySpan<byte> KeyOf(byte* node) => MemTableEntry.InternalKey(node + EntryOffset);
 
     /// <summary>True when <paramref name="node"/> is not null and its key is &lt; <paramref name="key"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -238,30 +255,54 @@ internal sealed unsafe partial class SkipList
         node != null && InternalKeyComparer.Compare(KeyOf(node), key) < 0;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static byte* Next(byte* node, int level) => (byte*)Volatile.Read(ref *((nint*)node - level));
+    private static nint* LevelOf(byte* node, int level) => (nint*)(node - (level * LevelSize));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void SetNext(byte* node, int level, byte* value) => Volatile.Write(ref *((nint*)node - level), (nint)value);
+    private static byte* Next(byte* node, int level) => (byte*)Volatile.Read(ref *LevelOf(node, level));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static byte* NextNoBarrier(byte* node, int level) => *((byte**)node - level);
+    private static void SetNext(byte* node, int level, byte* value) => Volatile.Write(ref *LevelOf(node, level), (nint)value);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void SetNextNoBarrier(byte* node, int level, byte* value) => *((byte**)node - level) = value;
+    private static byte* NextNoBarrier(byte* node, int level) => (byte*)*LevelOf(node, level);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void SetNextNoBarrier(byte* node, int level, byte* value) => *LevelOf(node, level) = (nint)value;
+
+    /// <summary>The level's bound (see the header); read it after the level's pointer.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ulong BoundOf(byte* node, int level) => *(ulong*)((byte*)LevelOf(node, level) + 8);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void SetBoundNoBarrier(byte* node, int level, ulong bound) => *(ulong*)((byte*)LevelOf(node, level) + 8) = bound;
+
+    /// <summary>
+    /// True when the node after <paramref name="node"/> at <paramref name="level"/> (just loaded
+    /// from it) is known to sort after every key with prefix <paramref name="prefix"/>, without
+    /// touching that node.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool NextIsPast(byte* node, int level, ulong prefix) => BoundOf(node, level) > prefix;
 
     /// <summary>Walks one level from <paramref name="before"/> (whose key is &lt; key), stopping at <paramref name="after"/>.</summary>
-    private static void FindSpliceForLevel(ReadOnlySpan<byte> key, byte* before, byte* after, int level, out byte* outPrev, out byte* outNext)
+    private static void FindSpliceForLevel(ReadOnlySpan<byte> key, ulong prefix, byte* before, byte* after, int level, out byte* outPrev, out byte* outNext)
     {
         while (true)
         {
             byte* next = Next(before, level);
-            if (next != null && Sse.IsSupported)
+            if (next == after || next == null || NextIsPast(before, level, prefix))
+            {
+                outPrev = before;
+                outNext = next;
+                return;
+            }
+            if (Sse.IsSupported)
             {
                 // RocksDB's InlineSkipList prefetches next->Next(level): the node this walk visits
                 // after next, whose key line then loads while next's key is compared.
-                Sse.Prefetch0(NextNoBarrier(next, level) + s_entryOffset);
+                Sse.Prefetch0(NextNoBarrier(next, level) + EntryOffset);
             }
-            if (next == after || !KeyIsAfterNode(key, next))
+            if (!KeyIsAfterNode(key, next))
             {
                 outPrev = before;
                 outNext = next;
@@ -273,13 +314,14 @@ internal sealed unsafe partial class SkipList
 
     private byte* FindGreaterOrEqualNode(ReadOnlySpan<byte> key)
     {
+        ulong prefix = KeyPrefix.OfInternalKey(key);
         byte* x = _head;
         int level = Height - 1;
-        byte* knownNotBefore = null; // a node already compared >= key: skip re-comparing it one level down
+        byte* knownNotBefore = null; // a node already known >= key: skip re-comparing it one level down
         while (true)
         {
             byte* next = Next(x, level);
-            if (next != null && next != knownNotBefore && InternalKeyComparer.Compare(KeyOf(next), key) < 0)
+            if (next != null && next != knownNotBefore && !NextIsPast(x, level, prefix) && InternalKeyComparer.Compare(KeyOf(next), key) < 0)
             {
                 x = next;
             }
@@ -299,13 +341,14 @@ internal sealed unsafe partial class SkipList
     private byte* FindLessNode(ReadOnlySpan<byte> key, bool orEqual)
     {
         int bound = orEqual ? 1 : 0;
+        ulong prefix = KeyPrefix.OfInternalKey(key);
         byte* x = _head;
         int level = Height - 1;
         byte* knownNotBefore = null;
         while (true)
         {
             byte* next = Next(x, level);
-            if (next != null && next != knownNotBefore && InternalKeyComparer.Compare(KeyOf(next), key) < bound)
+            if (next != null && next != knownNotBefore && !NextIsPast(x, level, prefix) && InternalKeyComparer.Compare(KeyOf(next), key) < bound)
             {
                 x = next;
             }
@@ -391,7 +434,7 @@ internal sealed unsafe partial class SkipList
             get
             {
                 Debug.Assert(_node != null);
-                return _node + s_entryOffset;
+                return _node + EntryOffset;
             }
         }
 
@@ -418,7 +461,7 @@ internal sealed unsafe partial class SkipList
         public void SeekToEntry(byte* entry)
         {
             Debug.Assert(entry != null);
-            _node = entry - s_entryOffset;
+            _node = entry - EntryOffset;
         }
 
         public void SeekForPrev(ReadOnlySpan<byte> target) => _node = _list.NodeOrNull(_list.FindLessNode(target, orEqual: true));

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.Intrinsics.X86;
 using KvEngine.Cache;
+using KvEngine.Format;
 using KvEngine.Memory;
 using KvEngine.Util;
 
@@ -143,7 +144,7 @@ internal sealed unsafe class Block : CacheValue, IDisposable
 
     /// <summary>
     /// For a long-lived index block (a table reader's own), the first 8 bytes of each restart
-    /// key's user key, big-endian and zero-padded (<see cref="BlockCursor.RestartPrefix"/>), which
+    /// key's user key, big-endian and zero-padded (<see cref="KeyPrefix"/>), which
     /// <see cref="BlockCursor.Seek"/> binary-searches instead of the entries: one dense array
     /// instead of two scattered loads per probe. Null for other blocks. Set once, by
     /// <see cref="BlockCursor.BuildRestartPrefixes"/>, before the block is shared.

@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Buffers.Binary;
 using System.Runtime.CompilerServices;
 using KvEngine.Format;
 using KvEngine.Util;
@@ -151,7 +150,7 @@ internal struct BlockCursor : IDisposable
     /// </summary>
     private readonly int LastRestartBefore(ulong[] prefixes, ReadOnlySpan<byte> target)
     {
-        ulong t = RestartPrefix(_keyFormat == BlockKeyFormat.Bytewise ? target : InternalKeys.UserKey(target));
+        ulong t = KeyPrefix.Of(_keyFormat == BlockKeyFormat.Bytewise ? target : InternalKeys.UserKey(target));
         int lo = 0;
         int hi = prefixes.Length;
         while (lo < hi)
@@ -190,21 +189,6 @@ internal struct BlockCursor : IDisposable
         return Math.Max(left, 0);
     }
 
-    /// <summary>The first 8 bytes of <paramref name="userKey"/>, big-endian, zero-padded: ordered as the keys are (not strictly).</summary>
-    internal static ulong RestartPrefix(ReadOnlySpan<byte> userKey)
-    {
-        if (userKey.Length >= sizeof(ulong))
-        {
-            return BinaryPrimitives.ReadUInt64BigEndian(userKey);
-        }
-        ulong prefix = 0;
-        for (int i = 0; i < userKey.Length; i++)
-        {
-            prefix |= (ulong)userKey[i] << (56 - (8 * i));
-        }
-        return prefix;
-    }
-
     /// <summary>
     /// Gives the block its restart prefixes (see <see cref="Block.RestartPrefixes"/>): for a block
     /// searched for as long as it lives, before it is shared. A malformed restart leaves the block
@@ -222,7 +206,7 @@ internal struct BlockCursor : IDisposable
             for (int i = 0; i < prefixes.Length; i++)
             {
                 ReadOnlySpan<byte> key = RestartKey(i);
-                prefixes[i] = RestartPrefix(_keyFormat == BlockKeyFormat.InternalKey ? InternalKeys.UserKey(key) : key);
+                prefixes[i] = KeyPrefix.Of(_keyFormat == BlockKeyFormat.InternalKey ? InternalKeys.UserKey(key) : key);
             }
         }
         catch (KvCorruptionException)

@@ -134,5 +134,5 @@ public class BlockRestartPrefixTests
     [InlineData(new byte[0], 0UL)]
     [InlineData(new byte[] { 1 }, 0x0100_0000_0000_0000UL)]
     [InlineData(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, 0x0102_0304_0506_0708UL)]
-    public void PrefixIsTheBigEndianHead(byte[] key, ulong expected) => Assert.Equal(expected, BlockCursor.RestartPrefix(key));
+    public void PrefixIsTheBigEndianHead(byte[] key, ulong expected) => Assert.Equal(expected, KeyPrefix.Of(key));
 }
