@@ -1,5 +1,5 @@
 using System.Buffers;
-using KvEngine.Format;
+using KvEngine.Db.Read;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
 
@@ -9,7 +9,12 @@ using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Db;
 
-/// <summary>The read path: point lookups and iterators, lock-free over a pinned read state.</summary>
+/// <summary>
+/// The read path's entry points: each pins the family's read state, then takes the read sequence
+/// (in that order: see <see cref="TryGet"/>), and hands both to the type that does the work
+/// (<see cref="PointReader"/>, <see cref="MultiGetReader"/>, <see cref="KeyMayExistLookup"/>,
+/// iterators); lock-free.
+/// </summary>
 internal sealed partial class DbImpl
 {
     public bool TryGet(ColumnFamilyData cfd, ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions options)
@@ -20,33 +25,49 @@ internal sealed partial class DbImpl
         // state holds has been dropped; writes that land in memtables newer than it are simply not
         // seen, as if the read happened when the state was pinned.
         ReadState state = cfd.AcquireReadState();
-        KvStatistics? stats = _stats;
-        stats?.Record(Ticker.NumberKeysRead);
+        _stats?.Record(Ticker.NumberKeysRead);
         try
         {
             ulong sequence = ReadSequence(options);
-            ulong covering = 0;
-            bool found;
-            if (TryGetFromMemTables(state, key, sequence, value, ref covering, out ValueType memType))
-            {
-                stats?.Record(Ticker.MemtableHit);
-                found = memType == ValueType.Merge
-                    ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
-                    : CheckType(memType);
-            }
-            else
-            {
-                stats?.Record(Ticker.MemtableMiss);
-                found = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
-                    (type == ValueType.Merge
-                        ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
-                        : CheckType(type));
-                if (stats != null && level >= 0)
-                {
-                    stats.Record(level == 0 ? Ticker.GetHitL0 : level == 1 ? Ticker.GetHitL1 : Ticker.GetHitL2AndUp);
-                }
-            }
-            return found;
+            return _pointReader.TryGet(cfd, state, key, sequence, value, options);
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+
+    /// <summary>Batched point lookups (<see cref="MultiGetReader"/>) over one pinned read state at one sequence.</summary>
+    public void MultiGet(ColumnFamilyData cfd, ReadOnlySpan<ReadOnlyMemory<byte>> keys, MultiGetResults results, ReadOptions options)
+    {
+        ThrowIfDisposed();
+        results.Reset(keys.Length);
+        if (keys.Length == 0)
+        {
+            return;
+        }
+        ReadState state = cfd.AcquireReadState(); // the state, then the sequence (see TryGet)
+        try
+        {
+            ulong sequence = ReadSequence(options);
+            _multiGetReader.MultiGet(cfd, state, sequence, keys, results, options);
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+
+    /// <summary>RocksDB's KeyMayExist, without I/O (<see cref="KeyMayExistLookup"/>).</summary>
+    public bool KeyMayExist(ColumnFamilyData cfd, ReadOnlySpan<byte> key, IBufferWriter<byte>? value, ReadOptions options, out bool valueFound)
+    {
+        ThrowIfDisposed();
+        valueFound = false;
+        ReadState state = cfd.AcquireReadState();
+        try
+        {
+            ulong sequence = ReadSequence(options);
+            return KeyMayExistLookup.MayExist(cfd, state, key, sequence, value, out valueFound);
         }
         finally
         {
@@ -251,56 +272,4 @@ internal sealed partial class DbImpl
         ObjectDisposedException.ThrowIf(s.IsReleased, s);
         return s.Sequence;
     }
-
-    /// <summary>
-    /// True when a memtable decided the lookup: <paramref name="type"/> is Value (written to
-    /// <paramref name="value"/>), Deletion, or Merge (nothing written: the caller merges).
-    /// <paramref name="covering"/> collects the newest visible range tombstone covering the key;
-    /// a memtable whose tombstones cover it decides (every older source holds only older entries).
-    /// </summary>
-    private static bool TryGetFromMemTables(ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out ValueType type)
-    {
-        if (TryGetFromMemTable(state.Mem, key, sequence, value, ref covering, out type))
-        {
-            return true;
-        }
-        foreach (MemTable imm in state.Immutable)
-        {
-            if (TryGetFromMemTable(imm, key, sequence, value, ref covering, out type))
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out ValueType type)
-    {
-        if (mem.GetRangeTombstones() is { } tombstones)
-        {
-            covering = Math.Max(covering, tombstones.MaxCoveringSequence(key, sequence));
-        }
-        if (!mem.TryGet(key, sequence, out type, out ReadOnlySpan<byte> v, out ulong entrySequence))
-        {
-            type = ValueType.Deletion;
-            return covering > 0;
-        }
-        if (entrySequence < covering)
-        {
-            type = ValueType.Deletion;
-            return true;
-        }
-        if (type != ValueType.Merge && CheckType(type))
-        {
-            value.Write(v);
-        }
-        return true;
-    }
-
-    private static bool CheckType(ValueType type) => type switch
-    {
-        ValueType.Value => true,
-        ValueType.Deletion or ValueType.SingleDeletion => false,
-        _ => throw new KvCorruptionException($"Unexpected entry type {(int)type}."),
-    };
 }

@@ -3,6 +3,7 @@ using KvEngine.Db.Background;
 using KvEngine.Db.Checkpoints;
 using KvEngine.Db.Ingestion;
 using KvEngine.Db.Logs;
+using KvEngine.Db.Read;
 using KvEngine.Db.Stats;
 using KvEngine.Db.Write;
 using KvEngine.Diagnostics;
@@ -76,6 +77,8 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
     private readonly ExternalFileIngester _ingester;
     private readonly LiveFiles _liveFiles;
     private readonly InternalStats _internalStats;
+    private readonly PointReader _pointReader;
+    private readonly MultiGetReader _multiGetReader;
     private bool _closing;
     private int _disposed;
 
@@ -109,6 +112,8 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
         _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
         _liveFiles = new LiveFiles(_mutex, _familyGate, dir, _fs, _versions, _wals, ThrowIfDisposed);
         _internalStats = new InternalStats(_mutex, _versions, _snapshots, _blockCache, _errors);
+        _pointReader = new PointReader(_stats);
+        _multiGetReader = new MultiGetReader(_stats);
     }
 
     internal string Directory => _dir;
