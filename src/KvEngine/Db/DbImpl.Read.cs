@@ -1,11 +1,5 @@
 using System.Buffers;
 using KvEngine.Db.Read;
-using KvEngine.Iterators;
-using KvEngine.Memtable;
-
-using ValueType = KvEngine.Format.ValueType;
-using KvEngine.Versions;
-using Version = KvEngine.Versions.Version;
 
 namespace KvEngine.Db;
 
@@ -76,10 +70,8 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// An iterator over the current read state at <paramref name="options"/>' sequence. A spare
-    /// tree parked by a disposed iterator over the same read state (no memtable switch, flush or
-    /// compaction since) with the same table options is reset and reused, so creating an iterator
-    /// allocates nothing in steady state; otherwise a new tree is built.
+    /// An iterator over the current read state at <paramref name="options"/>' sequence: a parked
+    /// spare that can serve it, reset (<see cref="IteratorBuilder.TakeSpare"/>), or a new tree.
     /// </summary>
     public PinnedIterator NewIterator(ColumnFamilyData cfd, ReadOptions options)
     {
@@ -93,28 +85,14 @@ internal sealed partial class DbImpl
             KvPrefixExtractor? extractor = cfd.Options.PrefixExtractor;
             KvPrefixExtractor? prefixSeek = options.TotalOrderSeek ? null : extractor;
             KvPrefixExtractor? sameAsStart = options.PrefixSameAsStart ? extractor : null;
-            PinnedIterator?[] spares = cfd.SpareIterators;
-            for (int i = 0; i < spares.Length; i++)
+            if (IteratorBuilder.TakeSpare(cfd, state, options.VerifyChecksums, options.FillCache, prefixSeek) is { } spare)
             {
-                if (Volatile.Read(ref spares[i]) is null)
-                {
-                    continue;
-                }
-                PinnedIterator? spare = Interlocked.Exchange(ref spares[i], null);
-                if (spare is null)
-                {
-                    continue;
-                }
-                if (spare.CanServe(state, options.VerifyChecksums, options.FillCache, prefixSeek))
-                {
-                    state.Unref(); // the spare holds its own reference on the same state
-                    spare.Reset(sequence, options.IterateLowerBound, options.IterateUpperBound, options.Snapshot != null);
-                    spare.Iterator.PrefixSameAsStart = sameAsStart;
-                    return spare;
-                }
-                spare.Dispose(); // stale: its read state is gone or its options differ
+                state.Unref(); // the spare holds its own reference on the same state
+                spare.Reset(sequence, options.IterateLowerBound, options.IterateUpperBound, options.Snapshot != null);
+                spare.Iterator.PrefixSameAsStart = sameAsStart;
+                return spare;
             }
-            PinnedIterator built = BuildIterator(cfd, state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
+            PinnedIterator built = IteratorBuilder.Build(cfd, state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
                 options.Snapshot != null, prefixSeek);
             built.Iterator.PrefixSameAsStart = sameAsStart;
             return built;
@@ -149,7 +127,7 @@ internal sealed partial class DbImpl
                 it.Reset(sequence, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
                 return it;
             }
-            result = BuildIterator(it.Family, state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false,
+            result = IteratorBuilder.Build(it.Family, state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false,
                 it.PrefixSeek);
             result.Iterator.PrefixSameAsStart = it.Iterator.PrefixSameAsStart;
         }
@@ -188,60 +166,6 @@ internal sealed partial class DbImpl
             }
         }
         it.Dispose();
-    }
-
-    private PinnedIterator BuildIterator(ColumnFamilyData cfd, ReadState state, ulong sequence, bool verifyChecksums, bool fillCache, byte[]? lower, byte[]? upper, bool hasSnapshot,
-        KvPrefixExtractor? prefixSeek)
-    {
-        // After the sequence: a memtable's tombstone list is current for every sequence we can see.
-        RangeDel.FragmentedRangeTombstoneList? memTombstones = state.Mem.GetRangeTombstones();
-        RangeDelAggregator? rangeDel = RangeDelAggregator.Create(state, cfd.Tables, sequence);
-        Version v = state.Version;
-        var children = new InternalIterator[1 + state.Immutable.Length + v.NumFiles(0) + CountNonEmptyLevels(v)];
-        int n = 0;
-        try
-        {
-            children[n++] = state.Mem.NewIterator();
-            foreach (MemTable imm in state.Immutable)
-            {
-                children[n++] = imm.NewIterator();
-            }
-            foreach (Versions.FileMetaData f in v.Files(0))
-            {
-                children[n++] = cfd.Tables.Get(f, 0).NewIterator(verifyChecksums, fillCache, prefixFilter: prefixSeek != null);
-            }
-            for (int level = 1; level < Version.NumLevels; level++)
-            {
-                if (v.NumFiles(level) > 0)
-                {
-                    children[n++] = new LevelFiles(cfd.Tables, v.Files(level), verifyChecksums, fillCache, prefixSeek).CreateIterator();
-                }
-            }
-        }
-        catch
-        {
-            for (int i = 0; i < n; i++)
-            {
-                children[i].Dispose();
-            }
-            throw;
-        }
-        var merged = new MergingIterator(children);
-        var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: cfd.Options.MergeOperator);
-        return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot) { PrefixSeek = prefixSeek };
-    }
-
-    private static int CountNonEmptyLevels(Version v)
-    {
-        int n = 0;
-        for (int level = 1; level < Version.NumLevels; level++)
-        {
-            if (v.NumFiles(level) > 0)
-            {
-                n++;
-            }
-        }
-        return n;
     }
 
     public Snapshot GetSnapshot()
