@@ -5,11 +5,9 @@ namespace KvEngine.Db;
 
 /// <summary>
 /// Dispatch of background work and manual compaction. A <see cref="BackgroundScheduler"/> thread
-/// asks for one job at a time (<see cref="TryRunJob"/>): under the mutex, with no background error
-/// and not closing, a flush if one is due (<see cref="FlushRunner.Pick"/>: flushes come first),
-/// otherwise an automatic compaction (<see cref="CompactionRunner.TryPickAutomatic"/>); the job
-/// runs outside the mutex in its runner. Manual compactions run on the caller's thread in the
-/// <see cref="CompactionRunner"/> after the family is flushed.
+/// asks the <see cref="BackgroundJobPicker"/> for one job at a time (a flush first, else an
+/// automatic compaction), run outside the mutex in its runner. Manual compactions run on the
+/// caller's thread in the <see cref="CompactionRunner"/> after the family is flushed.
 /// </summary>
 internal sealed partial class DbImpl
 {
@@ -29,37 +27,6 @@ internal sealed partial class DbImpl
             _compactions.WaitForManualCompactions();
         }
         _scheduler.Shutdown();
-    }
-
-    /// <summary>A scheduler thread: picks one job under the mutex and runs it (see <see cref="IBackgroundWorker"/>).</summary>
-    public bool TryRunJob()
-    {
-        List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? flush;
-        PickedCompaction compaction = default;
-        bool compact = false;
-        lock (_mutex)
-        {
-            if (_closing || _errors.Error != null)
-            {
-                return false;
-            }
-            flush = _flusher.Pick();
-            if (flush == null)
-            {
-                compact = _compactions.TryPickAutomatic(out compaction);
-            }
-        }
-        if (flush != null)
-        {
-            _flusher.Run(flush);
-            return true;
-        }
-        if (!compact)
-        {
-            return false;
-        }
-        _compactions.RunAutomatic(compaction);
-        return true;
     }
 
     /// <summary>

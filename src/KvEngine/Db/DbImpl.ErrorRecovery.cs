@@ -1,3 +1,5 @@
+using KvEngine.Db.Errors;
+
 namespace KvEngine.Db;
 
 /// <summary>

@@ -123,7 +123,7 @@ internal sealed partial class DbImpl
             db = new DbImpl(dir, options, dbLock);
             db.Recover(exists, families);
             db.WriteOptionsFile();
-            db._scheduler.Start(options.MaxBackgroundJobs);
+            db._scheduler.Start(db._jobPicker, options.MaxBackgroundJobs);
             if (db._compactAfterOpen)
             {
                 db.CompactRange(db._families.Default, null, null);

@@ -1,15 +1,14 @@
 using System.Buffers;
-using KvEngine.Format;
-using KvEngine.Iterators;
-using KvEngine.Memtable;
-
-using ValueType = KvEngine.Format.ValueType;
-using KvEngine.Versions;
-using Version = KvEngine.Versions.Version;
+using KvEngine.Db.Read;
 
 namespace KvEngine.Db;
 
-/// <summary>The read path: point lookups and iterators, lock-free over a pinned read state.</summary>
+/// <summary>
+/// The read path's entry points: each pins the family's read state, then takes the read sequence
+/// (in that order: see <see cref="TryGet"/>), and hands both to the type that does the work
+/// (<see cref="PointReader"/>, <see cref="MultiGetReader"/>, <see cref="KeyMayExistLookup"/>,
+/// iterators); lock-free.
+/// </summary>
 internal sealed partial class DbImpl
 {
     public bool TryGet(ColumnFamilyData cfd, ReadOnlySpan<byte> key, IBufferWriter<byte> value, ReadOptions options)
@@ -20,33 +19,49 @@ internal sealed partial class DbImpl
         // state holds has been dropped; writes that land in memtables newer than it are simply not
         // seen, as if the read happened when the state was pinned.
         ReadState state = cfd.AcquireReadState();
-        KvStatistics? stats = _stats;
-        stats?.Record(Ticker.NumberKeysRead);
+        _stats?.Record(Ticker.NumberKeysRead);
         try
         {
             ulong sequence = ReadSequence(options);
-            ulong covering = 0;
-            bool found;
-            if (TryGetFromMemTables(state, key, sequence, value, ref covering, out ValueType memType))
-            {
-                stats?.Record(Ticker.MemtableHit);
-                found = memType == ValueType.Merge
-                    ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
-                    : CheckType(memType);
-            }
-            else
-            {
-                stats?.Record(Ticker.MemtableMiss);
-                found = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
-                    (type == ValueType.Merge
-                        ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
-                        : CheckType(type));
-                if (stats != null && level >= 0)
-                {
-                    stats.Record(level == 0 ? Ticker.GetHitL0 : level == 1 ? Ticker.GetHitL1 : Ticker.GetHitL2AndUp);
-                }
-            }
-            return found;
+            return _pointReader.TryGet(cfd, state, key, sequence, value, options);
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+
+    /// <summary>Batched point lookups (<see cref="MultiGetReader"/>) over one pinned read state at one sequence.</summary>
+    public void MultiGet(ColumnFamilyData cfd, ReadOnlySpan<ReadOnlyMemory<byte>> keys, MultiGetResults results, ReadOptions options)
+    {
+        ThrowIfDisposed();
+        results.Reset(keys.Length);
+        if (keys.Length == 0)
+        {
+            return;
+        }
+        ReadState state = cfd.AcquireReadState(); // the state, then the sequence (see TryGet)
+        try
+        {
+            ulong sequence = ReadSequence(options);
+            _multiGetReader.MultiGet(cfd, state, sequence, keys, results, options);
+        }
+        finally
+        {
+            state.Unref();
+        }
+    }
+
+    /// <summary>RocksDB's KeyMayExist, without I/O (<see cref="KeyMayExistLookup"/>).</summary>
+    public bool KeyMayExist(ColumnFamilyData cfd, ReadOnlySpan<byte> key, IBufferWriter<byte>? value, ReadOptions options, out bool valueFound)
+    {
+        ThrowIfDisposed();
+        valueFound = false;
+        ReadState state = cfd.AcquireReadState();
+        try
+        {
+            ulong sequence = ReadSequence(options);
+            return KeyMayExistLookup.MayExist(cfd, state, key, sequence, value, out valueFound);
         }
         finally
         {
@@ -55,10 +70,8 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>
-    /// An iterator over the current read state at <paramref name="options"/>' sequence. A spare
-    /// tree parked by a disposed iterator over the same read state (no memtable switch, flush or
-    /// compaction since) with the same table options is reset and reused, so creating an iterator
-    /// allocates nothing in steady state; otherwise a new tree is built.
+    /// An iterator over the current read state at <paramref name="options"/>' sequence: a parked
+    /// spare that can serve it, reset (<see cref="IteratorBuilder.TakeSpare"/>), or a new tree.
     /// </summary>
     public PinnedIterator NewIterator(ColumnFamilyData cfd, ReadOptions options)
     {
@@ -72,28 +85,14 @@ internal sealed partial class DbImpl
             KvPrefixExtractor? extractor = cfd.Options.PrefixExtractor;
             KvPrefixExtractor? prefixSeek = options.TotalOrderSeek ? null : extractor;
             KvPrefixExtractor? sameAsStart = options.PrefixSameAsStart ? extractor : null;
-            PinnedIterator?[] spares = cfd.SpareIterators;
-            for (int i = 0; i < spares.Length; i++)
+            if (IteratorBuilder.TakeSpare(cfd, state, options.VerifyChecksums, options.FillCache, prefixSeek) is { } spare)
             {
-                if (Volatile.Read(ref spares[i]) is null)
-                {
-                    continue;
-                }
-                PinnedIterator? spare = Interlocked.Exchange(ref spares[i], null);
-                if (spare is null)
-                {
-                    continue;
-                }
-                if (spare.CanServe(state, options.VerifyChecksums, options.FillCache, prefixSeek))
-                {
-                    state.Unref(); // the spare holds its own reference on the same state
-                    spare.Reset(sequence, options.IterateLowerBound, options.IterateUpperBound, options.Snapshot != null);
-                    spare.Iterator.PrefixSameAsStart = sameAsStart;
-                    return spare;
-                }
-                spare.Dispose(); // stale: its read state is gone or its options differ
+                state.Unref(); // the spare holds its own reference on the same state
+                spare.Reset(sequence, options.IterateLowerBound, options.IterateUpperBound, options.Snapshot != null);
+                spare.Iterator.PrefixSameAsStart = sameAsStart;
+                return spare;
             }
-            PinnedIterator built = BuildIterator(cfd, state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
+            PinnedIterator built = IteratorBuilder.Build(cfd, state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
                 options.Snapshot != null, prefixSeek);
             built.Iterator.PrefixSameAsStart = sameAsStart;
             return built;
@@ -128,7 +127,7 @@ internal sealed partial class DbImpl
                 it.Reset(sequence, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
                 return it;
             }
-            result = BuildIterator(it.Family, state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false,
+            result = IteratorBuilder.Build(it.Family, state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false,
                 it.PrefixSeek);
             result.Iterator.PrefixSameAsStart = it.Iterator.PrefixSameAsStart;
         }
@@ -169,60 +168,6 @@ internal sealed partial class DbImpl
         it.Dispose();
     }
 
-    private PinnedIterator BuildIterator(ColumnFamilyData cfd, ReadState state, ulong sequence, bool verifyChecksums, bool fillCache, byte[]? lower, byte[]? upper, bool hasSnapshot,
-        KvPrefixExtractor? prefixSeek)
-    {
-        // After the sequence: a memtable's tombstone list is current for every sequence we can see.
-        RangeDel.FragmentedRangeTombstoneList? memTombstones = state.Mem.GetRangeTombstones();
-        RangeDelAggregator? rangeDel = RangeDelAggregator.Create(state, cfd.Tables, sequence);
-        Version v = state.Version;
-        var children = new InternalIterator[1 + state.Immutable.Length + v.NumFiles(0) + CountNonEmptyLevels(v)];
-        int n = 0;
-        try
-        {
-            children[n++] = state.Mem.NewIterator();
-            foreach (MemTable imm in state.Immutable)
-            {
-                children[n++] = imm.NewIterator();
-            }
-            foreach (Versions.FileMetaData f in v.Files(0))
-            {
-                children[n++] = cfd.Tables.Get(f, 0).NewIterator(verifyChecksums, fillCache, prefixFilter: prefixSeek != null);
-            }
-            for (int level = 1; level < Version.NumLevels; level++)
-            {
-                if (v.NumFiles(level) > 0)
-                {
-                    children[n++] = new LevelFiles(cfd.Tables, v.Files(level), verifyChecksums, fillCache, prefixSeek).CreateIterator();
-                }
-            }
-        }
-        catch
-        {
-            for (int i = 0; i < n; i++)
-            {
-                children[i].Dispose();
-            }
-            throw;
-        }
-        var merged = new MergingIterator(children);
-        var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: cfd.Options.MergeOperator);
-        return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot) { PrefixSeek = prefixSeek };
-    }
-
-    private static int CountNonEmptyLevels(Version v)
-    {
-        int n = 0;
-        for (int level = 1; level < Version.NumLevels; level++)
-        {
-            if (v.NumFiles(level) > 0)
-            {
-                n++;
-            }
-        }
-        return n;
-    }
-
     public Snapshot GetSnapshot()
     {
         ThrowIfDisposed();
@@ -251,56 +196,4 @@ internal sealed partial class DbImpl
         ObjectDisposedException.ThrowIf(s.IsReleased, s);
         return s.Sequence;
     }
-
-    /// <summary>
-    /// True when a memtable decided the lookup: <paramref name="type"/> is Value (written to
-    /// <paramref name="value"/>), Deletion, or Merge (nothing written: the caller merges).
-    /// <paramref name="covering"/> collects the newest visible range tombstone covering the key;
-    /// a memtable whose tombstones cover it decides (every older source holds only older entries).
-    /// </summary>
-    private static bool TryGetFromMemTables(ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out ValueType type)
-    {
-        if (TryGetFromMemTable(state.Mem, key, sequence, value, ref covering, out type))
-        {
-            return true;
-        }
-        foreach (MemTable imm in state.Immutable)
-        {
-            if (TryGetFromMemTable(imm, key, sequence, value, ref covering, out type))
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out ValueType type)
-    {
-        if (mem.GetRangeTombstones() is { } tombstones)
-        {
-            covering = Math.Max(covering, tombstones.MaxCoveringSequence(key, sequence));
-        }
-        if (!mem.TryGet(key, sequence, out type, out ReadOnlySpan<byte> v, out ulong entrySequence))
-        {
-            type = ValueType.Deletion;
-            return covering > 0;
-        }
-        if (entrySequence < covering)
-        {
-            type = ValueType.Deletion;
-            return true;
-        }
-        if (type != ValueType.Merge && CheckType(type))
-        {
-            value.Write(v);
-        }
-        return true;
-    }
-
-    private static bool CheckType(ValueType type) => type switch
-    {
-        ValueType.Value => true,
-        ValueType.Deletion or ValueType.SingleDeletion => false,
-        _ => throw new KvCorruptionException($"Unexpected entry type {(int)type}."),
-    };
 }

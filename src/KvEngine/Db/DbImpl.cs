@@ -1,8 +1,10 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Background;
 using KvEngine.Db.Checkpoints;
+using KvEngine.Db.Errors;
 using KvEngine.Db.Ingestion;
 using KvEngine.Db.Logs;
+using KvEngine.Db.Read;
 using KvEngine.Db.Stats;
 using KvEngine.Db.Write;
 using KvEngine.Diagnostics;
@@ -24,9 +26,11 @@ namespace KvEngine.Db;
 /// record into its family's memtable (<see cref="WriteGroupInserter"/>, <see cref="MemTableInserter"/>)
 /// and publishes the last sequence number); one WAL and one sequence for every family, so a batch
 /// is atomic across families;</item>
-/// <item>the read path (<c>DbImpl.Read.cs</c>): the family's pinned <see cref="ReadState"/>, no lock;</item>
-/// <item>background work (<c>DbImpl.Background.cs</c>): the <see cref="BackgroundScheduler"/>'s
-/// threads get flushes from <see cref="Background.FlushRunner"/> first, then compactions from
+/// <item>the read path: <c>DbImpl.Read.cs</c> pins the family's <see cref="ReadState"/> (no lock), takes the
+/// sequence and dispatches to <see cref="PointReader"/>, <see cref="MultiGetReader"/>,
+/// <see cref="KeyMayExistLookup"/> or <see cref="IteratorBuilder"/> (with <see cref="MergeLookup"/>);</item>
+/// <item>background work: the <see cref="BackgroundScheduler"/>'s threads ask the
+/// <see cref="BackgroundJobPicker"/>, which takes flushes from <see cref="Background.FlushRunner"/> first, then compactions from
 /// <see cref="Background.CompactionRunner"/>, which also runs manual compactions;
 /// <see cref="Background.ObsoleteFileSweeper"/> deletes what they made obsolete (never a
 /// <see cref="Background.PendingOutputs"/> table);</item>
@@ -48,7 +52,7 @@ namespace KvEngine.Db;
 /// Each collaborator's comment says which of its members the mutex guards.
 /// </para>
 /// </summary>
-internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetrySource
+internal sealed partial class DbImpl : IDisposable, ITelemetrySource
 {
     private readonly string _dir;
     private readonly KvOptions _options;
@@ -73,9 +77,12 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
     private readonly ErrorHandler _errors;
     private readonly FlushRunner _flusher;
     private readonly CompactionRunner _compactions;
+    private readonly BackgroundJobPicker _jobPicker;
     private readonly ExternalFileIngester _ingester;
     private readonly LiveFiles _liveFiles;
     private readonly InternalStats _internalStats;
+    private readonly PointReader _pointReader;
+    private readonly MultiGetReader _multiGetReader;
     private bool _closing;
     private int _disposed;
 
@@ -98,7 +105,7 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
         _pendingOutputs = new PendingOutputs(_mutex, _versions);
         _wals = new WalSet(dir, _fs, _versions, options.MemoryMappedWal);
         _sweeper = new ObsoleteFileSweeper(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _wals.OldestLive);
-        _scheduler = new BackgroundScheduler(this, () => Volatile.Read(ref _closing));
+        _scheduler = new BackgroundScheduler(() => Volatile.Read(ref _closing));
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics);
         // Only plain objects after the telemetry: nothing here may throw once it is registered.
         _errors = new ErrorHandler(_mutex, options, _families, _telemetry, () => _closing, () => _scheduler.Cancellation.WaitHandle, TryResume);
@@ -106,9 +113,12 @@ internal sealed partial class DbImpl : IDisposable, IBackgroundWorker, ITelemetr
         _writer = new DbWriter(_mutex, options, _versions, _families, _wals, _errors, _scheduler, _telemetry, _counters);
         _flusher = new FlushRunner(jobs, options.AtomicFlush);
         _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed);
+        _jobPicker = new BackgroundJobPicker(_mutex, () => _closing, _errors, _flusher, _compactions);
         _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
         _liveFiles = new LiveFiles(_mutex, _familyGate, dir, _fs, _versions, _wals, ThrowIfDisposed);
         _internalStats = new InternalStats(_mutex, _versions, _snapshots, _blockCache, _errors);
+        _pointReader = new PointReader(_stats);
+        _multiGetReader = new MultiGetReader(_stats);
     }
 
     internal string Directory => _dir;

@@ -3,7 +3,7 @@ namespace KvEngine.Db.Background;
 /// <summary>
 /// The background threads that run flushes and compactions (RocksDB's background thread pool
 /// with its scheduling of BGWorkFlush and BGWorkCompaction): <see cref="KvOptions.MaxBackgroundJobs"/>
-/// threads, each asking the database for a job (<see cref="IBackgroundWorker.TryRunJob"/>) and
+/// threads, each asking the database for a job (<see cref="IBackgroundWorker.TryRunJob"/>, the <see cref="BackgroundJobPicker"/>) and
 /// sleeping on a wake semaphore when there is none. <see cref="Wake"/> is called at every memtable
 /// switch, after every job and when an error clears; a thread that finished a job wakes an idle
 /// one, so work a job made possible is picked up. <see cref="Shutdown"/> cancels running
@@ -18,23 +18,23 @@ internal sealed class BackgroundScheduler : IDisposable
 {
     private readonly SemaphoreSlim _wake = new(0);
     private readonly CancellationTokenSource _shutdown = new();
-    private readonly IBackgroundWorker _worker;
     private readonly Func<bool> _closing;
+    private IBackgroundWorker? _worker; // set by Start, before the threads start
     private Thread[] _threads = Array.Empty<Thread>();
 
-    /// <param name="worker">Runs the jobs.</param>
     /// <param name="closing">True once the database is closing (read by idle threads before they sleep again).</param>
-    public BackgroundScheduler(IBackgroundWorker worker, Func<bool> closing)
+    public BackgroundScheduler(Func<bool> closing)
     {
-        _worker = worker;
         _closing = closing;
     }
 
     /// <summary>Cancelled when the database closes: running compactions stop.</summary>
     public CancellationToken Cancellation => _shutdown.Token;
 
-    public void Start(int threads)
+    /// <summary>Starts <paramref name="threads"/> threads asking <paramref name="worker"/> for jobs.</summary>
+    public void Start(IBackgroundWorker worker, int threads)
     {
+        _worker = worker;
         _threads = new Thread[threads];
         for (int i = 0; i < _threads.Length; i++)
         {
@@ -74,7 +74,7 @@ internal sealed class BackgroundScheduler : IDisposable
     {
         while (!_closing())
         {
-            if (!_worker.TryRunJob())
+            if (!_worker!.TryRunJob())
             {
                 if (_closing())
                 {

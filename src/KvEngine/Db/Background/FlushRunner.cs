@@ -1,4 +1,5 @@
 using KvEngine.Compaction;
+using KvEngine.Db.Errors;
 using KvEngine.Diagnostics;
 using KvEngine.Memtable;
 using KvEngine.Storage;

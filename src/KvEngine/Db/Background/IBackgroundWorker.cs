@@ -1,6 +1,6 @@
 namespace KvEngine.Db.Background;
 
-/// <summary>What a <see cref="BackgroundScheduler"/> thread asks of the database. Implemented by the database.</summary>
+/// <summary>What a <see cref="BackgroundScheduler"/> thread asks of the database. Implemented by <see cref="BackgroundJobPicker"/>.</summary>
 internal interface IBackgroundWorker
 {
     /// <summary>

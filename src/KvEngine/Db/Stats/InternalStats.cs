@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using KvEngine.Db.Errors;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;
 

@@ -1,4 +1,5 @@
 using KvEngine.Db.Background;
+using KvEngine.Db.Errors;
 using KvEngine.Db.Logs;
 using KvEngine.Diagnostics;
 using KvEngine.Versions;

@@ -1,3 +1,4 @@
+using KvEngine.Db.Errors;
 using KvEngine.Diagnostics;
 
 namespace KvEngine.Db.Write;

@@ -1,42 +1,46 @@
 using System.Buffers;
-using KvEngine.Format;
-using KvEngine.Memtable;
 using KvEngine.Table;
-using KvEngine.Util;
 using KvEngine.Versions;
 
 using ValueType = KvEngine.Format.ValueType;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Read;
 
 /// <summary>
-/// Batched point lookups (RocksDB's DBImpl::MultiGet) and KeyMayExist. A batch pins one read state
-/// and reads at one sequence; its keys are sorted (results still go to the caller's order) and
-/// duplicates looked up once. Each key goes through the memtables as Get does; the rest walk the
-/// version level by level: on level 0 each file takes the keys its range holds, on deeper levels the
-/// sorted keys are grouped by the one file that can hold each, and each group is one
-/// <see cref="TableReader.MultiGet"/> (one filter, index and data block read per block, not per key).
-/// Range tombstones raise each key's covering sequence per source exactly as Get does; a key whose
-/// newest entry is a merge operand is finished by <see cref="MergeLookup"/>, Get's own merge walk.
-/// Corruption met by any key's lookup throws <see cref="KvCorruptionException"/> for the whole batch.
+/// Batched point lookups (RocksDB's DBImpl::MultiGet once the SuperVersion is referenced). A batch
+/// reads one pinned read state at one sequence; its keys are sorted in a per-thread
+/// <see cref="MultiGetContext"/> (results still go to the caller's order) and duplicates looked up
+/// once. Each key goes through the memtables as Get does (<see cref="PointReader.TryGetFromMemTables"/>);
+/// the rest walk the version level by level: on level 0 each file takes the keys its range holds, on
+/// deeper levels the sorted keys are grouped by the one file that can hold each, and each group is
+/// one <see cref="TableReader.MultiGet"/> (one filter, index and data block read per block, not per
+/// key). Range tombstones raise each key's covering sequence per source exactly as Get does; a key
+/// whose newest entry is a merge operand is finished by <see cref="MergeLookup"/>, Get's own merge
+/// walk. Corruption met by any key's lookup throws <see cref="KvCorruptionException"/> for the whole batch.
+/// <para>
+/// Invariants: the caller (<see cref="DbImpl"/>) has reset the results, pinned the read state
+/// before it took the sequence, and releases the state after the call; the context is rented and
+/// returned here, on every path. No lock, no allocation once the context and results have grown
+/// (<c>MultiGetAllocationTests</c>): the table's value sink is a struct (<see cref="ValueSink"/>),
+/// so <see cref="TableReader.MultiGet"/> is specialized for it, not called through an interface.
+/// </para>
+/// Thread-safety: immutable after construction (the statistics are thread-safe); any number of
+/// threads read through one instance at once, each with its own context.
 /// </summary>
-internal sealed partial class DbImpl
+internal sealed class MultiGetReader
 {
-    public void MultiGet(ColumnFamilyData cfd, ReadOnlySpan<ReadOnlyMemory<byte>> keys, MultiGetResults results, ReadOptions options)
+    private readonly KvStatistics? _stats;
+
+    public MultiGetReader(KvStatistics? stats) => _stats = stats;
+
+    /// <summary>Looks <paramref name="keys"/> (not empty) up at <paramref name="sequence"/> in <paramref name="state"/> into <paramref name="results"/>.</summary>
+    public void MultiGet(ColumnFamilyData cfd, ReadState state, ulong sequence, ReadOnlySpan<ReadOnlyMemory<byte>> keys, MultiGetResults results, ReadOptions options)
     {
-        ThrowIfDisposed();
-        results.Reset(keys.Length);
-        if (keys.Length == 0)
-        {
-            return;
-        }
         MultiGetContext ctx = MultiGetContext.Rent();
-        ReadState state = cfd.AcquireReadState(); // the state, then the sequence (see TryGet)
         KvStatistics? stats = _stats;
         try
         {
-            ulong sequence = ReadSequence(options);
             ctx.Prepare(keys);
             LookUpMemTables(cfd, state, ctx, results, sequence, options);
             if (ctx.Pending.Length > 0)
@@ -65,7 +69,6 @@ internal sealed partial class DbImpl
         }
         finally
         {
-            state.Unref();
             ctx.Return();
         }
     }
@@ -83,12 +86,12 @@ internal sealed partial class DbImpl
             ReadOnlySpan<byte> key = ctx.Key(pos);
             int start = results.Begin();
             ulong covering = 0;
-            if (TryGetFromMemTables(state, key, sequence, results.Writer, ref covering, out ValueType type))
+            if (PointReader.TryGetFromMemTables(state, key, sequence, results.Writer, ref covering, out ValueType type))
             {
                 stats?.Record(Ticker.MemtableHit);
                 bool found = type == ValueType.Merge
                     ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, results.Writer, options.VerifyChecksums, options.FillCache)
-                    : CheckType(type);
+                    : PointReader.CheckType(type);
                 results.Complete(ctx.CallerIndex(pos), found, start);
             }
             else
@@ -208,91 +211,5 @@ internal sealed partial class DbImpl
             _results.Writer.Write(value);
             _results.Complete(_ctx.CallerIndex(pos), found: true, start);
         }
-    }
-
-    /// <summary>
-    /// RocksDB's KeyMayExist: false only when <paramref name="key"/> certainly has no value at the
-    /// read sequence, decided without I/O. The memtables answer first (a value found there is
-    /// appended to <paramref name="value"/> and reported by <paramref name="valueFound"/>; a deletion
-    /// is a certain absence); then each table that could hold the key, newest first, is asked through
-    /// its filter only if the filter is in memory (the reader's, pinned, or in the block cache) and
-    /// the table is already open. Any table that cannot prove absence makes the answer true. A range
-    /// tombstone covering the key after the newer tables proved absence makes it false, as Get would.
-    /// </summary>
-    public bool KeyMayExist(ColumnFamilyData cfd, ReadOnlySpan<byte> key, IBufferWriter<byte>? value, ReadOptions options, out bool valueFound)
-    {
-        ThrowIfDisposed();
-        valueFound = false;
-        ReadState state = cfd.AcquireReadState();
-        try
-        {
-            ulong sequence = ReadSequence(options);
-            ulong covering = 0;
-            IBufferWriter<byte> sink = value ?? NullBufferWriter.Instance;
-            if (TryGetFromMemTables(state, key, sequence, sink, ref covering, out ValueType memType))
-            {
-                if (memType == ValueType.Merge)
-                {
-                    return true; // the operands' base may be in a table: the value needs I/O
-                }
-                valueFound = CheckType(memType);
-                return valueFound;
-            }
-            int length = key.Length + InternalKeys.TrailerSize;
-            byte[] lookup = ArrayPool<byte>.Shared.Rent(length);
-            try
-            {
-                InternalKeys.Encode(lookup.AsSpan(0, length), key, sequence, ValueType.ValueTypeForSeek);
-                return TablesMayHold(cfd.Tables, state.Version, key, lookup.AsSpan(0, length), sequence, covering);
-            }
-            finally
-            {
-                ArrayPool<byte>.Shared.Return(lookup);
-            }
-        }
-        finally
-        {
-            state.Unref();
-        }
-    }
-
-    // KeyMayExist over the tables, in Get's order.
-    private static bool TablesMayHold(TableCache tables, Version v, ReadOnlySpan<byte> key, ReadOnlySpan<byte> lookup, ulong sequence, ulong covering)
-    {
-        foreach (FileMetaData f in v.LevelFiles(0))
-        {
-            if (FileBounds.Contains(f, key) && FileMayHold(tables, f, key, lookup, sequence, ref covering) is bool decided)
-            {
-                return decided;
-            }
-        }
-        for (int level = 1; level < Version.NumLevels; level++)
-        {
-            FileMetaData[] files = v.LevelFiles(level);
-            int i = files.Length == 0 ? -1 : Version.FileForKey(files, key);
-            if (i >= 0 && FileMayHold(tables, files[i], key, lookup, sequence, ref covering) is bool decided)
-            {
-                return decided;
-            }
-        }
-        return false;
-    }
-
-    // True: the file may hold the key (or cannot tell without I/O); false: a covering tombstone deletes it; null: look further.
-    private static bool? FileMayHold(TableCache tables, FileMetaData f, ReadOnlySpan<byte> key, ReadOnlySpan<byte> lookup, ulong sequence, ref ulong covering)
-    {
-        if (!tables.TryGetOpen(f, out TableReader? reader))
-        {
-            return true; // opening the table is I/O
-        }
-        if (reader.RangeTombstones is { } tombstones)
-        {
-            covering = Math.Max(covering, tombstones.MaxCoveringSequence(key, sequence));
-        }
-        if (reader.CachedKeyMayMatch(key, lookup, sequence))
-        {
-            return true;
-        }
-        return covering > 0 ? false : null;
     }
 }

@@ -1,7 +1,7 @@
 using System.Buffers.Binary;
 using KvEngine.Tests.Util;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Read;
 
 /// <summary>
 /// MultiGet into a reused <see cref="MultiGetResults"/> allocates no managed memory in steady state,

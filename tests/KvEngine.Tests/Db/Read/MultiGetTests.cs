@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Text;
 using KvEngine.Storage;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Read;
 
 /// <summary>
 /// MultiGet's sharing of reads (each data block, the filter and the index taken once per batch,

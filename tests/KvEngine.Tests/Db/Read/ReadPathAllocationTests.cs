@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using KvEngine.Tests.Util;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Read;
 
 /// <summary>
 /// The read paths allocate no managed memory per operation in steady state, on a database on disk

@@ -1,7 +1,7 @@
 using System.Text;
 using KvEngine.Storage;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Errors;
 
 /// <summary>
 /// Leaving the background-error state without a reopen: a full disk clears itself once space is

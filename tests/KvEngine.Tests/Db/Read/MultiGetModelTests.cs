@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Text;
 using KvEngine.Storage;
 
-namespace KvEngine.Tests.Db;
+namespace KvEngine.Tests.Db.Read;
 
 /// <summary>
 /// MultiGet against Get as the oracle, and KeyMayExist's guarantee, on random databases: three

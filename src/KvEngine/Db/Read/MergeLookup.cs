@@ -9,7 +9,7 @@ using KvEngine.Versions;
 using ValueType = KvEngine.Format.ValueType;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Read;
 
 /// <summary>
 /// The point lookup of a key whose newest visible entry is a merge operand (RocksDB's Get with a

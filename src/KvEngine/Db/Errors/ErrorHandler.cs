@@ -2,7 +2,7 @@ using KvEngine.Db.Background;
 using KvEngine.Diagnostics;
 using KvEngine.Storage;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Errors;
 
 /// <summary>
 /// The background-error state and leaving it without reopening (RocksDB's ErrorHandler and

@@ -1,0 +1,112 @@
+using System.Buffers;
+using KvEngine.Memtable;
+
+using ValueType = KvEngine.Format.ValueType;
+
+namespace KvEngine.Db.Read;
+
+/// <summary>
+/// The point lookup (RocksDB's DBImpl::GetImpl once the SuperVersion is referenced): the key's
+/// newest entry at the read sequence in the mutable memtable, the immutable memtables newest first,
+/// then the version (level 0 newest first, one file per deeper level: <c>Version.TryGet</c>).
+/// The first entry found decides: a Value is copied into the caller's buffer, a Deletion or
+/// SingleDeletion means absent, a Merge operand sends the key through <see cref="MergeLookup"/>.
+/// Each source's range tombstones raise the key's covering sequence before its entries are read;
+/// an entry older than it is deleted, and a source that covers the key decides (every older source
+/// holds only older entries). <see cref="MultiGetReader"/> and <see cref="KeyMayExistLookup"/>
+/// share the memtable step (<see cref="TryGetFromMemTables"/>) and <see cref="CheckType"/>.
+/// <para>
+/// Invariants: the caller (<see cref="DbImpl"/>) has pinned the read state before it
+/// took the sequence and releases it after the call; nothing here changes the state, takes a lock or
+/// allocates (a Get on cached blocks is 0 B, <c>ReadPathAllocationTests</c>).
+/// </para>
+/// Thread-safety: immutable after construction (the statistics are thread-safe); any number of
+/// threads read through one instance at once.
+/// </summary>
+internal sealed class PointReader
+{
+    private readonly KvStatistics? _stats;
+
+    public PointReader(KvStatistics? stats) => _stats = stats;
+
+    /// <summary>True when <paramref name="key"/> has a value at <paramref name="sequence"/> in <paramref name="state"/> (written to <paramref name="value"/>).</summary>
+    public bool TryGet(ColumnFamilyData cfd, ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ReadOptions options)
+    {
+        KvStatistics? stats = _stats;
+        ulong covering = 0;
+        bool found;
+        if (TryGetFromMemTables(state, key, sequence, value, ref covering, out ValueType memType))
+        {
+            stats?.Record(Ticker.MemtableHit);
+            found = memType == ValueType.Merge
+                ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
+                : CheckType(memType);
+        }
+        else
+        {
+            stats?.Record(Ticker.MemtableMiss);
+            found = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
+                (type == ValueType.Merge
+                    ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
+                    : CheckType(type));
+            if (stats != null && level >= 0)
+            {
+                stats.Record(level == 0 ? Ticker.GetHitL0 : level == 1 ? Ticker.GetHitL1 : Ticker.GetHitL2AndUp);
+            }
+        }
+        return found;
+    }
+
+    /// <summary>
+    /// True when a memtable decided the lookup: <paramref name="type"/> is Value (written to
+    /// <paramref name="value"/>), Deletion, or Merge (nothing written: the caller merges).
+    /// <paramref name="covering"/> collects the newest visible range tombstone covering the key;
+    /// a memtable whose tombstones cover it decides (every older source holds only older entries).
+    /// </summary>
+    public static bool TryGetFromMemTables(ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out ValueType type)
+    {
+        if (TryGetFromMemTable(state.Mem, key, sequence, value, ref covering, out type))
+        {
+            return true;
+        }
+        foreach (MemTable imm in state.Immutable)
+        {
+            if (TryGetFromMemTable(imm, key, sequence, value, ref covering, out type))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static bool TryGetFromMemTable(MemTable mem, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ref ulong covering, out ValueType type)
+    {
+        if (mem.GetRangeTombstones() is { } tombstones)
+        {
+            covering = Math.Max(covering, tombstones.MaxCoveringSequence(key, sequence));
+        }
+        if (!mem.TryGet(key, sequence, out type, out ReadOnlySpan<byte> v, out ulong entrySequence))
+        {
+            type = ValueType.Deletion;
+            return covering > 0;
+        }
+        if (entrySequence < covering)
+        {
+            type = ValueType.Deletion;
+            return true;
+        }
+        if (type != ValueType.Merge && CheckType(type))
+        {
+            value.Write(v);
+        }
+        return true;
+    }
+
+    /// <summary>True for a Value, false for a Deletion or SingleDeletion; <see cref="KvCorruptionException"/> for any other type.</summary>
+    public static bool CheckType(ValueType type) => type switch
+    {
+        ValueType.Value => true,
+        ValueType.Deletion or ValueType.SingleDeletion => false,
+        _ => throw new KvCorruptionException($"Unexpected entry type {(int)type}."),
+    };
+}
