@@ -9,7 +9,9 @@ namespace KvEngine.Benchmarks;
 /// <see cref="MemTable"/>: insert of random 16-byte keys with 100-byte values, and point lookups
 /// that hit and miss in a memtable of <see cref="Entries"/> entries. Insert starts every iteration
 /// from an empty memtable (created and freed outside the measurement), so an iteration is one
-/// invocation of <see cref="InsertBatch"/> inserts. Public and unsealed because BenchmarkDotNet
+/// invocation of <see cref="InsertBatch"/> inserts. <see cref="HashIndex"/> gives the memtable a
+/// hash index as the database does by default (2 MiB of buckets, 1/32 of 64 MiB), or none
+/// (lookups then search the skip list). Public and unsealed because BenchmarkDotNet
 /// derives from benchmark classes; one instance per run, single-threaded.
 /// </summary>
 [MemoryDiagnoser]
@@ -26,6 +28,12 @@ public class MemTableBenchmarks
     private MemTable? _table;
     private int _next;
 
+    [Params(false, true)]
+    public bool HashIndex { get; set; }
+
+    private MemTable NewMemTable() =>
+        new(new MemTableOptions(HashIndexBuckets: HashIndex ? MemTableHashIndex.BucketsFor(64L << 20, 1.0 / 32) : 0));
+
     [GlobalSetup]
     public void GlobalSetup()
     {
@@ -38,7 +46,7 @@ public class MemTableBenchmarks
     public void LookupSetup()
     {
         GlobalSetup();
-        _table = new MemTable();
+        _table = NewMemTable();
         for (int i = 0; i < Entries; i++)
         {
             _table.Add((ulong)i + 1, ValueType.Value, BenchData.Key(_keys, i), _value);
@@ -46,7 +54,7 @@ public class MemTableBenchmarks
     }
 
     [IterationSetup(Target = nameof(Insert))]
-    public void NewTable() => _table = new MemTable();
+    public void NewTable() => _table = NewMemTable();
 
     [IterationCleanup(Target = nameof(Insert))]
     public void FreeTable() => FreeTableCore();
