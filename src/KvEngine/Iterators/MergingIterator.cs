@@ -17,6 +17,17 @@ namespace KvEngine.Iterators;
 /// yields the neighbouring entry of the merged order.
 /// </para>
 /// <para>
+/// Lazy seek (<c>newestFirst</c>, the read path's trees): the children are ordered newest first
+/// (memtable, immutable memtables newest first, level-0 files newest first, then levels 1..n), so
+/// for one user key an older child holds only smaller sequence numbers. <see cref="Seek"/> seeks the
+/// children in that order and stops at the first that lands on the target's user key: that entry is
+/// the smallest internal key at or after the target in every child, so it is the merged position.
+/// The children after it (<c>_deferredFrom</c> on) are left unpositioned and outside the heap until a
+/// move needs them: <see cref="Next"/> and <see cref="SkipChildren"/> first seek them to the current
+/// key (equivalent to the target: they hold nothing between the two), <see cref="Prev"/> repositions
+/// every child anyway. A seek that finds its key in the memtable touches no table at all.
+/// </para>
+/// <para>
 /// Ownership: the merger owns its children and disposes them. Allocation: the heap array is
 /// allocated once; Seek/Next/Prev allocate nothing. A child that throws (e.g.
 /// <see cref="KvCorruptionException"/>) leaves the merger not Valid and the exception propagates.
@@ -28,11 +39,19 @@ internal sealed class MergingIterator : InternalIterator
     private readonly InternalIterator[] _children;
     private readonly int[] _heap;
     private int _heapSize;
+    // Children from this index on are deferred by a lazy seek (see the type's remarks); the child
+    // count when none is.
+    private int _deferredFrom;
+    private readonly bool _newestFirst;
     private bool _forward = true;
     private bool _disposed;
 
     /// <param name="children">Child iterators; the merger takes ownership of them.</param>
-    public MergingIterator(InternalIterator[] children)
+    /// <param name="newestFirst">
+    /// The children are ordered newest first, so that for any user key an older child holds only
+    /// smaller sequence numbers (the read path's trees); enables the lazy <see cref="Seek"/>.
+    /// </param>
+    public MergingIterator(InternalIterator[] children, bool newestFirst = false)
     {
         ArgumentNullException.ThrowIfNull(children);
         _children = (InternalIterator[])children.Clone();
@@ -44,6 +63,8 @@ internal sealed class MergingIterator : InternalIterator
             }
         }
         _heap = new int[_children.Length];
+        _deferredFrom = _children.Length;
+        _newestFirst = newestFirst;
     }
 
     /// <summary>
@@ -62,6 +83,9 @@ internal sealed class MergingIterator : InternalIterator
     }
 
     public int ChildCount => _children.Length;
+
+    /// <summary>How many children the last <see cref="Seek"/> left unpositioned (for tests).</summary>
+    internal int DeferredChildCount => _children.Length - _deferredFrom;
 
     public override bool Valid => _heapSize > 0;
 
@@ -85,6 +109,7 @@ internal sealed class MergingIterator : InternalIterator
     public override void Unpin()
     {
         _heapSize = 0;
+        _deferredFrom = _children.Length;
         foreach (InternalIterator child in _children)
         {
             child.Unpin();
@@ -95,6 +120,7 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
+        _deferredFrom = _children.Length;
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekToFirst();
@@ -107,6 +133,7 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
+        _deferredFrom = _children.Length;
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekToLast();
@@ -119,18 +146,29 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
+        _deferredFrom = _children.Length;
+        ReadOnlySpan<byte> userKey = InternalKeys.UserKey(target);
         for (int i = 0; i < _children.Length; i++)
         {
-            _children[i].Seek(target);
+            InternalIterator child = _children[i];
+            child.Seek(target);
+            if (_newestFirst && i + 1 < _children.Length && child.Valid && InternalKeys.UserKey(child.Key).SequenceEqual(userKey))
+            {
+                // Newest first: no older child holds anything before this entry (type remarks).
+                _deferredFrom = i + 1;
+                break;
+            }
         }
         _forward = true;
         BuildHeap();
+        Debug.Assert(_deferredFrom == _children.Length || _heap[0] == _deferredFrom - 1, "a lazy seek's landing child must be the heap top");
     }
 
     public override void SeekForPrev(ReadOnlySpan<byte> target)
     {
         ThrowIfDisposed();
         _heapSize = 0;
+        _deferredFrom = _children.Length;
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekForPrev(target);
@@ -147,6 +185,10 @@ internal sealed class MergingIterator : InternalIterator
             if (!_forward)
             {
                 SwitchToForward();
+            }
+            else if (_deferredFrom < _children.Length)
+            {
+                PositionDeferred();
             }
             InternalIterator current = _children[_heap[0]];
             current.Next();
@@ -166,6 +208,7 @@ internal sealed class MergingIterator : InternalIterator
         {
             if (_forward)
             {
+                _deferredFrom = _children.Length; // SwitchToReverse repositions every child but the current one
                 SwitchToReverse();
             }
             InternalIterator current = _children[_heap[0]];
@@ -195,6 +238,10 @@ internal sealed class MergingIterator : InternalIterator
         }
         try
         {
+            if (_deferredFrom < _children.Length)
+            {
+                PositionDeferred();
+            }
             bool moved = false;
             for (int j = Math.Max(firstChild, 0); j < _children.Length; j++)
             {
@@ -242,6 +289,23 @@ internal sealed class MergingIterator : InternalIterator
                 _children[i].Dispose();
             }
         }
+    }
+
+    // Positions the children a lazy seek deferred at the current key and adds the valid ones to the
+    // (forward) heap. Seeking them to the current entry rather than the original target is the
+    // same: an older child holds nothing between the two (type remarks). The current child stays on top.
+    private void PositionDeferred()
+    {
+        int c = _heap[0];
+        ReadOnlySpan<byte> key = _children[c].Key;
+        int from = _deferredFrom;
+        _deferredFrom = _children.Length;
+        for (int j = from; j < _children.Length; j++)
+        {
+            _children[j].Seek(key);
+        }
+        BuildHeap();
+        Debug.Assert(_heap[0] == c, "the current child must stay on top after the deferred children are positioned");
     }
 
     // Repositions every non-current child at the first entry after (key, current index) in the
@@ -295,7 +359,7 @@ internal sealed class MergingIterator : InternalIterator
     private void BuildHeap()
     {
         int n = 0;
-        for (int i = 0; i < _children.Length; i++)
+        for (int i = 0; i < _deferredFrom; i++)
         {
             if (_children[i].Valid)
             {
