@@ -19,13 +19,18 @@ namespace KvEngine.Iterators;
 /// <para>
 /// Lazy seek (<c>newestFirst</c>, the read path's trees): the children are ordered newest first
 /// (memtable, immutable memtables newest first, level-0 files newest first, then levels 1..n), so
-/// for one user key an older child holds only smaller sequence numbers. <see cref="Seek"/> seeks the
-/// children in that order and stops at the first that lands on the target's user key: that entry is
-/// the smallest internal key at or after the target in every child, so it is the merged position.
-/// The children after it (<c>_deferredFrom</c> on) are left unpositioned and outside the heap until a
-/// move needs them: <see cref="Next"/> and <see cref="SkipChildren"/> first seek them to the current
-/// key (equivalent to the target: they hold nothing between the two), <see cref="Prev"/> repositions
-/// every child anyway. A seek that finds its key in the memtable touches no table at all.
+/// for one user key an older child holds only smaller sequence numbers. <see cref="Seek"/> goes
+/// through the children in that order; a child whose filter proves it holds nothing of the target's
+/// user key (<see cref="InternalIterator.MayContainUserKey"/>) is passed over, the others are
+/// sought, and the first that lands on the target's user key ends the walk: that entry is the
+/// smallest internal key at or after the target in every child (a passed-over child lands on a
+/// later user key, an older one on an older version), so it is the merged position. The children
+/// passed over or not reached are deferred: unpositioned and outside the heap until a move needs
+/// them. <see cref="Next"/> and <see cref="SkipChildren"/> first seek them to the current key
+/// (equivalent to the target: they hold nothing between the two); <see cref="Prev"/> repositions
+/// every child anyway. When no child lands on the user key, the passed-over children are sought
+/// before the heap is built. So a seek to a stored key seeks the memtables and, of the tables, only
+/// the one holding the key's newest version (and filter false positives).
 /// </para>
 /// <para>
 /// Ownership: the merger owns its children and disposes them. Allocation: the heap array is
@@ -39,10 +44,9 @@ internal sealed class MergingIterator : InternalIterator
     private readonly InternalIterator[] _children;
     private readonly int[] _heap;
     private int _heapSize;
-    // Children from this index on are deferred by a lazy seek (see the type's remarks); the child
-    // count when none is.
-    private int _deferredFrom;
-    private readonly bool _newestFirst;
+    // Children a lazy seek left unpositioned (see the type's remarks); null unless newest first.
+    private readonly bool[]? _deferred;
+    private int _deferredCount;
     private bool _forward = true;
     private bool _disposed;
 
@@ -63,8 +67,7 @@ internal sealed class MergingIterator : InternalIterator
             }
         }
         _heap = new int[_children.Length];
-        _deferredFrom = _children.Length;
-        _newestFirst = newestFirst;
+        _deferred = newestFirst ? new bool[_children.Length] : null;
     }
 
     /// <summary>
@@ -85,7 +88,7 @@ internal sealed class MergingIterator : InternalIterator
     public int ChildCount => _children.Length;
 
     /// <summary>How many children the last <see cref="Seek"/> left unpositioned (for tests).</summary>
-    internal int DeferredChildCount => _children.Length - _deferredFrom;
+    internal int DeferredChildCount => _deferredCount;
 
     public override bool Valid => _heapSize > 0;
 
@@ -109,7 +112,7 @@ internal sealed class MergingIterator : InternalIterator
     public override void Unpin()
     {
         _heapSize = 0;
-        _deferredFrom = _children.Length;
+        ClearDeferred();
         foreach (InternalIterator child in _children)
         {
             child.Unpin();
@@ -120,7 +123,7 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
-        _deferredFrom = _children.Length;
+        ClearDeferred();
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekToFirst();
@@ -133,7 +136,7 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
-        _deferredFrom = _children.Length;
+        ClearDeferred();
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekToLast();
@@ -146,29 +149,68 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
-        _deferredFrom = _children.Length;
+        ClearDeferred();
+        bool[]? deferred = _deferred;
+        if (deferred is null)
+        {
+            for (int i = 0; i < _children.Length; i++)
+            {
+                _children[i].Seek(target);
+            }
+        }
+        else
+        {
+            LazySeek(target, deferred);
+        }
+        _forward = true;
+        BuildHeap();
+    }
+
+    // Newest first (type remarks): seeks the children up to the first landing on the target's user
+    // key, passing over those whose filter excludes it, and defers the rest.
+    private void LazySeek(ReadOnlySpan<byte> target, bool[] deferred)
+    {
         ReadOnlySpan<byte> userKey = InternalKeys.UserKey(target);
         for (int i = 0; i < _children.Length; i++)
         {
             InternalIterator child = _children[i];
-            child.Seek(target);
-            if (_newestFirst && i + 1 < _children.Length && child.Valid && InternalKeys.UserKey(child.Key).SequenceEqual(userKey))
+            if (!child.MayContainUserKey(userKey))
             {
-                // Newest first: no older child holds anything before this entry (type remarks).
-                _deferredFrom = i + 1;
-                break;
+                deferred[i] = true;
+                _deferredCount++;
+                continue;
+            }
+            child.Seek(target);
+            if (child.Valid && InternalKeys.UserKey(child.Key).SequenceEqual(userKey))
+            {
+                for (int j = i + 1; j < _children.Length; j++)
+                {
+                    deferred[j] = true;
+                }
+                _deferredCount += _children.Length - i - 1;
+                return;
             }
         }
-        _forward = true;
-        BuildHeap();
-        Debug.Assert(_deferredFrom == _children.Length || _heap[0] == _deferredFrom - 1, "a lazy seek's landing child must be the heap top");
+        // No child holds the user key: the passed-over children hold the next keys too.
+        if (_deferredCount > 0)
+        {
+            for (int i = 0; i < _children.Length; i++)
+            {
+                if (deferred[i])
+                {
+                    deferred[i] = false;
+                    _children[i].Seek(target);
+                }
+            }
+            _deferredCount = 0;
+        }
     }
 
     public override void SeekForPrev(ReadOnlySpan<byte> target)
     {
         ThrowIfDisposed();
         _heapSize = 0;
-        _deferredFrom = _children.Length;
+        ClearDeferred();
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekForPrev(target);
@@ -186,7 +228,7 @@ internal sealed class MergingIterator : InternalIterator
             {
                 SwitchToForward();
             }
-            else if (_deferredFrom < _children.Length)
+            else if (_deferredCount > 0)
             {
                 PositionDeferred();
             }
@@ -208,7 +250,7 @@ internal sealed class MergingIterator : InternalIterator
         {
             if (_forward)
             {
-                _deferredFrom = _children.Length; // SwitchToReverse repositions every child but the current one
+                ClearDeferred(); // SwitchToReverse repositions every child but the current one
                 SwitchToReverse();
             }
             InternalIterator current = _children[_heap[0]];
@@ -238,7 +280,7 @@ internal sealed class MergingIterator : InternalIterator
         }
         try
         {
-            if (_deferredFrom < _children.Length)
+            if (_deferredCount > 0)
             {
                 PositionDeferred();
             }
@@ -296,16 +338,29 @@ internal sealed class MergingIterator : InternalIterator
     // same: an older child holds nothing between the two (type remarks). The current child stays on top.
     private void PositionDeferred()
     {
+        bool[] deferred = _deferred!;
         int c = _heap[0];
         ReadOnlySpan<byte> key = _children[c].Key;
-        int from = _deferredFrom;
-        _deferredFrom = _children.Length;
-        for (int j = from; j < _children.Length; j++)
+        for (int j = 0; j < _children.Length; j++)
         {
-            _children[j].Seek(key);
+            if (deferred[j])
+            {
+                deferred[j] = false;
+                _children[j].Seek(key);
+            }
         }
+        _deferredCount = 0;
         BuildHeap();
         Debug.Assert(_heap[0] == c, "the current child must stay on top after the deferred children are positioned");
+    }
+
+    private void ClearDeferred()
+    {
+        if (_deferredCount > 0)
+        {
+            Array.Clear(_deferred!);
+            _deferredCount = 0;
+        }
     }
 
     // Repositions every non-current child at the first entry after (key, current index) in the
@@ -359,9 +414,10 @@ internal sealed class MergingIterator : InternalIterator
     private void BuildHeap()
     {
         int n = 0;
-        for (int i = 0; i < _deferredFrom; i++)
+        bool[]? deferred = _deferredCount > 0 ? _deferred : null;
+        for (int i = 0; i < _children.Length; i++)
         {
-            if (_children[i].Valid)
+            if (_children[i].Valid && (deferred is null || !deferred[i]))
             {
                 _heap[n++] = i;
             }

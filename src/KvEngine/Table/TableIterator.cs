@@ -114,6 +114,9 @@ internal sealed class TableIterator : InternalIterator
         SkipEmptyBlocksBackward();
     }
 
+    /// <summary>The table's filter (whole keys, or the prefix of a prefix filter); true without one.</summary>
+    public override bool MayContainUserKey(ReadOnlySpan<byte> userKey) => Table.KeyMayMatch(userKey, _fillCache);
+
     public override void Seek(ReadOnlySpan<byte> target)
     {
         CheckTarget(target);

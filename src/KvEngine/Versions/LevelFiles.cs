@@ -41,5 +41,7 @@ internal sealed class LevelFiles : ITableIteratorFactory
         return new LevelIterator(smallest, largest, this, _prefixSeek);
     }
 
+    public bool KeyMayMatch(int fileIndex, ReadOnlySpan<byte> userKey) => _tables.Get(_files[fileIndex]).KeyMayMatch(userKey, _fillCache);
+
     public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache, prefixFilter: _prefixSeek != null);
 }

@@ -11,8 +11,43 @@ namespace KvEngine.Tests.Iterators;
 /// </summary>
 public class MergingIteratorLazySeekTests
 {
+    // A source with a filter over its user keys: exact, or with every key of the falsePositive set passing too.
+    private sealed class Filtered(ProbeIterator inner, HashSet<string> userKeys, Func<string, bool>? falsePositive = null) : InternalIterator
+    {
+        public int FilterChecks { get; private set; }
+
+        public ProbeIterator Inner => inner;
+
+        public override bool Valid => inner.Valid;
+
+        public override ReadOnlySpan<byte> Key => inner.Key;
+
+        public override ReadOnlySpan<byte> Value => inner.Value;
+
+        public override bool MayContainUserKey(ReadOnlySpan<byte> userKey)
+        {
+            FilterChecks++;
+            string k = Convert.ToHexString(userKey);
+            return userKeys.Contains(k) || (falsePositive?.Invoke(k) ?? false);
+        }
+
+        public override void SeekToFirst() => inner.SeekToFirst();
+
+        public override void SeekToLast() => inner.SeekToLast();
+
+        public override void Seek(ReadOnlySpan<byte> target) => inner.Seek(target);
+
+        public override void SeekForPrev(ReadOnlySpan<byte> target) => inner.SeekForPrev(target);
+
+        public override void Next() => inner.Next();
+
+        public override void Prev() => inner.Prev();
+    }
+
     // Sources newest first: for one user key, a lower source index always holds the higher sequence.
-    private static (ProbeIterator[] Sources, List<(byte[] Key, byte[] Value, int Source)> All, List<byte[]> UserKeys) Build(Random rng, int sources, int entries)
+    // With filters, sources 2, 4... have an exact filter and odd ones one that also passes about a third of other keys
+    // (the test filter allocates: the allocation test goes without).
+    private static (InternalIterator[] Sources, List<(byte[] Key, byte[] Value, int Source)> All, List<byte[]> UserKeys) Build(Random rng, int sources, int entries, bool filters = true)
     {
         var perSource = new List<(byte[] Key, byte[] Value)>[sources];
         for (int s = 0; s < sources; s++)
@@ -33,7 +68,19 @@ public class MergingIteratorLazySeekTests
             all.Add((key, value, s));
         }
         all.Sort(IterTestData.CompareEntries);
-        return (perSource.Select(p => new ProbeIterator(new VectorIterator(p))).ToArray(), all, userKeys);
+        var result = new InternalIterator[sources];
+        for (int s = 0; s < sources; s++)
+        {
+            var probe = new ProbeIterator(new VectorIterator(perSource[s]));
+            var keys = perSource[s].Select(e => Convert.ToHexString(InternalKeys.UserKey(e.Key))).ToHashSet();
+            result[s] = !filters ? probe : (s % 2) switch
+            {
+                0 when s > 0 => new Filtered(probe, keys),
+                1 => new Filtered(probe, keys, k => k.Length % 3 == 1),
+                _ => probe,
+            };
+        }
+        return (result, all, userKeys);
     }
 
     [Theory]
@@ -110,6 +157,36 @@ public class MergingIteratorLazySeekTests
     }
 
     [Fact]
+    public void ChildrenWhoseFilterExcludesTheKeyAreNotSoughtWhenAnotherHoldsIt()
+    {
+        byte[] a = IterTestData.Bytes("a");
+        byte[] b = IterTestData.Bytes("b");
+        byte[] c = IterTestData.Bytes("c");
+        var newest = new Filtered(new ProbeIterator(new VectorIterator([(InternalKeys.Create(c, 30, ValueType.Value), IterTestData.Bytes("c30"))])), [Convert.ToHexString(c)]);
+        var middle = new Filtered(new ProbeIterator(new VectorIterator([(InternalKeys.Create(b, 20, ValueType.Value), IterTestData.Bytes("b20"))])), [Convert.ToHexString(b)]);
+        var oldest = new Filtered(new ProbeIterator(new VectorIterator([(InternalKeys.Create(a, 10, ValueType.Value), IterTestData.Bytes("a10")), (InternalKeys.Create(b, 10, ValueType.Value), IterTestData.Bytes("b10"))])),
+            [Convert.ToHexString(a), Convert.ToHexString(b)]);
+        using var merger = new MergingIterator([newest, middle, oldest], newestFirst: true);
+
+        // "b": the newest child's filter excludes it, the middle one holds it; only the middle one is sought.
+        merger.Seek(InternalKeys.Create(b, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+        Assert.Equal("b20", IterTestData.Text(merger.Value));
+        Assert.Equal(2, merger.DeferredChildCount);
+        Assert.Equal((0, 1, 0), (newest.Inner.Seeks, middle.Inner.Seeks, oldest.Inner.Seeks));
+        merger.Next();
+        Assert.Equal("b10", IterTestData.Text(merger.Value));
+        merger.Next();
+        Assert.Equal("c30", IterTestData.Text(merger.Value)); // the passed-over newest child, positioned by Next
+        merger.Next();
+        Assert.False(merger.Valid);
+
+        // "bb" is nowhere: the children passed over by their filters are sought after all, for the next key.
+        merger.Seek(InternalKeys.Create(IterTestData.Bytes("bb"), InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek));
+        Assert.Equal(0, merger.DeferredChildCount);
+        Assert.Equal("c30", IterTestData.Text(merger.Value));
+    }
+
+    [Fact]
     public void ASeekThatLandsInTheNewestChildTouchesNoOlderOne()
     {
         byte[] a = IterTestData.Bytes("a");
@@ -149,7 +226,7 @@ public class MergingIteratorLazySeekTests
     public void LazySeeksAndTheirNextsAllocateNothing()
     {
         var rng = new Random(5);
-        var (probes, _, userKeys) = Build(rng, 5, 400);
+        var (probes, _, userKeys) = Build(rng, 5, 400, filters: false);
         using var merger = new MergingIterator(probes, newestFirst: true);
         byte[][] targets = userKeys.Take(64).Select(k => InternalKeys.Create(k, InternalKeys.MaxSequenceNumber, ValueType.ValueTypeForSeek)).ToArray();
         void Work()
