@@ -1,4 +1,5 @@
 using KvEngine.Iterators;
+using KvEngine.Table;
 
 namespace KvEngine.Versions;
 
@@ -41,7 +42,12 @@ internal sealed class LevelFiles : ITableIteratorFactory
         return new LevelIterator(smallest, largest, this, _prefixSeek);
     }
 
-    public bool KeyMayMatch(int fileIndex, ReadOnlySpan<byte> userKey) => _tables.Get(_files[fileIndex]).KeyMayMatch(userKey, _fillCache);
+    /// <summary>The file's whole-key filter (as <see cref="TableIterator.MayContainUserKey"/>); true without one.</summary>
+    public bool KeyMayMatch(int fileIndex, ReadOnlySpan<byte> userKey)
+    {
+        TableReader table = _tables.Get(_files[fileIndex]);
+        return !table.HasWholeKeyFilter || table.KeyMayMatch(userKey, _fillCache);
+    }
 
     public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache, prefixFilter: _prefixSeek != null);
 }
