@@ -8,4 +8,7 @@ internal enum BenchEngineKind
 
     /// <summary>Release RocksDB through RocksDbSharp (the <c>RocksDB</c> NuGet package).</summary>
     RocksDb,
+
+    /// <summary>ZoneTree, a managed LSM tree (the <c>ZoneTree</c> NuGet package).</summary>
+    ZoneTree,
 }

@@ -9,7 +9,7 @@ namespace KvEngine.DbBench;
 /// </summary>
 internal sealed class BenchFlags
 {
-    /// <summary>-engine: kvengine (the default) or rocksdb (release RocksDB through RocksDbSharp).</summary>
+    /// <summary>-engine: kvengine (the default), rocksdb (release RocksDB through RocksDbSharp) or zonetree (ZoneTree, a managed LSM).</summary>
     public BenchEngineKind Engine { get; private set; } = BenchEngineKind.KvEngine;
     public string Db { get; private set; } = Path.Combine(Path.GetTempPath(), "kvbench");
     public string Benchmarks { get; private set; } = "fillseq,fillrandom,overwrite,readrandom,readseq";
@@ -198,7 +198,8 @@ internal sealed class BenchFlags
                 {
                     "kvengine" => BenchEngineKind.KvEngine,
                     "rocksdb" => BenchEngineKind.RocksDb,
-                    _ => throw Bad(raw, "expected kvengine or rocksdb"),
+                    "zonetree" => BenchEngineKind.ZoneTree,
+                    _ => throw Bad(raw, "expected kvengine, rocksdb or zonetree"),
                 };
                 break;
             case "db": Db = v; break;

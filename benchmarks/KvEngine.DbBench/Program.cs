@@ -14,6 +14,10 @@ try
     {
         return RunOnRocksDb(flags);
     }
+    if (flags.Engine == BenchEngineKind.ZoneTree)
+    {
+        return RunOnZoneTree(flags);
+    }
     if (flags.Benchmarks == "filterbench")
     {
         return new FilterBench(flags).Run();
@@ -44,3 +48,8 @@ static int RunOnKvEngine(BenchFlags flags) =>
 [MethodImpl(MethodImplOptions.NoInlining)]
 static int RunOnRocksDb(BenchFlags flags) =>
     new BenchRunner<RocksDbBench, RocksDbBenchIterator, RocksDbBenchBatch>(flags, new RocksDbBench(flags)).Run();
+
+// Refuses what ZoneTree cannot honour (readreverse, merges, range deletions...) before anything runs.
+[MethodImpl(MethodImplOptions.NoInlining)]
+static int RunOnZoneTree(BenchFlags flags) =>
+    new BenchRunner<ZoneTreeBench, ZoneTreeBenchIterator, ZoneTreeBenchBatch>(flags, new ZoneTreeBench(flags)).Run();

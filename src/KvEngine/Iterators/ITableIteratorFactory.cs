@@ -9,4 +9,7 @@ internal interface ITableIteratorFactory
 {
     /// <summary>Opens an unpositioned iterator over the file at <paramref name="fileIndex"/> of the run.</summary>
     InternalIterator Open(int fileIndex);
+
+    /// <summary>False only when the file's filter proves it holds no entry for <paramref name="userKey"/>; true without a filter.</summary>
+    bool KeyMayMatch(int fileIndex, ReadOnlySpan<byte> userKey) => true;
 }

@@ -35,6 +35,13 @@ internal abstract class InternalIterator : IDisposable
     public abstract ReadOnlySpan<byte> Value { get; }
 
     /// <summary>
+    /// False only when this source provably holds no entry for <paramref name="userKey"/> (a table's
+    /// filter says so); true when it may, or cannot tell. Cheap next to a seek, and leaves the
+    /// position as it was: a newest-first <see cref="MergingIterator"/> asks it before seeking.
+    /// </summary>
+    public virtual bool MayContainUserKey(ReadOnlySpan<byte> userKey) => true;
+
+    /// <summary>
     /// Releases the blocks (cache entries, index leases) the iterator pins, leaving it not Valid;
     /// what it needs is pinned again at the next positioning. Memtable iterators pin nothing.
     /// </summary>

@@ -132,6 +132,38 @@ internal sealed class LevelIterator : InternalIterator
         }
     }
 
+    /// <summary>
+    /// False only when no file's key range covers <paramref name="userKey"/> or the filter of every
+    /// file that does proves it absent. Leaves the position as it was.
+    /// </summary>
+    public override bool MayContainUserKey(ReadOnlySpan<byte> userKey)
+    {
+        ThrowIfDisposed();
+        // The first file whose largest user key is >= userKey, then every file starting at or before it.
+        int lo = 0;
+        int hi = _largest.Length;
+        while (lo < hi)
+        {
+            int mid = (int)((uint)(lo + hi) >> 1);
+            if (InternalKeys.UserKey(_largest[mid]).SequenceCompareTo(userKey) < 0)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid;
+            }
+        }
+        for (int f = lo; f < _smallest.Length && InternalKeys.UserKey(_smallest[f]).SequenceCompareTo(userKey) <= 0; f++)
+        {
+            if (_factory.KeyMayMatch(f, userKey))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /// <summary>Closes the open file iterator (reopened at the next positioning); not Valid afterwards.</summary>
     public override void Unpin() => CloseFile();
 

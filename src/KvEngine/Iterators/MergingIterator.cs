@@ -17,6 +17,22 @@ namespace KvEngine.Iterators;
 /// yields the neighbouring entry of the merged order.
 /// </para>
 /// <para>
+/// Lazy seek (<c>newestFirst</c>, the read path's trees): the children are ordered newest first
+/// (memtable, immutable memtables newest first, level-0 files newest first, then levels 1..n), so
+/// for one user key an older child holds only smaller sequence numbers. <see cref="Seek"/> goes
+/// through the children in that order; a child whose filter proves it holds nothing of the target's
+/// user key (<see cref="InternalIterator.MayContainUserKey"/>) is passed over, the others are
+/// sought, and the first that lands on the target's user key ends the walk: that entry is the
+/// smallest internal key at or after the target in every child (a passed-over child lands on a
+/// later user key, an older one on an older version), so it is the merged position. The children
+/// passed over or not reached are deferred: unpositioned and outside the heap until a move needs
+/// them. <see cref="Next"/> and <see cref="SkipChildren"/> first seek them to the current key
+/// (equivalent to the target: they hold nothing between the two); <see cref="Prev"/> repositions
+/// every child anyway. When no child lands on the user key, the passed-over children are sought
+/// before the heap is built. So a seek to a stored key seeks the memtables and, of the tables, only
+/// the one holding the key's newest version (and filter false positives).
+/// </para>
+/// <para>
 /// Ownership: the merger owns its children and disposes them. Allocation: the heap array is
 /// allocated once; Seek/Next/Prev allocate nothing. A child that throws (e.g.
 /// <see cref="KvCorruptionException"/>) leaves the merger not Valid and the exception propagates.
@@ -28,11 +44,18 @@ internal sealed class MergingIterator : InternalIterator
     private readonly InternalIterator[] _children;
     private readonly int[] _heap;
     private int _heapSize;
+    // Children a lazy seek left unpositioned (see the type's remarks); null unless newest first.
+    private readonly bool[]? _deferred;
+    private int _deferredCount;
     private bool _forward = true;
     private bool _disposed;
 
     /// <param name="children">Child iterators; the merger takes ownership of them.</param>
-    public MergingIterator(InternalIterator[] children)
+    /// <param name="newestFirst">
+    /// The children are ordered newest first, so that for any user key an older child holds only
+    /// smaller sequence numbers (the read path's trees); enables the lazy <see cref="Seek"/>.
+    /// </param>
+    public MergingIterator(InternalIterator[] children, bool newestFirst = false)
     {
         ArgumentNullException.ThrowIfNull(children);
         _children = (InternalIterator[])children.Clone();
@@ -44,6 +67,7 @@ internal sealed class MergingIterator : InternalIterator
             }
         }
         _heap = new int[_children.Length];
+        _deferred = newestFirst ? new bool[_children.Length] : null;
     }
 
     /// <summary>
@@ -62,6 +86,9 @@ internal sealed class MergingIterator : InternalIterator
     }
 
     public int ChildCount => _children.Length;
+
+    /// <summary>How many children the last <see cref="Seek"/> left unpositioned (for tests).</summary>
+    internal int DeferredChildCount => _deferredCount;
 
     public override bool Valid => _heapSize > 0;
 
@@ -85,6 +112,7 @@ internal sealed class MergingIterator : InternalIterator
     public override void Unpin()
     {
         _heapSize = 0;
+        ClearDeferred();
         foreach (InternalIterator child in _children)
         {
             child.Unpin();
@@ -95,6 +123,7 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
+        ClearDeferred();
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekToFirst();
@@ -107,6 +136,7 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
+        ClearDeferred();
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekToLast();
@@ -119,18 +149,68 @@ internal sealed class MergingIterator : InternalIterator
     {
         ThrowIfDisposed();
         _heapSize = 0;
-        for (int i = 0; i < _children.Length; i++)
+        ClearDeferred();
+        bool[]? deferred = _deferred;
+        if (deferred is null)
         {
-            _children[i].Seek(target);
+            for (int i = 0; i < _children.Length; i++)
+            {
+                _children[i].Seek(target);
+            }
+        }
+        else
+        {
+            LazySeek(target, deferred);
         }
         _forward = true;
         BuildHeap();
+    }
+
+    // Newest first (type remarks): seeks the children up to the first landing on the target's user
+    // key, passing over those whose filter excludes it, and defers the rest.
+    private void LazySeek(ReadOnlySpan<byte> target, bool[] deferred)
+    {
+        ReadOnlySpan<byte> userKey = InternalKeys.UserKey(target);
+        for (int i = 0; i < _children.Length; i++)
+        {
+            InternalIterator child = _children[i];
+            if (!child.MayContainUserKey(userKey))
+            {
+                deferred[i] = true;
+                _deferredCount++;
+                continue;
+            }
+            child.Seek(target);
+            if (child.Valid && InternalKeys.UserKey(child.Key).SequenceEqual(userKey))
+            {
+                for (int j = i + 1; j < _children.Length; j++)
+                {
+                    deferred[j] = true;
+                }
+                _deferredCount += _children.Length - i - 1;
+                return;
+            }
+        }
+        // No child holds the user key: the passed-over children hold the next keys too.
+        if (_deferredCount > 0)
+        {
+            for (int i = 0; i < _children.Length; i++)
+            {
+                if (deferred[i])
+                {
+                    deferred[i] = false;
+                    _children[i].Seek(target);
+                }
+            }
+            _deferredCount = 0;
+        }
     }
 
     public override void SeekForPrev(ReadOnlySpan<byte> target)
     {
         ThrowIfDisposed();
         _heapSize = 0;
+        ClearDeferred();
         for (int i = 0; i < _children.Length; i++)
         {
             _children[i].SeekForPrev(target);
@@ -147,6 +227,10 @@ internal sealed class MergingIterator : InternalIterator
             if (!_forward)
             {
                 SwitchToForward();
+            }
+            else if (_deferredCount > 0)
+            {
+                PositionDeferred();
             }
             InternalIterator current = _children[_heap[0]];
             current.Next();
@@ -166,6 +250,7 @@ internal sealed class MergingIterator : InternalIterator
         {
             if (_forward)
             {
+                ClearDeferred(); // SwitchToReverse repositions every child but the current one
                 SwitchToReverse();
             }
             InternalIterator current = _children[_heap[0]];
@@ -195,6 +280,10 @@ internal sealed class MergingIterator : InternalIterator
         }
         try
         {
+            if (_deferredCount > 0)
+            {
+                PositionDeferred();
+            }
             bool moved = false;
             for (int j = Math.Max(firstChild, 0); j < _children.Length; j++)
             {
@@ -241,6 +330,36 @@ internal sealed class MergingIterator : InternalIterator
             {
                 _children[i].Dispose();
             }
+        }
+    }
+
+    // Positions the children a lazy seek deferred at the current key and adds the valid ones to the
+    // (forward) heap. Seeking them to the current entry rather than the original target is the
+    // same: an older child holds nothing between the two (type remarks). The current child stays on top.
+    private void PositionDeferred()
+    {
+        bool[] deferred = _deferred!;
+        int c = _heap[0];
+        ReadOnlySpan<byte> key = _children[c].Key;
+        for (int j = 0; j < _children.Length; j++)
+        {
+            if (deferred[j])
+            {
+                deferred[j] = false;
+                _children[j].Seek(key);
+            }
+        }
+        _deferredCount = 0;
+        BuildHeap();
+        Debug.Assert(_heap[0] == c, "the current child must stay on top after the deferred children are positioned");
+    }
+
+    private void ClearDeferred()
+    {
+        if (_deferredCount > 0)
+        {
+            Array.Clear(_deferred!);
+            _deferredCount = 0;
         }
     }
 
@@ -295,9 +414,10 @@ internal sealed class MergingIterator : InternalIterator
     private void BuildHeap()
     {
         int n = 0;
+        bool[]? deferred = _deferredCount > 0 ? _deferred : null;
         for (int i = 0; i < _children.Length; i++)
         {
-            if (_children[i].Valid)
+            if (_children[i].Valid && (deferred is null || !deferred[i]))
             {
                 _heap[n++] = i;
             }

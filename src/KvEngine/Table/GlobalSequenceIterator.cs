@@ -81,6 +81,9 @@ internal sealed class GlobalSequenceIterator : InternalIterator
 
     public override void Unpin() => _inner.Unpin();
 
+    /// <summary>The inner table's filter: it holds user keys, whatever sequence number they are read with.</summary>
+    public override bool MayContainUserKey(ReadOnlySpan<byte> userKey) => _inner.MayContainUserKey(userKey);
+
     protected override void Dispose(bool disposing)
     {
         if (disposing)

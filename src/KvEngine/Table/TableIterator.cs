@@ -114,6 +114,16 @@ internal sealed class TableIterator : InternalIterator
         SkipEmptyBlocksBackward();
     }
 
+    /// <summary>
+    /// The table's whole-key filter; true without one. A filter of prefixes only is not consulted, so
+    /// a total-order seek leaves the prefix tickers (RocksDB counts them for prefix seeks) as they were.
+    /// </summary>
+    public override bool MayContainUserKey(ReadOnlySpan<byte> userKey)
+    {
+        TableReader table = Table;
+        return !table.HasWholeKeyFilter || table.KeyMayMatch(userKey, _fillCache);
+    }
+
     public override void Seek(ReadOnlySpan<byte> target)
     {
         CheckTarget(target);

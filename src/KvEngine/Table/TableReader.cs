@@ -107,6 +107,9 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// </summary>
     public bool HasPrefixFilter => _hasFilter && _prefixExtractor != null;
 
+    /// <summary>True when the table's filter holds whole user keys (not only prefixes): <see cref="KeyMayMatch"/> then checks the key itself and records no ticker.</summary>
+    public bool HasWholeKeyFilter => _hasFilter && _filterHasWholeKeys;
+
     /// <summary>False only when the filter proves <paramref name="userKey"/> is absent.</summary>
     public bool KeyMayMatch(ReadOnlySpan<byte> userKey, bool fillCache = true)
     {

@@ -1,4 +1,5 @@
 using KvEngine.Iterators;
+using KvEngine.Table;
 
 namespace KvEngine.Versions;
 
@@ -39,6 +40,13 @@ internal sealed class LevelFiles : ITableIteratorFactory
             largest[i] = _files[i].Largest;
         }
         return new LevelIterator(smallest, largest, this, _prefixSeek);
+    }
+
+    /// <summary>The file's whole-key filter (as <see cref="TableIterator.MayContainUserKey"/>); true without one.</summary>
+    public bool KeyMayMatch(int fileIndex, ReadOnlySpan<byte> userKey)
+    {
+        TableReader table = _tables.Get(_files[fileIndex]);
+        return !table.HasWholeKeyFilter || table.KeyMayMatch(userKey, _fillCache);
     }
 
     public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache, prefixFilter: _prefixSeek != null);

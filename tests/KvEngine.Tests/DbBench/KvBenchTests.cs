@@ -86,6 +86,36 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Contains("enable_pipelined_write=true", options, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void ZoneTreeEngineRunsTheSeekWorkloads()
+    {
+        // The zonetree engine (ZoneTree, a managed LSM) runs the same workloads and reads back what
+        // it wrote; flush moves everything into its disk segment.
+        string db = Path.Combine(_dir.FullName, "zonetree");
+        (int code, string stdout, string stderr) = Run("-engine=zonetree", $"-db={db}",
+            "-benchmarks=fillseq,readrandom,fillrandom,flush,readrandom,seekrandom,readseq,sstables", "-num=2000", "-seek_nexts=3", "-compression_type=lz4");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"Engine:     zonetree \(ZoneTree \d+\.\d+\.\d+", stdout);
+        Assert.Matches(@"readrandom\s*:.*\(2000 of 2000 found\)", stdout); // after fillseq every key exists
+        Assert.Matches(@"seekrandom\s*:.*\(\d+ of 2000 found\)", stdout);
+        Assert.Matches(@"readseq\s*:.*ops/sec", stdout);
+        Assert.Matches(@"disk segment: [1-9]\d* records", stdout);
+    }
+
+    [Theory]
+    [InlineData("-benchmarks=readreverse", "readreverse")]
+    [InlineData("-merge_operator=uint64add", "-merge_operator")]
+    [InlineData("-num_column_families=2", "num_column_families")]
+    [InlineData("-writes_per_range_tombstone=10", "range deletion")]
+    public void ZoneTreeEngineRefusesFlagsItCannotMap(string flag, string expected)
+    {
+        string db = Path.Combine(_dir.FullName, "db");
+        (int code, _, string stderr) = Run("-engine=zonetree", $"-db={db}", "-num=10", flag);
+        Assert.NotEqual(0, code);
+        Assert.Contains("-engine=zonetree cannot map", stderr, StringComparison.Ordinal);
+        Assert.Contains(expected, stderr, StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData("-use_compressed_secondary_cache=1", "compressed secondary cache")]
     [InlineData("-level_compaction_dynamic_file_size=false", "level_compaction_dynamic_file_size")]
@@ -157,7 +187,7 @@ public sealed partial class KvBenchTests : IDisposable
     [InlineData("-num=abc", "-num=abc")]
     [InlineData("-compression_type=bzip2", "compression")]
     [InlineData("-benchmarks=nosuchbench", "nosuchbench")]
-    [InlineData("-engine=leveldb", "expected kvengine or rocksdb")]
+    [InlineData("-engine=leveldb", "expected kvengine, rocksdb or zonetree")]
     [InlineData("-merge_operator=put", "no 'put' merge operator")]
     [InlineData("-merge_operator=sum", "unknown merge operator")]
     [InlineData("-benchmarks=mergerandom", "mergerandom needs -merge_operator")]

@@ -86,7 +86,7 @@ internal static class IteratorBuilder
             }
             throw;
         }
-        var merged = new MergingIterator(children);
+        var merged = new MergingIterator(children, newestFirst: true); // memtable, immutables and level-0 files newest first, then levels 1..n
         var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: cfd.Options.MergeOperator);
         return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot) { PrefixSeek = prefixSeek };
     }
