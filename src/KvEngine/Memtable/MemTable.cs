@@ -164,11 +164,11 @@ internal sealed unsafe class MemTable : IDisposable
         {
             if (concurrent)
             {
-                index.AddConcurrently(entry, userKey, sequence, hash);
+                index.AddConcurrently(entry, hash);
             }
             else
             {
-                index.Add(entry, userKey, sequence, hash);
+                index.Add(entry, hash);
             }
         }
         if (concurrent)
@@ -303,11 +303,15 @@ internal sealed unsafe class MemTable : IDisposable
     }
 
     // The index's newest entry of the key, then older ones at level 0 until one the sequence sees.
-    // False when more than MaxVersionWalk newer versions are in the way (a long history, an old snapshot).
+    // False when more than MaxVersionWalk newer versions are in the way (a long history, an old
+    // snapshot) or the key's chain is too long to walk.
     private bool TrySeekThroughIndex(MemTableHashIndex index, ReadOnlySpan<byte> userKey, ulong sequence, out SkipList.Iterator it)
     {
         it = new SkipList.Iterator(_table);
-        byte* newest = index.FindNewest(userKey, MemTableHashIndex.Hash(userKey));
+        if (!index.TryFindNewest(userKey, MemTableHashIndex.Hash(userKey), out byte* newest))
+        {
+            return false; // a chain too long to walk: search the skip list
+        }
         if (newest == null)
         {
             return true; // not Valid: the memtable has no entry of the key

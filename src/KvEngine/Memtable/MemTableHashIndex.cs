@@ -20,20 +20,21 @@ namespace KvEngine.Memtable;
 /// bucket of a user key = XxHash3(user key) &amp; (bucketCount - 1)
 /// </code>
 /// <para>
-/// Invariants: a chain holds at most one entry per user key, the newest (highest sequence) of that
-/// key added so far; every entry in a chain is already linked into the skip list at level 0, whose
-/// order puts a key's older entries right after it. So the index entry of a key plus a level-0 walk
-/// reaches every entry of the key, newest first. An entry leaves its chain only when a newer entry
-/// of the same key takes its place (its predecessor's link is swung to the new entry, whose link is
-/// the old entry's successor); the old entry's own link is never changed, so a reader standing on it
-/// walks on to the rest of the chain.
+/// Invariants: every entry is pushed at the head of its bucket's chain once it is linked into the
+/// skip list at level 0 and before its write is published, and never leaves the chain; so a chain
+/// holds every entry of its keys a reader's sequence can see. Several entries of one user key may
+/// be in a chain in any order (concurrent writers push in any order), so a lookup takes the
+/// highest sequence among the matches: the key's newest entry, from which the skip list's level 0
+/// reaches every older one. A lookup walks at most <see cref="MaxChainWalk"/> entries (a key
+/// written thousands of times fills its bucket's chain); past that it reports that it cannot tell,
+/// and the caller searches the skip list.
 /// </para>
 /// <para>
-/// Thread-safety: readers (<see cref="FindNewest"/>) take no lock and load every link with an
-/// acquire read; a writer publishes an entry, fully written, with a release store. Writers are the
-/// memtable's: one at a time (<see cref="Add"/>), or any number at once through
-/// <see cref="AddConcurrently"/>, which serializes writers of the same bucket stripe with a spin lock
-/// held for the few loads and stores of one chain update. The bucket array lives as long as the arena.
+/// Thread-safety: readers (<see cref="TryFindNewest"/>) take no lock and load every link with an
+/// acquire read. A writer fills the entry's link before publishing the entry at the head: with a
+/// release store for the memtable's single writer (<see cref="Add"/>), with a compare-and-swap for
+/// concurrent writers (<see cref="AddConcurrently"/>). An entry's link never changes once it is
+/// published. The bucket array lives as long as the arena.
 /// </para>
 /// </summary>
 internal sealed unsafe class MemTableHashIndex
@@ -42,13 +43,11 @@ internal sealed unsafe class MemTableHashIndex
     public const int MinBuckets = 1 << 8;
     public const int MaxBuckets = 1 << 26;
 
-    // Stripes of bucket locks for concurrent writers, each on its own cache line.
-    private const int LockStripes = 64;
-    private const int LockStride = 16;
+    /// <summary>Chain entries a lookup walks at most before it leaves the search to the skip list.</summary>
+    public const int MaxChainWalk = 32;
 
     private readonly nint* _buckets;
     private readonly ulong _mask;
-    private readonly int[] _locks = new int[LockStripes * LockStride];
 
     /// <summary>An index of <paramref name="bucketCount"/> buckets (a power of two) carved from <paramref name="arena"/>.</summary>
     public MemTableHashIndex(Arena arena, int bucketCount)
@@ -99,75 +98,58 @@ internal sealed unsafe class MemTableHashIndex
 
     /// <summary>
     /// The newest entry of <paramref name="userKey"/> added so far (its older ones follow it at level
-    /// 0 of the skip list), or null when the memtable has none. Any thread, lock-free.
+    /// 0 of the skip list), or null when the memtable has none; false when the chain is too long to
+    /// tell (<see cref="MaxChainWalk"/>). Any thread, lock-free.
     /// </summary>
-    public byte* FindNewest(ReadOnlySpan<byte> userKey, ulong hash)
+    public bool TryFindNewest(ReadOnlySpan<byte> userKey, ulong hash, out byte* newest)
     {
+        newest = null;
+        ulong newestSequence = 0;
         byte* entry = (byte*)Volatile.Read(ref _buckets[hash & _mask]);
-        while (entry != null)
+        for (int walked = 0; entry != null; walked++)
         {
+            if (walked == MaxChainWalk)
+            {
+                newest = null;
+                return false;
+            }
             if (HasUserKey(entry, userKey))
             {
-                return entry;
+                ulong sequence = InternalKeys.Sequence(MemTableEntry.InternalKey(entry));
+                if (newest == null || sequence > newestSequence)
+                {
+                    newest = entry;
+                    newestSequence = sequence;
+                }
             }
             entry = (byte*)Volatile.Read(ref *SkipList.LinkOf(entry));
         }
-        return null;
+        return true;
     }
 
-    /// <summary>
-    /// Single writer: indexes <paramref name="entry"/> (sequence <paramref name="sequence"/>), already
-    /// linked into the skip list, unless its key's indexed entry is newer.
-    /// </summary>
-    public void Add(byte* entry, ReadOnlySpan<byte> userKey, ulong sequence, ulong hash) =>
-        Update(&_buckets[hash & _mask], entry, userKey, sequence);
+    /// <summary>Single writer: indexes <paramref name="entry"/>, already linked into the skip list.</summary>
+    public void Add(byte* entry, ulong hash)
+    {
+        nint* bucket = &_buckets[hash & _mask];
+        *SkipList.LinkOf(entry) = *bucket;
+        Volatile.Write(ref *bucket, (nint)entry); // release: the entry and its link first
+    }
 
     /// <summary><see cref="Add"/> for any number of writers at once.</summary>
-    public void AddConcurrently(byte* entry, ReadOnlySpan<byte> userKey, ulong sequence, ulong hash)
+    public void AddConcurrently(byte* entry, ulong hash)
     {
-        ulong bucket = hash & _mask;
-        ref int gate = ref _locks[(int)(bucket % LockStripes) * LockStride];
-        if (Interlocked.CompareExchange(ref gate, 1, 0) != 0)
+        ref nint bucket = ref _buckets[hash & _mask];
+        nint head = Volatile.Read(ref bucket);
+        while (true)
         {
-            var spinner = default(SpinWait);
-            do
+            *SkipList.LinkOf(entry) = head;
+            nint seen = Interlocked.CompareExchange(ref bucket, (nint)entry, head);
+            if (seen == head)
             {
-                spinner.SpinOnce();
-            }
-            while (Volatile.Read(ref gate) != 0 || Interlocked.CompareExchange(ref gate, 1, 0) != 0);
-        }
-        try
-        {
-            Update(&_buckets[bucket], entry, userKey, sequence);
-        }
-        finally
-        {
-            Volatile.Write(ref gate, 0);
-        }
-    }
-
-    // The chain's writer (exclusive): replaces the key's entry when this one is newer, else pushes it at the head.
-    private static void Update(nint* bucket, byte* entry, ReadOnlySpan<byte> userKey, ulong sequence)
-    {
-        nint* link = bucket;
-        byte* current = (byte*)*link;
-        while (current != null)
-        {
-            if (HasUserKey(current, userKey))
-            {
-                if (InternalKeys.Sequence(MemTableEntry.InternalKey(current)) > sequence)
-                {
-                    return; // a concurrent writer indexed a newer entry; this one follows it at level 0
-                }
-                *SkipList.LinkOf(entry) = *SkipList.LinkOf(current);
-                Volatile.Write(ref *link, (nint)entry); // release: the entry and its link first
                 return;
             }
-            link = SkipList.LinkOf(current);
-            current = (byte*)*link;
+            head = seen;
         }
-        *SkipList.LinkOf(entry) = *bucket;
-        Volatile.Write(ref *bucket, (nint)entry);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -44,7 +44,7 @@ internal sealed unsafe partial class SkipList
             state = 0x9E3779B97F4A7C15UL * (ulong)(Environment.CurrentManagedThreadId + 1);
         }
         int height = RandomHeight(ref state);
-        return StashHeight(_arena.AllocateAlignedConcurrently((height * LevelSize) + EntryOffset - LevelSize + entrySize), height);
+        return StashHeight(_arena.AllocateAlignedConcurrently(NodeBytes(height) + entrySize), height);
     }
 
     /// <summary>
@@ -100,10 +100,13 @@ internal sealed unsafe partial class SkipList
                     return false; // only level 0 can tell, and nothing is linked yet
                 }
                 SetNextNoBarrier(node, level, next[level]);
-                // The predecessor's bound, read after its pointer was seen at next[level]: if the
-                // swap below succeeds, the pointer never moved, so this bounds next[level] (header).
-                SetBoundNoBarrier(node, level, BoundOf(prev[level], level));
-                LowerBound(prev[level], level, prefix); // before the swap publishes the node
+                if (level > 0)
+                {
+                    // The predecessor's bound, read after its pointer was seen at next[level]: if the
+                    // swap below succeeds, the pointer never moved, so this bounds next[level] (header).
+                    SetBoundNoBarrier(node, level, BoundOf(prev[level], level));
+                    LowerBound(prev[level], level, prefix); // before the swap publishes the node
+                }
                 if (CompareExchangeNext(prev[level], level, node, next[level]))
                 {
                     break;

@@ -10,12 +10,15 @@ namespace KvEngine.Memtable;
 /// (<see cref="InternalKeyComparer.Compare"/>): LevelDB's db/skiplist.h with RocksDB's
 /// InlineSkipList layout, every node living in an <see cref="Arena"/>.
 /// <code>
-/// Node  := level: Level[height]   // stored highest level first, so level i is at node - 16 * i
-///          link: pointer(8)        // at node + 16: the owner's word (MemTableHashIndex chains entries through it)
-///          entry: MemTableEntry    // at node + 24; the node pointer addresses level 0
+/// Node  := level: Level[height - 1] // levels height-1 .. 1, highest first: level i at node - 8 - 16 * i
+///          link: pointer(8)        // at node - 8: the owner's word (MemTableHashIndex chains entries through it)
+///          next0: pointer(8)       // at node: the next node at level 0 (the node pointer addresses it)
+///          entry: MemTableEntry    // at node + 8, on the line of next0
 /// Level := next: pointer(8)        // the next node at this level (pointer-sized, padded to 8 bytes)
 ///          bound: fixed64          // a lower bound of the next node's key prefix (KeyPrefix; 0 when unknown)
 /// </code>
+/// Level 0 has no bound: a search reads the key of its level-0 successor anyway (the answer of a
+/// lookup, the duplicate check of an insert), and the entry stays beside next0 as in RocksDB.
 /// The bound lets a search go down a level without touching the next node: a bound above the
 /// target's prefix proves the next key larger. Invariant: a level's bound is at most the prefix of
 /// the node its pointer addresses at any moment. Inserts only put smaller keys behind a pointer, so
@@ -59,12 +62,15 @@ internal sealed unsafe partial class SkipList
     public const int DefaultBranching = 4;
     public const int MaxHeightLimit = 32;
 
-    // A level: next pointer (padded to 8 bytes) and bound.
+    // A level above 0: next pointer (padded to 8 bytes) and bound.
     private const int LevelSize = 16;
 
-    // From a node (its level 0) to its link word and its entry.
-    private const int LinkOffset = LevelSize;
-    private const int EntryOffset = LevelSize + 8;
+    // From a node (its next0 word) to its link word and its entry.
+    private const int LinkOffset = -8;
+    private const int EntryOffset = 8;
+
+    /// <summary>Bytes of a node of <paramref name="height"/> levels before its entry: levels above 0, link, next0.</summary>
+    private static int NodeBytes(int height) => LevelSize * height;
 
     private readonly Arena _arena;
     private readonly byte* _head;
@@ -92,12 +98,15 @@ internal sealed unsafe partial class SkipList
         _scaledInverseBranching = (uint)(0x1_0000_0000UL / (uint)branching);
         _rngState = seed == 0 ? 0x9E3779B97F4A7C15UL : seed;
 
-        byte* headMemory = arena.AllocateAligned(maxHeight * LevelSize);
-        _head = headMemory + (maxHeight - 1) * LevelSize;
+        byte* headMemory = arena.AllocateAligned(NodeBytes(maxHeight));
+        _head = headMemory + NodeBytes(maxHeight) - EntryOffset;
         for (int i = 0; i < maxHeight; i++)
         {
             SetNextNoBarrier(_head, i, null);
-            SetBoundNoBarrier(_head, i, 0);
+            if (i > 0)
+            {
+                SetBoundNoBarrier(_head, i, 0);
+            }
         }
         _splicePrev = (byte**)arena.AllocateAligned((maxHeight + 1) * sizeof(nint));
         _spliceNext = (byte**)arena.AllocateAligned((maxHeight + 1) * sizeof(nint));
@@ -118,13 +127,13 @@ internal sealed unsafe partial class SkipList
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entrySize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(entrySize, MemTableEntry.MaxEncodedSize);
         int height = RandomHeight(ref _rngState);
-        return StashHeight(_arena.AllocateAligned((height * LevelSize) + EntryOffset - LevelSize + entrySize), height);
+        return StashHeight(_arena.AllocateAligned(NodeBytes(height) + entrySize), height);
     }
 
     /// <summary>Stores the height in next[0] of the node at <paramref name="memory"/> until Insert links it; returns the entry's address.</summary>
     private static byte* StashHeight(byte* memory, int height)
     {
-        byte* node = memory + (height - 1) * LevelSize;
+        byte* node = memory + NodeBytes(height) - EntryOffset;
         *(nint*)node = height;
         *(long*)(node + LinkOffset) = 0; // the link word starts empty
         return node + EntryOffset;
@@ -163,8 +172,11 @@ internal sealed unsafe partial class SkipList
         {
             Debug.Assert(NextNoBarrier(prev[level], level) == next[level]);
             SetNextNoBarrier(node, level, next[level]);
-            SetBoundNoBarrier(node, level, BoundOf(prev[level], level)); // a bound of the same successor
-            SetBoundNoBarrier(prev[level], level, prefix); // before the pointer: see the header
+            if (level > 0)
+            {
+                SetBoundNoBarrier(node, level, BoundOf(prev[level], level)); // a bound of the same successor
+                SetBoundNoBarrier(prev[level], level, prefix); // before the pointer: see the header
+            }
             SetNext(prev[level], level, node); // release: publishes the node (and the bound) at this level
             prev[level] = node;
         }
@@ -255,7 +267,7 @@ internal sealed unsafe partial class SkipList
         node != null && InternalKeyComparer.Compare(KeyOf(node), key) < 0;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static nint* LevelOf(byte* node, int level) => (nint*)(node - (level * LevelSize));
+    private static nint* LevelOf(byte* node, int level) => (nint*)(level == 0 ? node : node - 8 - (level * LevelSize));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static byte* Next(byte* node, int level) => (byte*)Volatile.Read(ref *LevelOf(node, level));
@@ -269,7 +281,7 @@ internal sealed unsafe partial class SkipList
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void SetNextNoBarrier(byte* node, int level, byte* value) => *LevelOf(node, level) = (nint)value;
 
-    /// <summary>The level's bound (see the header); read it after the level's pointer.</summary>
+    /// <summary>The bound of a level above 0 (see the header); read it after the level's pointer.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static ulong BoundOf(byte* node, int level) => *(ulong*)((byte*)LevelOf(node, level) + 8);
 
@@ -282,7 +294,7 @@ internal sealed unsafe partial class SkipList
     /// touching that node.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool NextIsPast(byte* node, int level, ulong prefix) => BoundOf(node, level) > prefix;
+    private static bool NextIsPast(byte* node, int level, ulong prefix) => level != 0 && BoundOf(node, level) > prefix;
 
     /// <summary>Walks one level from <paramref name="before"/> (whose key is &lt; key), stopping at <paramref name="after"/>.</summary>
     private static void FindSpliceForLevel(ReadOnlySpan<byte> key, ulong prefix, byte* before, byte* after, int level, out byte* outPrev, out byte* outNext)
