@@ -12,7 +12,7 @@ namespace KvEngine.Table;
 /// step moves forward, so a corrupt block cannot make it loop.
 /// <para>
 /// A mutable struct: keep it in a field or local and call it in place (never copy a live cursor).
-/// It rents a key buffer; <see cref="Dispose"/> returns it. It does not own the block. Not thread-safe.
+/// It rents a key buffer (from this thread's pool); <see cref="Dispose"/> returns it. It does not own the block. Not thread-safe.
 /// </para>
 /// </summary>
 internal struct BlockCursor : IDisposable
@@ -40,7 +40,7 @@ internal struct BlockCursor : IDisposable
         _keyFormat = keyFormat;
         _valueFormat = valueFormat;
         _indexHasFirstKey = indexHasFirstKey;
-        _key = ArrayPool<byte>.Shared.Rent(64);
+        _key = ThreadLocalPool<byte[]>.TryRent() ?? new byte[KeyBufferSize];
         _current = _restarts;
         _next = _restarts;
         _restartIndex = _numRestarts;
@@ -279,11 +279,31 @@ internal struct BlockCursor : IDisposable
         _keyLength = 0;
         if (key is { Length: > 0 })
         {
-            ArrayPool<byte>.Shared.Return(key);
+            ReturnKeyBuffer(key);
         }
         _current = _restarts;
         _next = _restarts;
     }
+
+    /// <summary>
+    /// Key buffers of the common size go back to this thread's pool, where the next cursor takes
+    /// them: <see cref="ArrayPool{T}.Shared"/>'s per-core stacks can be emptied by other threads
+    /// between a cursor's return and the next rent (it allocated under parallel load); grown
+    /// buffers go back to the shared pool they came from.
+    /// </summary>
+    private static void ReturnKeyBuffer(byte[] key)
+    {
+        if (key.Length == KeyBufferSize)
+        {
+            ThreadLocalPool<byte[]>.Return(key);
+        }
+        else
+        {
+            ArrayPool<byte>.Shared.Return(key);
+        }
+    }
+
+    private const int KeyBufferSize = 64;
 
     private void Invalidate()
     {
@@ -363,7 +383,7 @@ internal struct BlockCursor : IDisposable
         {
             byte[] bigger = ArrayPool<byte>.Shared.Rent(Math.Max(keyLength, _key.Length * 2));
             _key.AsSpan(0, (int)shared).CopyTo(bigger);
-            ArrayPool<byte>.Shared.Return(_key);
+            ReturnKeyBuffer(_key);
             _key = bigger;
         }
         entries.Slice(p, (int)nonShared).CopyTo(_key.AsSpan((int)shared));
