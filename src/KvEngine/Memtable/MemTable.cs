@@ -291,13 +291,16 @@ internal sealed unsafe class MemTable : IDisposable
         {
             ThrowTooLarge(userKey.Length, 0);
         }
-        if (_index != null && NumEntries == 0)
+        if (_index != null)
         {
-            return new SkipList.Iterator(_table); // not Valid; spares the bucket's cache miss (a fresh memtable)
-        }
-        if (_index != null && TrySeekThroughIndex(_index, userKey, sequence, out SkipList.Iterator found))
-        {
-            return found;
+            if (NumEntries == 0)
+            {
+                return new SkipList.Iterator(_table); // not Valid; spares the bucket's cache miss (a fresh memtable)
+            }
+            if (TrySeekThroughIndex(_index, userKey, sequence, out SkipList.Iterator found))
+            {
+                return found;
+            }
         }
         return SeekInList(userKey, sequence);
     }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.IO.Hashing;
 using System.Numerics;
 using System.Runtime.CompilerServices;
@@ -60,10 +59,7 @@ internal sealed unsafe class MemTableHashIndex
         _buckets = (nint*)arena.AllocateAligned(bucketCount * sizeof(nint));
         NativeMemory.Clear(_buckets, (nuint)bucketCount * (nuint)sizeof(nint));
         _mask = (ulong)bucketCount - 1;
-        BucketCount = bucketCount;
     }
-
-    public int BucketCount { get; }
 
     /// <summary>
     /// The bucket count for a memtable of <paramref name="writeBufferSize"/> bytes whose index may
@@ -86,7 +82,7 @@ internal sealed unsafe class MemTableHashIndex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static ulong Hash(ReadOnlySpan<byte> userKey) => XxHash3.HashToUInt64(userKey);
 
-    /// <summary>Warms the cache line of <paramref name="hash"/>'s bucket (a writer about to add, a reader about to look).</summary>
+    /// <summary>Warms the cache line of <paramref name="hash"/>'s bucket (a writer about to add).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Prefetch(ulong hash)
     {
@@ -113,9 +109,10 @@ internal sealed unsafe class MemTableHashIndex
                 newest = null;
                 return false;
             }
-            if (HasUserKey(entry, userKey))
+            ReadOnlySpan<byte> internalKey = MemTableEntry.InternalKey(entry);
+            if (InternalKeys.UserKey(internalKey).SequenceEqual(userKey))
             {
-                ulong sequence = InternalKeys.Sequence(MemTableEntry.InternalKey(entry));
+                ulong sequence = InternalKeys.Sequence(internalKey);
                 if (newest == null || sequence > newestSequence)
                 {
                     newest = entry;
@@ -150,14 +147,5 @@ internal sealed unsafe class MemTableHashIndex
             }
             head = seen;
         }
-    }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool HasUserKey(byte* entry, ReadOnlySpan<byte> userKey)
-    {
-        ReadOnlySpan<byte> internalKey = MemTableEntry.InternalKey(entry);
-        Debug.Assert(internalKey.Length >= InternalKeys.TrailerSize);
-        return internalKey.Length - InternalKeys.TrailerSize == userKey.Length
-            && internalKey[..userKey.Length].SequenceEqual(userKey);
     }
 }

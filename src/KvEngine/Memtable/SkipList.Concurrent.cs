@@ -128,7 +128,7 @@ internal sealed unsafe partial class SkipList
     /// <summary>Lowers the level's bound to at most <paramref name="prefix"/> (an atomic minimum: concurrent writers only ever lower it).</summary>
     private static void LowerBound(byte* node, int level, ulong prefix)
     {
-        ref ulong bound = ref *(ulong*)((byte*)LevelOf(node, level) + 8);
+        ref ulong bound = ref *BoundSlot(node, level);
         ulong seen = Volatile.Read(ref bound);
         while (seen > prefix)
         {

@@ -283,10 +283,14 @@ internal sealed unsafe partial class SkipList
 
     /// <summary>The bound of a level above 0 (see the header); read it after the level's pointer.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static ulong BoundOf(byte* node, int level) => *(ulong*)((byte*)LevelOf(node, level) + 8);
+    private static ulong BoundOf(byte* node, int level) => *BoundSlot(node, level);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void SetBoundNoBarrier(byte* node, int level, ulong bound) => *(ulong*)((byte*)LevelOf(node, level) + 8) = bound;
+    private static void SetBoundNoBarrier(byte* node, int level, ulong bound) => *BoundSlot(node, level) = bound;
+
+    /// <summary>Where a level above 0 keeps its bound: the word after its next pointer.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ulong* BoundSlot(byte* node, int level) => (ulong*)((byte*)LevelOf(node, level) + 8);
 
     /// <summary>
     /// True when the node after <paramref name="node"/> at <paramref name="level"/> (just loaded

@@ -29,6 +29,10 @@ internal static class ThreadLocalPool<T>
 
     private static readonly T?[] s_shared = new T?[SharedCapacity];
 
+    // Objects in the shared slots (approximate while a spill or take is under way): an empty
+    // overflow costs a rent one load instead of a scan.
+    private static int s_sharedCount;
+
     [ThreadStatic]
     private static T?[]? t_items;
 
@@ -71,11 +75,16 @@ internal static class ThreadLocalPool<T>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static T? TryRentShared()
     {
+        if (Volatile.Read(ref s_sharedCount) <= 0)
+        {
+            return null;
+        }
         T?[] shared = s_shared;
         for (int i = 0; i < shared.Length; i++)
         {
             if (Volatile.Read(ref shared[i]) != null && Interlocked.Exchange(ref shared[i], null) is { } item)
             {
+                Interlocked.Decrement(ref s_sharedCount);
                 return item;
             }
         }
@@ -90,6 +99,7 @@ internal static class ThreadLocalPool<T>
         {
             if (Volatile.Read(ref shared[i]) == null && Interlocked.CompareExchange(ref shared[i], item, null) == null)
             {
+                Interlocked.Increment(ref s_sharedCount);
                 return;
             }
         }
