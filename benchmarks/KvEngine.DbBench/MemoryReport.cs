@@ -21,8 +21,10 @@ internal static class MemoryReport
     public static EngineMemory KvEngineMemory(Func<string, string?> property)
     {
         MemoryUsage native = NativeAllocator.Shared.GetUsage();
+        var byUse = default(NativeUseBytes);
+        NativeAllocator.Shared.GetLiveBytesByUse(byUse);
         return new EngineMemory(Bytes(property, "rocksdb.cur-size-all-mem-tables"), Bytes(property, "rocksdb.estimate-table-readers-mem"),
-            Bytes(property, "rocksdb.block-cache-usage"), Bytes(property, "rocksdb.block-cache-pinned-usage"), native.AllocatedBytes, native.ResidentBytes);
+            Bytes(property, "rocksdb.block-cache-usage"), Bytes(property, "rocksdb.block-cache-pinned-usage"), native.AllocatedBytes, native.ResidentBytes, byUse);
     }
 
     /// <summary>RocksDB's figures: its properties (its memory is malloc's, no allocator figures).</summary>
@@ -68,7 +70,10 @@ internal static class MemoryReport
         long engineBytes;
         if (e.NativeResident >= 0)
         {
-            sb.Append(c, $" + native allocator {e.NativeResident / Mb:F1} MB resident (live {e.NativeLive / Mb:F1} MB)");
+            sb.Append(c, $" + native allocator {e.NativeResident / Mb:F1} MB resident (live {e.NativeLive / Mb:F1} MB");
+            AppendByUse(sb, e.NativeByUse);
+
+            sb.Append(')');
             engineBytes = e.NativeResident;
         }
         else
@@ -80,6 +85,33 @@ internal static class MemoryReport
         sb.Append(c, $"; engine: memtables {Field(e.MemTables)}, table readers {Field(e.TableReaders)}, block cache {Field(e.BlockCache)} (pinned {Field(e.BlockCachePinned)})");
         return sb.ToString();
     }
+
+    /// <summary>": memtables 1.0 MB, table blocks 2.0 MB, ..." for the uses that hold anything.</summary>
+    private static void AppendByUse(StringBuilder sb, NativeUseBytes byUse)
+    {
+        ReadOnlySpan<long> bytes = byUse;
+        string separator = ": ";
+        for (int i = 0; i < bytes.Length; i++)
+        {
+            if (bytes[i] != 0 || i == (int)NativeUse.Memtable)
+            {
+                sb.Append(separator).Append(UseName((NativeUse)i)).Append(' ').Append(Field(bytes[i]));
+                separator = ", ";
+            }
+        }
+    }
+
+    private static string UseName(NativeUse use) => use switch
+    {
+        NativeUse.Memtable => "memtables",
+        NativeUse.TableBlock => "table blocks",
+        NativeUse.Filter => "filters",
+        NativeUse.FilterBuild => "filter builds",
+        NativeUse.BuildBuffer => "build buffers",
+        NativeUse.SecondaryCache => "secondary cache",
+        NativeUse.Other => "other",
+        _ => "use " + ((int)use).ToString(CultureInfo.InvariantCulture),
+    };
 
     private static string Field(long bytes) =>
         bytes < 0 ? "?" : (bytes / Mb).ToString("F1", CultureInfo.InvariantCulture) + " MB";

@@ -147,7 +147,7 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
             {
                 return false;
             }
-            NativeBuffer output = _options.Allocator.Allocate(entry.UncompressedLength);
+            NativeBuffer output = _options.Allocator.Allocate(entry.UncompressedLength, use: NativeUse.SecondaryCache);
             bool good;
             switch (entry.Compression)
             {

@@ -89,7 +89,7 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
             int offset = 0;
             for (; filled < count; filled++)
             {
-                chunks[filled] = allocator.Allocate(sizes[filled]);
+                chunks[filled] = allocator.Allocate(sizes[filled], use: NativeUse.SecondaryCache);
             }
             for (int i = 0; i < count; i++)
             {

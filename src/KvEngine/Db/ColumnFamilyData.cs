@@ -157,6 +157,21 @@ internal sealed class ColumnFamilyData
         }
     }
 
+    /// <summary>
+    /// Pins the current read state's table version alone (a compaction's input): unlike a pinned
+    /// read state it keeps no memtable alive, so memtables flushed while a long compaction runs are
+    /// freed at once (RocksDB's compaction refs its input version, not the SuperVersion). Lock-free;
+    /// release with <see cref="Version.Unref"/>.
+    /// </summary>
+    public Version AcquireVersion()
+    {
+        ReadState s = AcquireReadState();
+        Version v = s.Version;
+        v.Ref();
+        s.Unref();
+        return v;
+    }
+
     /// <summary>Disposes every spare iterator tree (a new read state was installed, or the family is closing).</summary>
     public void DropSpareIterators()
     {

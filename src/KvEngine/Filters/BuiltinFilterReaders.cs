@@ -52,7 +52,7 @@ internal static class BuiltinFilterReaders
             && TryParseFastLocalBloom(filterBlock.Slice(len), len, out int numProbes))
         {
             int lines = len / FastLocalBloomMath.CacheLineBytes;
-            NativeBuffer bits = allocator.Allocate(lines * FastLocalBloomMath.CacheLineBytes);
+            NativeBuffer bits = allocator.Allocate(lines * FastLocalBloomMath.CacheLineBytes, use: NativeUse.Filter);
             try
             {
                 filterBlock.Slice(0, bits.Length).CopyTo(bits.Span);

@@ -145,7 +145,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         int numProbes = _optimizer != null
             ? FastLocalBloomMath.NumProbesForSize(_count, lenWithMetadata)
             : FastLocalBloomMath.ChooseNumProbes(_millibitsPerKey);
-        NativeBuffer bits = allocator.Allocate((int)bitsLength, zeroed: true);
+        NativeBuffer bits = allocator.Allocate((int)bitsLength, zeroed: true, NativeUse.Filter);
         try
         {
             AddAll(bits.Span, numProbes);
@@ -286,7 +286,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         {
             throw new InvalidOperationException("Too many keys for one filter.");
         }
-        NativeBuffer grown = NativeAllocator.Shared.Allocate((int)wantBytes);
+        NativeBuffer grown = NativeAllocator.Shared.Allocate((int)wantBytes, use: NativeUse.FilterBuild);
         ulong* data = (ulong*)grown.Pointer;
         Hashes.CopyTo(new Span<ulong>(data, _count));
         NativeBuffer old = _large;

@@ -19,7 +19,10 @@ namespace KvEngine.Memory;
 /// <para>
 /// Counters (requested, allocated = usable, resident, live) are kept per bin under its lock and
 /// summed by <see cref="GetUsage"/>, which may run concurrently with allocation (a snapshot that
-/// may be mid-update by in-flight calls, exact once they finish).
+/// may be mid-update by in-flight calls, exact once they finish). Usable bytes are also counted
+/// per <see cref="NativeUse"/>, in one cache line of counters per shard (atomic adds on the
+/// allocating and the freeing processor's line), summed by <see cref="GetLiveBytesByUse"/>. A
+/// buffer carries its use in the low byte of its tag, so a free needs no lookup.
 /// </para>
 /// <para>
 /// Debug checks (<see cref="NativeAllocatorOptions.DebugChecks"/>) register every live block with
@@ -31,6 +34,9 @@ namespace KvEngine.Memory;
 /// </summary>
 internal sealed unsafe class NativeAllocator : IDisposable
 {
+    /// <summary>Counters per shard for <see cref="NativeUse"/> values (one cache line of longs).</summary>
+    public const int UseSlots = 8;
+
     private const byte Poison = 0xDD;
 
     private readonly NativeAllocatorOptions _options;
@@ -39,6 +45,7 @@ internal sealed unsafe class NativeAllocator : IDisposable
     private readonly int _shardMask;
     private readonly bool _debug;
     private readonly ConcurrentDictionary<nint, long>? _live;
+    private readonly long[] _useBytes;
     private readonly List<nint> _slabs = [];
     private long _nextTag;
     private long _slabResident;
@@ -66,6 +73,8 @@ internal sealed unsafe class NativeAllocator : IDisposable
         {
             _slabBytes[i] = SizeClasses.SlabBytes(i, options.MinSlabBytes, options.PageSize);
         }
+        // One line of counters per shard, plus one line of padding in front of the first.
+        _useBytes = new long[(shards + 1) * UseSlots];
         _debug = options.DebugChecks;
         _live = _debug ? new ConcurrentDictionary<nint, long>() : null;
     }
@@ -83,9 +92,10 @@ internal sealed unsafe class NativeAllocator : IDisposable
     /// <summary>
     /// Allocates <paramref name="length"/> bytes (0 .. <see cref="SizeClasses.MaxSize"/>); the
     /// buffer's usable size is the size class. With <paramref name="zeroed"/> every usable byte is 0;
-    /// otherwise the contents are undefined.
+    /// otherwise the contents are undefined. <paramref name="use"/> is what the block is counted as
+    /// (<see cref="GetLiveBytesByUse"/>).
     /// </summary>
-    public NativeBuffer Allocate(int length, bool zeroed = false)
+    public NativeBuffer Allocate(int length, bool zeroed = false, NativeUse use = NativeUse.Other)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
         int index = SizeClasses.IndexOf(length);
@@ -110,10 +120,12 @@ internal sealed unsafe class NativeAllocator : IDisposable
         {
             NativeMemory.Clear(p, (nuint)usable);
         }
-        long tag = 0;
+        Interlocked.Add(ref UseCounter(use), usable);
+        // The low byte is the use; above it, with debug checks, a generation that tells allocations apart.
+        long tag = (long)use;
         if (_debug)
         {
-            tag = Interlocked.Increment(ref _nextTag);
+            tag |= Interlocked.Increment(ref _nextTag) << 8;
             if (!_live!.TryAdd((nint)p, tag))
             {
                 throw new InvalidOperationException($"Allocator handed out live block 0x{(nint)p:x} twice.");
@@ -142,6 +154,25 @@ internal sealed unsafe class NativeAllocator : IDisposable
         return new MemoryUsage(requested, allocated, resident, live);
     }
 
+    /// <summary>
+    /// Adds the usable bytes live per <see cref="NativeUse"/> into <paramref name="destination"/>
+    /// (indexed by the enum's value, at least <see cref="UseSlots"/> long). A snapshot, like
+    /// <see cref="GetUsage"/>.
+    /// </summary>
+    public void GetLiveBytesByUse(Span<long> destination)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(destination.Length, UseSlots, nameof(destination));
+        long[] counters = _useBytes;
+        for (int i = UseSlots; i < counters.Length; i++)
+        {
+            destination[i % UseSlots] += Volatile.Read(ref counters[i]);
+        }
+    }
+
+    /// <summary>The calling processor's counter for <paramref name="use"/>.</summary>
+    private ref long UseCounter(NativeUse use) =>
+        ref _useBytes[(((Thread.GetCurrentProcessorId() & _shardMask) + 1) * UseSlots) + ((int)use & (UseSlots - 1))];
+
     /// <summary>Returns <paramref name="buffer"/>'s block (see <see cref="NativeBuffer.Dispose"/>).</summary>
     internal void Free(in NativeBuffer buffer)
     {
@@ -166,6 +197,7 @@ internal sealed unsafe class NativeAllocator : IDisposable
             }
             NativeMemory.Fill(p, (nuint)usable, Poison);
         }
+        Interlocked.Add(ref UseCounter((NativeUse)(byte)buffer.Tag), -usable);
         if (index < SizeClasses.SlabClassCount)
         {
             ref Bin bin = ref BinFor(index);

@@ -162,7 +162,7 @@ internal sealed unsafe class Arena : IDisposable
             Array.Resize(ref blocks, blocks.Length * 2);
             _blocks = blocks;
         }
-        NativeBuffer block = _allocator.Allocate(size);
+        NativeBuffer block = _allocator.Allocate(size, use: NativeUse.Memtable);
         blocks[_blockCount++] = block;
         // Charged at usable size: what the allocator really set aside for this block.
         Volatile.Write(ref _allocatedBytes, _allocatedBytes + block.UsableSize);

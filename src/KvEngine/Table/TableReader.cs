@@ -477,13 +477,13 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             var type = (CompressionType)raw[size];
             if (type == CompressionType.None)
             {
-                output = _options.BlockAllocator.Allocate(size);
+                output = _options.BlockAllocator.Allocate(size, use: NativeUse.TableBlock);
                 raw[..size].CopyTo(output.Span);
             }
             else
             {
                 int uncompressed = BlockCompression.ReadUncompressedLength(type, raw[..size], _options.MaxUncompressedBlockSize, FileName, handle.Offset, out int header);
-                output = _options.BlockAllocator.Allocate(uncompressed);
+                output = _options.BlockAllocator.Allocate(uncompressed, use: NativeUse.TableBlock);
                 BlockCompression.Decompress(type, raw[header..size], output.Span, FileName, handle.Offset);
             }
         }

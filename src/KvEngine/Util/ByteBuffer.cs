@@ -149,7 +149,7 @@ internal sealed unsafe class ByteBuffer : IBufferWriter<byte>, IDisposable
         }
         if (_spillToNative && want > BoundedArrayPool<byte>.PooledLimitBytes)
         {
-            NativeBuffer grown = NativeAllocator.Shared.Allocate((int)Math.Min(want, SizeClasses.MaxSize));
+            NativeBuffer grown = NativeAllocator.Shared.Allocate((int)Math.Min(want, SizeClasses.MaxSize), use: NativeUse.BuildBuffer);
             byte* data = grown.Pointer;
             WrittenSpan.CopyTo(new Span<byte>(data, _length));
             NativeBuffer old = _native;

@@ -61,7 +61,7 @@ public sealed partial class KvBenchTests : IDisposable
         // The breakdown at the end (the one at the highest sample needs a sample, so a run shorter
         // than the interval may not print it): GC heap, KvEngine's native allocator (RocksDB: its
         // structures' total), and the engine's properties, every figure known (no "?").
-        Assert.Matches(@"Memory at end \(end, [\d.]+ s\): RSS [\d.]+ MB = GC heap [\d.]+ MB .* \+ (native allocator [\d.]+ MB resident \(live [\d.]+ MB\)|engine [\d.]+ MB) \+ rest -?[\d.]+ MB .*; engine: memtables [\d.]+ MB, table readers [\d.]+ MB, block cache [\d.]+ MB \(pinned [\d.]+ MB\)", stdout);
+        Assert.Matches(@"Memory at end \(end, [\d.]+ s\): RSS [\d.]+ MB = GC heap [\d.]+ MB .* \+ (native allocator [\d.]+ MB resident \(live [\d.]+ MB: memtables -?[\d.]+ MB[^)]*\)|engine [\d.]+ MB) \+ rest -?[\d.]+ MB .*; engine: memtables [\d.]+ MB, table readers [\d.]+ MB, block cache [\d.]+ MB \(pinned [\d.]+ MB\)", stdout);
     }
 
     [Fact]

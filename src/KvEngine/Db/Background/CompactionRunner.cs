@@ -18,7 +18,8 @@ namespace KvEngine.Db.Background;
 /// minus a quarter reserved for flushes, at least one), picked from the families round robin; a
 /// finished compaction's edit is logged, then a new read state installed, then its files released
 /// in the picker, its outputs released from the pending outputs, waiting writers woken and
-/// obsolete files deleted; the read state it was picked from stays pinned until then. A failure
+/// obsolete files deleted; the version it was picked from stays pinned until then (the version
+/// alone, not the read state: memtables flushed meanwhile are freed at once). A failure
 /// other than closing becomes the background error; a family dropped meanwhile records nothing.
 /// Closing waits (<see cref="WaitForManualCompactions"/>) until no manual compaction runs.
 /// </para>
@@ -89,16 +90,16 @@ internal sealed class CompactionRunner
             {
                 continue;
             }
-            ReadState state = cfd.AcquireReadState();
-            Compaction.Compaction? c = cfd.Picker.Pick(state.Version);
+            Version version = cfd.AcquireVersion();
+            Compaction.Compaction? c = cfd.Picker.Pick(version);
             if (c != null)
             {
                 _nextFamily = (_nextFamily + i + 1) % live.Count;
-                picked = new PickedCompaction(cfd, c, state);
+                picked = new PickedCompaction(cfd, c, version);
                 _automaticRunning++;
                 return true;
             }
-            state.Unref();
+            version.Unref();
         }
         return false;
     }
@@ -126,10 +127,10 @@ internal sealed class CompactionRunner
     /// <summary>
     /// Runs a registered compaction on this thread, logs its edit, installs the new read state and
     /// releases its files. A failure (other than closing) becomes the background error; either way
-    /// the exception propagates. Releases <paramref name="pinned"/> (the read state whose version
-    /// the compaction was picked from) before deleting the inputs that became obsolete.
+    /// the exception propagates. Releases <paramref name="pinned"/> (the version the compaction was
+    /// picked from) before deleting the inputs that became obsolete.
     /// </summary>
-    private void Run(ColumnFamilyData cfd, Compaction.Compaction c, ReadState pinned)
+    private void Run(ColumnFamilyData cfd, Compaction.Compaction c, Version pinned)
     {
         var sw = Stopwatch.StartNew();
         var outputs = new List<ulong>();
@@ -151,14 +152,14 @@ internal sealed class CompactionRunner
             else
             {
                 // RocksDB's GetCompressionType: an output no deeper level has data below is bottommost.
-                Table.TableOptions outputOptions = c.OutputLevel >= pinned.Version.NumNonEmptyLevels - 1 ? cfd.BottommostTableOptions : cfd.TableOptions;
+                Table.TableOptions outputOptions = c.OutputLevel >= pinned.NumNonEmptyLevels - 1 ? cfd.BottommostTableOptions : cfd.TableOptions;
                 var env = new CompactionEnvironment(_db.Dir, _db.Fs, cfd.Tables, outputOptions, () =>
                 {
                     ulong n = _db.PendingOutputs.NewFileNumber();
                     outputs.Add(n);
                     return n;
                 }, cfd.BuildContext);
-                var job = new CompactionJob(c, pinned.Version, env, _db.Snapshots.GetSequences(), _shutdown,
+                var job = new CompactionJob(c, pinned, env, _db.Snapshots.GetSequences(), _shutdown,
                     cfd.Options.CompactionFilter, cfd.Options.MergeOperator);
                 CompactionJobResult r = job.Run();
                 _db.Versions.LogAndApply(ForFamily(cfd, r.Edit));
@@ -314,12 +315,12 @@ internal sealed class CompactionRunner
         while (true)
         {
             Compaction.Compaction? c;
-            ReadState pinned;
+            Version pinned;
             lock (_mutex)
             {
                 ThrowIfStopped();
-                pinned = cfd.AcquireReadState();
-                c = cfd.Picker.Pick(pinned.Version);
+                pinned = cfd.AcquireVersion();
+                c = cfd.Picker.Pick(pinned);
                 if (c == null)
                 {
                     pinned.Unref();
@@ -376,7 +377,7 @@ internal sealed class CompactionRunner
         while (true)
         {
             Compaction.Compaction? c;
-            ReadState pinned;
+            Version pinned;
             lock (_mutex)
             {
                 while (true)
@@ -390,8 +391,8 @@ internal sealed class CompactionRunner
                     {
                         throw new ArgumentException($"Column family '{cfd.Name}' was dropped.", nameof(cfd));
                     }
-                    pinned = cfd.AcquireReadState();
-                    ManualPickResult r = cfd.Picker.PickManual(pinned.Version, level, output, begin, end, after, out c);
+                    pinned = cfd.AcquireVersion();
+                    ManualPickResult r = cfd.Picker.PickManual(pinned, level, output, begin, end, after, out c);
                     if (r == ManualPickResult.Picked)
                     {
                         break;
