@@ -30,6 +30,7 @@ internal sealed class ColumnFamilyData
 
     private ReadState _readState;
     private bool _mutableReleased;
+    private readonly List<MemTable> _flushedButPinned = new(); // see AddFlushedButPinned
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
         string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner)
@@ -92,6 +93,7 @@ internal sealed class ColumnFamilyData
 
     /// <summary>The oldest immutable memtables that must be flushed now (Flush, close), whatever MinWriteBufferNumberToMerge says.</summary>
     public int ForcedFlushes { get; set; }
+
 
     /// <summary>The family was dropped: it takes no more writes, flushes or compactions.</summary>
     public bool IsDropped { get; set; }
@@ -170,6 +172,31 @@ internal sealed class ColumnFamilyData
         v.Ref();
         s.Unref();
         return v;
+    }
+
+    /// <summary>
+    /// Remembers a memtable already flushed that a reader (an iterator, a read in progress) still
+    /// pins: gone from the read state, not yet freed. rocksdb.size-all-mem-tables counts it, as
+    /// RocksDB counts its pinned immutable memtables (<see cref="FlushedButPinnedBytes"/>). The list
+    /// drops freed ones whenever it is touched, so it holds only what readers pin. Holds the
+    /// database mutex.
+    /// </summary>
+    public void AddFlushedButPinned(MemTable mem)
+    {
+        _flushedButPinned.RemoveAll(static m => m.IsReleased);
+        _flushedButPinned.Add(mem);
+    }
+
+    /// <summary>Bytes of the flushed memtables readers still pin (see <see cref="AddFlushedButPinned"/>). Holds the database mutex.</summary>
+    public long FlushedButPinnedBytes()
+    {
+        _flushedButPinned.RemoveAll(static m => m.IsReleased);
+        long sum = 0;
+        foreach (MemTable m in _flushedButPinned)
+        {
+            sum += m.ApproximateMemoryUsage;
+        }
+        return sum;
     }
 
     /// <summary>Disposes every spare iterator tree (a new read state was installed, or the family is closing).</summary>

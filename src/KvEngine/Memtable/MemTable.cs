@@ -390,6 +390,9 @@ internal sealed unsafe class MemTable : IDisposable
         }
     }
 
+    /// <summary>The last reference was dropped (the arena is freed). Any thread.</summary>
+    public bool IsReleased => Volatile.Read(ref _refs) <= 0;
+
     /// <summary>Drops a reference; the last one frees the arena. True when this call freed it.</summary>
     public bool Unref()
     {

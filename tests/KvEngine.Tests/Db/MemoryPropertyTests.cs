@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Globalization;
 using System.Text;
 using KvEngine.Storage;
@@ -91,5 +92,78 @@ public class MemoryPropertyTests
         Assert.Equal(all, Prop(db, "rocksdb.size-all-mem-tables"));
         db.Flush();
         Assert.True(Prop(db, "rocksdb.cur-size-all-mem-tables") < all, "a flushed memtable is no longer counted");
+    }
+
+    [Fact]
+    public void SizeAllMemTablesCountsAFlushedMemTableAnIteratorStillPins()
+    {
+        var fs = new FaultInjectionFileSystem();
+        fs.CreateDirectory("/p");
+        using var db = KvDb.Open("/p/db", new KvOptions { FileSystem = fs, DisableAutoCompactions = true });
+        Fill(db, 0, 10_000);
+        long before = Prop(db, "rocksdb.cur-size-all-mem-tables");
+        using (KvIterator it = db.NewIterator())
+        {
+            db.Flush();
+            long current = Prop(db, "rocksdb.cur-size-all-mem-tables");
+            long all = Prop(db, "rocksdb.size-all-mem-tables");
+            Assert.True(current < before, $"the flushed memtable left the current ones: {current} vs {before}");
+            Assert.True(all >= current + before - 4096, $"the pinned one still counts: all {all}, current {current}, flushed {before}");
+            it.SeekToFirst();
+            Assert.True(it.Valid);
+        }
+        Assert.Equal(Prop(db, "rocksdb.cur-size-all-mem-tables"), Prop(db, "rocksdb.size-all-mem-tables"));
+    }
+
+    [Fact]
+    public async Task ARunningCompactionPinsNoMemTable()
+    {
+        // A compaction pins the version it was picked from, not the read state: a memtable flushed
+        // while it runs is freed at once (it used to stay until the compaction ended).
+        var fs = new FaultInjectionFileSystem();
+        fs.CreateDirectory("/r");
+        using var filter = new BlockingFilter();
+        using var db = KvDb.Open("/r/db", new KvOptions { FileSystem = fs, DisableAutoCompactions = true, CompactionFilter = filter, MaxBackgroundJobs = 4 });
+        Fill(db, 0, 2_000);
+        db.Flush();
+        Fill(db, 1_000, 2_000);
+        db.Flush();
+        Task compaction = Task.Run(() => db.CompactRange(null, null));
+        Assert.True(filter.Entered.Wait(TimeSpan.FromMinutes(1)), "the compaction reached the filter");
+        try
+        {
+            Fill(db, 10_000, 10_000); // into the memtable that was mutable when the compaction was picked
+            db.Flush();
+            Assert.Equal(Prop(db, "rocksdb.cur-size-all-mem-tables"), Prop(db, "rocksdb.size-all-mem-tables"));
+        }
+        finally
+        {
+            filter.Release.Set();
+        }
+        await compaction;
+        Assert.NotNull(db.Get("key0010042"u8));
+    }
+
+    /// <summary>Keeps everything; its first call signals <see cref="Entered"/> and waits for <see cref="Release"/>. Thread-safe.</summary>
+    private sealed class BlockingFilter : KvCompactionFilter, IDisposable
+    {
+        public ManualResetEventSlim Entered { get; } = new();
+
+        public ManualResetEventSlim Release { get; } = new();
+
+        public override string Name => "BlockingFilter";
+
+        public override KvCompactionFilterDecision FilterValue(int level, ReadOnlySpan<byte> key, ReadOnlySpan<byte> existingValue, IBufferWriter<byte> newValue)
+        {
+            Entered.Set();
+            Release.Wait();
+            return KvCompactionFilterDecision.Keep;
+        }
+
+        public void Dispose()
+        {
+            Entered.Dispose();
+            Release.Dispose();
+        }
     }
 }

@@ -301,7 +301,13 @@ internal sealed class FlushRunner
         {
             foreach (ImmutableMemTable job in list)
             {
-                job.Mem.Unref();
+                if (!job.Mem.Unref())
+                {
+                    lock (_mutex)
+                    {
+                        cfd.AddFlushedButPinned(job.Mem); // a reader still holds it
+                    }
+                }
             }
         }
         TimeSpan elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(started);

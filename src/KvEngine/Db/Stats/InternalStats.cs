@@ -59,8 +59,16 @@ internal sealed class InternalStats
                 case "rocksdb.cur-size-active-mem-table":
                     return state.Mem.ApproximateMemoryUsage.ToString(c);
                 case "rocksdb.cur-size-all-mem-tables":
-                case "rocksdb.size-all-mem-tables":
                     return AllMemTableBytes(state).ToString(c);
+                case "rocksdb.size-all-mem-tables":
+                    {
+                        long pinned;
+                        lock (_mutex)
+                        {
+                            pinned = cfd.FlushedButPinnedBytes();
+                        }
+                        return (AllMemTableBytes(state) + pinned).ToString(c);
+                    }
                 case "rocksdb.num-entries-active-mem-table":
                     return state.Mem.NumEntries.ToString(c);
                 case "rocksdb.num-deletes-active-mem-table":
