@@ -41,7 +41,8 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
     /// <summary>
     /// An aggregator over <paramref name="state"/> as the database's iterator merges it, or null
     /// when no source can hold a tombstone visible at <paramref name="readSequence"/> (no memtable or
-    /// level-0 tombstones and no sorted level). Opens the level-0 tables (the iterator opens them anyway).
+    /// level-0 tombstones, and no sorted level with a table not known to be free of them). Opens the
+    /// level-0 tables (the iterator opens them anyway).
     /// </summary>
     public static RangeDelAggregator? Create(ReadState state, TableCache tables, ulong readSequence)
     {
@@ -61,7 +62,13 @@ internal sealed class RangeDelAggregator : IRangeDelAggregator
         {
             if (v.NumFiles(level) > 0)
             {
-                sources.Add(new Source { Files = v.LevelFiles(level), Child = child++, CachedFile = -1 });
+                // A level whose every table is known to hold no tombstone needs no per-key lookup
+                // (it still has its child: the children's numbering follows the merging iterator's).
+                if (!v.LevelHasNoRangeTombstones(level))
+                {
+                    sources.Add(new Source { Files = v.LevelFiles(level), Child = child, CachedFile = -1 });
+                }
+                child++;
             }
         }
         return sources.Count == 0 ? null : new RangeDelAggregator(sources.ToArray(), tables, readSequence);

@@ -4,6 +4,8 @@ namespace KvEngine.Versions;
 /// What the MANIFEST records about one table file (the persisted part of RocksDB's FileMetaData,
 /// as a NewFile4 entry carries it). A plain mutable data holder; not thread-safe.
 /// <see cref="Smallest"/> and <see cref="Largest"/> are internal keys (user key + 8-byte trailer).
+/// Besides what the MANIFEST records, it caches whether the table holds range tombstones once its
+/// reader has been opened (set with a volatile write, readable from any thread).
 /// </summary>
 internal sealed class FileMetaData
 {
@@ -63,4 +65,16 @@ internal sealed class FileMetaData
     public ulong CompensatedFileSize => FileSize + CompensatedRangeDeletionSize;
 
     public bool HasUniqueId => UniqueId0 != 0 || UniqueId1 != 0;
+
+    // 0: not known yet, 1: the table holds no range tombstone, 2: it holds some.
+    private int _rangeTombstones;
+
+    /// <summary>
+    /// The table is known to hold no range tombstone (its reader was opened and found none). In
+    /// memory only: the MANIFEST does not record it. Any thread.
+    /// </summary>
+    public bool KnownToHaveNoRangeTombstones => Volatile.Read(ref _rangeTombstones) == 1;
+
+    /// <summary>Records what the table's reader found (see <see cref="KnownToHaveNoRangeTombstones"/>). Any thread.</summary>
+    public void RecordRangeTombstones(bool any) => Volatile.Write(ref _rangeTombstones, any ? 2 : 1);
 }

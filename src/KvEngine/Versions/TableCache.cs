@@ -77,6 +77,10 @@ internal sealed class TableCache : IDisposable
     {
         if (_readers.TryGetValue(file.Number, out TableReader? reader))
         {
+            if (!file.KnownToHaveNoRangeTombstones)
+            {
+                file.RecordRangeTombstones(reader.RangeTombstones is { IsEmpty: false });
+            }
             return reader;
         }
         lock (_openGate)
@@ -116,6 +120,7 @@ internal sealed class TableCache : IDisposable
                 reader.Dispose();
                 throw;
             }
+            file.RecordRangeTombstones(reader.RangeTombstones is { IsEmpty: false });
             _readers[file.Number] = reader;
             _stats?.Record(Ticker.NoFileOpens);
             return reader;

@@ -23,6 +23,7 @@ internal sealed class Version
     private readonly byte[]?[] _compactCursors;
     private readonly VersionSet? _owner;
     private int _refs;
+    private int _levelsWithoutRangeTombstones; // bit per level, set once every file is known to have none
 
     public Version(VersionSet? owner, FileMetaData[][] levels, byte[]?[]? compactCursors = null)
     {
@@ -55,6 +56,30 @@ internal sealed class Version
     internal FileMetaData[] LevelFiles(int level) => _levels[level];
 
     public int NumFiles(int level) => _levels[level].Length;
+
+    /// <summary>
+    /// Every file of <paramref name="level"/> is known to hold no range tombstone (each one's reader
+    /// was opened: <see cref="FileMetaData.KnownToHaveNoRangeTombstones"/>), so an iterator needs no
+    /// range-deletion check for it. False while some file is unopened or has tombstones. The answer
+    /// true is cached (files never change within a version). Any thread.
+    /// </summary>
+    public bool LevelHasNoRangeTombstones(int level)
+    {
+        int bit = 1 << level;
+        if ((Volatile.Read(ref _levelsWithoutRangeTombstones) & bit) != 0)
+        {
+            return true;
+        }
+        foreach (FileMetaData f in _levels[level])
+        {
+            if (!f.KnownToHaveNoRangeTombstones)
+            {
+                return false;
+            }
+        }
+        Interlocked.Or(ref _levelsWithoutRangeTombstones, bit);
+        return true;
+    }
 
     /// <summary>One more than the deepest level holding a file; 0 for an empty version (RocksDB's num_non_empty_levels).</summary>
     public int NumNonEmptyLevels
