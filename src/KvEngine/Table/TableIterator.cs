@@ -7,9 +7,10 @@ namespace KvEngine.Table;
 /// Two-level iterator over a table: an <see cref="IndexCursor"/> over the index (leased from
 /// <see cref="TableReader.AcquireIndex"/> at creation and after <see cref="Unpin"/> at the next
 /// positioning; with a partitioned index it walks the index partitions too) picks data blocks, taken
-/// through <see cref="TableReader.ReadDataBlock"/> (the block cache); a cursor walks the current
+/// through <see cref="TableReader.ReadDataBlock(BlockHandle, bool, bool, ref Readahead)"/> (the block cache); a cursor walks the current
 /// block. Empty blocks are skipped in both directions. Holds a lease on the current data block
-/// (released on each block change, on Unpin and on Dispose). Not thread-safe.
+/// (released on each block change, on Unpin and on Dispose). Blocks read in file order are read
+/// ahead (<see cref="Readahead"/>, RocksDB's automatic iterator readahead). Not thread-safe.
 /// <para>
 /// Instances come from <see cref="Rent"/> and go back to a per-thread pool on Dispose (one owner:
 /// the level or merging iterator that opened it), so a level iterator moving between files creates
@@ -29,6 +30,7 @@ internal sealed class TableIterator : InternalIterator
     private BlockLease _lease;
     private Block? _dataBlock;
     private BlockHandle _dataHandle;
+    private Readahead _readahead;
 
     private TableIterator()
     {
@@ -46,6 +48,7 @@ internal sealed class TableIterator : InternalIterator
         it._verifyChecksums = verifyChecksums;
         it._fillCache = fillCache;
         it._prefixFilter = prefixFilter && table.HasPrefixFilter;
+        it._readahead.Reset();
         try
         {
             it.AcquireIndex();
@@ -183,6 +186,7 @@ internal sealed class TableIterator : InternalIterator
             _data.Dispose();
             _data = default;
             _dataHandle = default;
+            _readahead.Dispose(); // a pooled iterator keeps no buffer
             _table = null;
             ThreadLocalPool<TableIterator>.Return(this);
         }
@@ -245,7 +249,7 @@ internal sealed class TableIterator : InternalIterator
             return true;
         }
         ReleaseDataBlock();
-        _lease = Table.ReadDataBlock(handle, _verifyChecksums, _fillCache);
+        _lease = Table.ReadDataBlock(handle, _verifyChecksums, _fillCache, ref _readahead);
         Block block = _lease.Block;
         _dataBlock = block;
         _dataHandle = handle;

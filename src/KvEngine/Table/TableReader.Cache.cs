@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using KvEngine.Cache;
 using KvEngine.Filters;
 using KvEngine.Memory;
@@ -59,12 +60,25 @@ internal sealed partial class TableReader
     /// The data block at <paramref name="handle"/>: from the block cache, or read and (with
     /// <paramref name="fillCache"/>) inserted. The caller releases the lease.
     /// </summary>
-    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache)
+    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache) =>
+        ReadDataBlock(handle, verifyChecksum, fillCache, ref Unsafe.NullRef<Readahead>());
+
+    /// <summary>
+    /// <see cref="ReadDataBlock(BlockHandle, bool, bool)"/> for an iterator: the block is tracked by
+    /// <paramref name="readahead"/> (a null reference: none), which serves or reads ahead a block
+    /// that must come from the file.
+    /// </summary>
+    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache, ref Readahead readahead)
     {
+        bool tracked = !Unsafe.IsNullRef(ref readahead);
+        if (tracked)
+        {
+            readahead.Track((long)handle.Offset, (int)handle.Size + TableFormat.BlockTrailerSize);
+        }
         LruCache? cache = _options.BlockCache;
         if (cache == null)
         {
-            return new BlockLease(ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data), null, null);
+            return new BlockLease(tracked ? ReadNativeDataBlock(handle, verifyChecksum, ref readahead) : ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data), null, null);
         }
         KvStatistics? stats = _options.Statistics;
         var key = new CacheKey(_cacheId, handle.Offset);
@@ -75,7 +89,7 @@ internal sealed partial class TableReader
             return new BlockLease((Block)h.Value, h, cache);
         }
         RecordMiss(CacheEntryRole.Data);
-        Block block = ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
+        Block block = tracked ? ReadNativeDataBlock(handle, verifyChecksum, ref readahead) : ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
         if (!fillCache)
         {
             return new BlockLease(block, null, null);

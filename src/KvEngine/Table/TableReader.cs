@@ -19,7 +19,7 @@ namespace KvEngine.Table;
 /// <see cref="TableOptions.CacheIndexAndFilterBlocks"/>, go into the block cache at high priority,
 /// are looked up per read and may be evicted and read again (pinned for the reader's lifetime when
 /// opened with pinMetaBlocks); data
-/// blocks are read on demand with positional I/O through <see cref="ReadDataBlock"/>: looked up in
+/// blocks are read on demand with positional I/O through <see cref="ReadDataBlock(BlockHandle, bool, bool)"/>: looked up in
 /// the block cache (<see cref="TableOptions.BlockCache"/>) under (reader id from the cache, block
 /// offset); on a miss read, verified and decompressed into a native buffer and inserted (unless the
 /// read says not to fill the cache). A hit costs no I/O, checksum, decompression or allocation.
@@ -509,14 +509,55 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         }
     }
 
-    /// <summary>Reads one block and its trailer into a pooled array and verifies the checksum; the caller returns the array.</summary>
-    private byte[] ReadRawBlock(BlockHandle handle, bool verifyChecksum, string kind, out int size)
+    /// <summary>Throws <see cref="KvCorruptionException"/> unless the block and its trailer lie within the table data.</summary>
+    private void CheckBlockBounds(BlockHandle handle, string kind)
     {
         ulong limit = _fileSize - TableFormat.FooterSize;
         if (handle.Size > limit || handle.Offset > limit - handle.Size || limit - handle.Size - handle.Offset < TableFormat.BlockTrailerSize)
         {
             throw new KvCorruptionException($"{FileName}: {kind} block {handle} extends past the end of the table data (file size {_fileSize}).");
         }
+    }
+
+    /// <summary>
+    /// A data block read for an iterator through its <paramref name="readahead"/>: from the readahead
+    /// buffer when it holds the block, else with a readahead read when the iterator reads
+    /// sequentially, else alone. Verified and decompressed into a native buffer.
+    /// </summary>
+    private Block ReadNativeDataBlock(BlockHandle handle, bool verifyChecksum, ref Readahead readahead)
+    {
+        CheckBlockBounds(handle, "data");
+        long offset = (long)handle.Offset;
+        int total = (int)handle.Size + TableFormat.BlockTrailerSize;
+        if (!readahead.TryGet(offset, total, out ReadOnlySpan<byte> raw))
+        {
+            int ahead = readahead.Plan(total, (long)_fileSize - offset);
+            if (ahead == 0)
+            {
+                return ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
+            }
+            readahead.Filled(ReadFile(offset, readahead.Prepare(offset, ahead)));
+            if (!readahead.TryGet(offset, total, out raw))
+            {
+                throw new KvCorruptionException($"{FileName}: truncated while reading data block {handle}.");
+            }
+        }
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockReads);
+            stats.Record(Ticker.BlockReadBytes, total);
+        }
+        if (verifyChecksum)
+        {
+            VerifyBlockChecksum(raw, handle, "data");
+        }
+        return DecodeNativeBlock(raw, handle, CacheEntryRole.Data, "data");
+    }
+
+    /// <summary>Reads one block and its trailer into a pooled array and verifies the checksum; the caller returns the array.</summary>
+    private byte[] ReadRawBlock(BlockHandle handle, bool verifyChecksum, string kind, out int size)
+    {
+        CheckBlockBounds(handle, kind);
         size = (int)handle.Size;
         int total = size + TableFormat.BlockTrailerSize;
         if (_options.Statistics is { } stats)

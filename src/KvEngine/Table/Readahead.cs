@@ -1,0 +1,104 @@
+using KvEngine.Memory;
+
+namespace KvEngine.Table;
+
+/// <summary>
+/// Automatic readahead for one table iterator (RocksDB's auto readahead in BlockBasedTableIterator,
+/// with its defaults: initial_auto_readahead_size 8 KiB, max_auto_readahead_size 256 KiB,
+/// num_file_reads_for_auto_readahead 2). Every data block the iterator moves to is tracked
+/// (<see cref="Track"/>, cache hit or not); while each starts where the previous one ended the count
+/// grows, and from the third such block on a block that must be read from the file is read with what
+/// follows it, in one positional read into a buffer that serves the next blocks without a system
+/// call. The readahead size doubles with each refill up to the maximum; a block that does not
+/// follow the previous one (a seek elsewhere, a backward step) starts the count again.
+/// <para>
+/// Invariants: the buffer holds file bytes [<c>_start</c>, <c>_start + _length</c>) of the table it
+/// was filled from; <see cref="Reset"/> forgets them (a new table or a seek). Native memory with one
+/// owner: the iterator, which disposes it. Not thread-safe (one iterator's).
+/// </para>
+/// </summary>
+internal struct Readahead : IDisposable
+{
+    public const int InitialSize = 8 << 10;
+    public const int MaxSize = 256 << 10;
+    public const int ReadsBeforeReadahead = 2;
+
+    private NativeBuffer _buffer;
+    private long _start;
+    private int _length;
+    private long _expected; // where a sequential read would start; -1: none yet
+    private int _sequentialReads;
+    private int _size;
+
+    /// <summary>Forgets the buffered bytes and the sequential count (keeps the buffer's memory).</summary>
+    public void Reset()
+    {
+        _length = 0;
+        _expected = -1;
+        _sequentialReads = 0;
+        _size = 0;
+    }
+
+    /// <summary>Records that the iterator moves to the block at [<paramref name="offset"/>, +<paramref name="length"/>).</summary>
+    public void Track(long offset, int length)
+    {
+        _sequentialReads = offset == _expected ? _sequentialReads + 1 : 0;
+        _expected = offset + length;
+    }
+
+    /// <summary>The bytes [<paramref name="offset"/>, +<paramref name="length"/>) if the buffer holds them all.</summary>
+    public readonly bool TryGet(long offset, int length, out ReadOnlySpan<byte> bytes)
+    {
+        if (_length > 0 && offset >= _start && offset + length <= _start + _length)
+        {
+            unsafe
+            {
+                bytes = new ReadOnlySpan<byte>(_buffer.Pointer + (offset - _start), length);
+            }
+            return true;
+        }
+        bytes = default;
+        return false;
+    }
+
+    /// <summary>
+    /// For a tracked block of <paramref name="length"/> bytes that the buffer does not hold: how many
+    /// bytes to read from its start instead (more than <paramref name="length"/>, at most
+    /// <paramref name="available"/>), or 0 to read just the block.
+    /// </summary>
+    public int Plan(int length, long available)
+    {
+        if (_sequentialReads < ReadsBeforeReadahead)
+        {
+            return 0;
+        }
+        _size = _size == 0 ? InitialSize : Math.Min(_size * 2, MaxSize);
+        long want = Math.Min(Math.Max(_size, length), available);
+        return want > length ? (int)want : 0;
+    }
+
+    /// <summary>A buffer of at least <paramref name="length"/> bytes to fill from <paramref name="offset"/>; <see cref="Filled"/> records what was read.</summary>
+    public Span<byte> Prepare(long offset, int length)
+    {
+        _length = 0;
+        if (!_buffer.IsAllocated || _buffer.UsableSize < length)
+        {
+            _buffer.Dispose();
+            _buffer = default;
+            _buffer = NativeAllocator.Shared.Allocate(Math.Max(length, InitialSize), use: NativeUse.TableBlock);
+        }
+        _start = offset;
+        return _buffer.UsableSpan[..length];
+    }
+
+    /// <summary>Records that <paramref name="read"/> bytes from the prepared offset are in the buffer.</summary>
+    public void Filled(int read) => _length = read;
+
+    /// <summary>Frees the buffer (the owner's Dispose); the struct is empty afterwards.</summary>
+    public void Dispose()
+    {
+        _buffer.Dispose();
+        _buffer = default;
+        Reset();
+    }
+}
