@@ -65,6 +65,7 @@ internal sealed class TableIterator : InternalIterator
 
     private void AcquireIndex()
     {
+        ThrowIfTableDisposed();
         if (!_hasIndex)
         {
             TableReader table = Table;
@@ -193,6 +194,19 @@ internal sealed class TableIterator : InternalIterator
         base.Dispose(disposing);
     }
 
+    /// <summary>
+    /// The reader's own index lives in native memory freed with the reader: an iterator that
+    /// outlives its database (the readers disposed at close) must not walk it. Checked before every
+    /// index movement; closing a database while another thread still iterates is not supported.
+    /// </summary>
+    private void ThrowIfTableDisposed()
+    {
+        if (Table.IsDisposed)
+        {
+            throw new ObjectDisposedException(Table.FileName, "The table was closed (its database was disposed) while an iterator still used it.");
+        }
+    }
+
     private static void CheckTarget(ReadOnlySpan<byte> target)
     {
         if (target.Length < Format.InternalKeys.TrailerSize)
@@ -210,6 +224,7 @@ internal sealed class TableIterator : InternalIterator
                 ReleaseDataBlock();
                 return;
             }
+            ThrowIfTableDisposed();
             _index.Next();
             if (LoadDataBlock())
             {
@@ -227,6 +242,7 @@ internal sealed class TableIterator : InternalIterator
                 ReleaseDataBlock();
                 return;
             }
+            ThrowIfTableDisposed();
             _index.Prev();
             if (LoadDataBlock())
             {

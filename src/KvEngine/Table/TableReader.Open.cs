@@ -84,7 +84,10 @@ internal sealed partial class TableReader
         {
             if (cache == null)
             {
-                _indexBlock = ReadMetaBlock(footer.Index, _twoLevel ? "top-level index" : "index");
+                // Native, freed with the reader: a managed index would land on the large-object heap
+                // (a 64 MiB table's is ~0.5 MiB) and stay there after the table is obsolete until a
+                // full collection. Iterators check IsDisposed before touching it (see TableIterator).
+                _indexBlock = ReadNativeBlock(footer.Index, verifyChecksum: true, CacheEntryRole.Index, _twoLevel ? "top-level index" : "index");
                 BlockCursor indexCursor = NewIndexCursor(_indexBlock);
                 indexCursor.BuildRestartPrefixes(); // the reader's own index: searched for its whole life
                 indexCursor.Dispose();

@@ -37,6 +37,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     private readonly OpenFileLimiter? _limiter;
     private IRandomAccessFile? _file;
     private int _fileUsers; // reads using _file; -1 while it is closed by the limiter
+    private volatile bool _disposed;
     private long _lastFileUse;
     private readonly ulong _fileSize;
     private readonly TableOptions _options;
@@ -355,6 +356,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     public void Dispose()
     {
+        _disposed = true;
         bool wasOpen = Interlocked.Exchange(ref _fileUsers, -1) >= 0;
         if (wasOpen)
         {
@@ -388,6 +390,9 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         byte[] data = ReadBlockContents(handle, verifyChecksum: true, pooled: false, kind, out int length);
         return new Block(data, length, pooled: false, isDataBlock: false, FileName, kind, handle.Offset);
     }
+
+    /// <summary>Dispose has run: the index and filter the reader held are freed.</summary>
+    internal bool IsDisposed => _disposed;
 
     /// <summary>True while the file is open (see <see cref="OpenFileLimiter"/>).</summary>
     internal bool FileIsOpen => Volatile.Read(ref _fileUsers) >= 0;

@@ -218,6 +218,35 @@ public sealed class ApiMisuseTests : IDisposable
     }
 
     [Fact]
+    public void IteratorMidTableWhenItsDatabaseClosesThrowsObjectDisposed()
+    {
+        // The reader's index lives in native memory freed at close: the iterator must refuse to
+        // walk it (ObjectDisposedException), never read freed memory.
+        KvDb db = KvDb.Open(Path.Combine(_dir.FullName, "db2"), new KvOptions { BlockSize = 256 });
+        for (int i = 0; i < 1000; i++)
+        {
+            db.Put(DbTestUtil.B($"k{i:D4}"), DbTestUtil.B($"v{i}"));
+        }
+        db.Flush();
+        KvIterator it = db.NewIterator();
+        it.SeekToFirst();
+        for (int i = 0; i < 500; i++)
+        {
+            Assert.Equal($"v{i}", DbTestUtil.S(it.Value));
+            it.Next();
+        }
+        db.Dispose();
+        Assert.Throws<ObjectDisposedException>(() =>
+        {
+            while (it.Valid)
+            {
+                it.Next();
+            }
+        });
+        it.Dispose();
+    }
+
+    [Fact]
     public void UnpositionedIteratorRefusesKeyValueAndMoves()
     {
         using KvDb db = KvDb.Open(DbTestUtil.DbPath, new KvOptions { FileSystem = DbTestUtil.NewFs() });
