@@ -124,15 +124,9 @@ internal sealed partial class TableReader
 
     private IFilterBitsReader LoadFilter(BlockHandle handle, out int length, string kind = "filter")
     {
-        byte[] bytes = ReadBlockContents(handle, verifyChecksum: true, pooled: true, kind, out length);
-        try
-        {
-            return _options.FilterPolicy!.LoadReader(bytes.AsSpan(0, length), _options.FilterAllocator);
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(bytes);
-        }
+        using BlockScratch contents = ReadBlockContentsScratch(handle, verifyChecksum: true, kind);
+        length = contents.Length;
+        return _options.FilterPolicy!.LoadReader(contents.Span, _options.FilterAllocator);
     }
 
     private void RecordHit(CacheEntryRole role)

@@ -27,15 +27,16 @@ internal sealed partial class TableReader
         catch (KvCorruptionException)
         {
             // Retried only as a stale-checksum external file; any other damage fails again below.
-            byte[] raw = ReadRawBlock(handle, verifyChecksum: false, "properties", out int size);
+            BlockScratch scratch = ReadRawBlock(handle, verifyChecksum: false, "properties", out int size);
             try
             {
+                Span<byte> raw = scratch.Span;
                 if (raw[size] != 0)
                 {
                     throw; // properties blocks are never compressed; this one is damaged
                 }
                 TableProperties properties;
-                using (var block = new Block(raw.AsSpan(0, size).ToArray(), size, pooled: false, isDataBlock: false, FileName, "properties", handle.Offset))
+                using (var block = new Block(raw[..size].ToArray(), size, pooled: false, isDataBlock: false, FileName, "properties", handle.Offset))
                 {
                     properties = TablePropertiesCodec.Decode(block, handle.Offset);
                 }
@@ -44,13 +45,13 @@ internal sealed partial class TableReader
                 {
                     throw;
                 }
-                raw.AsSpan((int)(offset - handle.Offset), 8).Clear();
-                VerifyBlockChecksum(raw.AsSpan(0, size + TableFormat.BlockTrailerSize), handle, "properties");
+                raw.Slice((int)(offset - handle.Offset), 8).Clear();
+                VerifyBlockChecksum(raw, handle, "properties");
                 return properties;
             }
             finally
             {
-                ArrayPool<byte>.Shared.Return(raw);
+                scratch.Dispose();
             }
         }
     }

@@ -130,7 +130,7 @@ internal sealed partial class TableReader
         BlockHandle last = handles[^1];
         ulong start = handles[0].Offset;
         var span = new BlockHandle(start, last.Offset + last.Size - start);
-        byte[] raw = ReadRawBlock(span, verifyChecksum: false, kind + "s", out int size);
+        BlockScratch raw = ReadRawBlock(span, verifyChecksum: false, kind + "s", out int size);
         int made = 0;
         try
         {
@@ -141,7 +141,7 @@ internal sealed partial class TableReader
                 {
                     throw new KvCorruptionException($"{FileName}: {kind} {h} extends past the last partition.");
                 }
-                ReadOnlySpan<byte> block = raw.AsSpan((int)(h.Offset - start), (int)h.Size + TableFormat.BlockTrailerSize);
+                ReadOnlySpan<byte> block = raw.Span.Slice((int)(h.Offset - start), (int)h.Size + TableFormat.BlockTrailerSize);
                 VerifyBlockChecksum(block, h, kind);
                 CacheValue value = role == CacheEntryRole.Filter ? DecodeFilter(block, h) : DecodeNativeBlock(block, h, role, kind);
                 offsets[made] = h.Offset;
@@ -170,7 +170,7 @@ internal sealed partial class TableReader
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(raw);
+            raw.Dispose();
         }
         return new PinnedPartitions(offsets, values, pins, cache);
     }

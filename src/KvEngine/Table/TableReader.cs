@@ -387,8 +387,8 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 
     private Block ReadMetaBlock(BlockHandle handle, string kind)
     {
-        byte[] data = ReadBlockContents(handle, verifyChecksum: true, pooled: false, kind, out int length);
-        return new Block(data, length, pooled: false, isDataBlock: false, FileName, kind, handle.Offset);
+        byte[] data = ReadBlockContents(handle, verifyChecksum: true, kind);
+        return new Block(data, data.Length, pooled: false, isDataBlock: false, FileName, kind, handle.Offset);
     }
 
     /// <summary>Dispose has run: the index and filter the reader held are freed.</summary>
@@ -461,15 +461,8 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     private Block ReadNativeBlock(BlockHandle handle, bool verifyChecksum, CacheEntryRole role, string? kind = null)
     {
         kind ??= role == CacheEntryRole.Data ? "data" : "index";
-        byte[] raw = ReadRawBlock(handle, verifyChecksum, kind, out int size);
-        try
-        {
-            return DecodeNativeBlock(raw.AsSpan(0, size + TableFormat.BlockTrailerSize), handle, role, kind);
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(raw);
-        }
+        using BlockScratch raw = ReadRawBlock(handle, verifyChecksum, kind, out _);
+        return DecodeNativeBlock(raw.Span, handle, role, kind);
     }
 
     /// <summary>Decompresses one block (payload and trailer, checksum already verified) into a native buffer.</summary>
@@ -559,8 +552,8 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         return DecodeNativeBlock(raw, handle, CacheEntryRole.Data, "data");
     }
 
-    /// <summary>Reads one block and its trailer into a pooled array and verifies the checksum; the caller returns the array.</summary>
-    private byte[] ReadRawBlock(BlockHandle handle, bool verifyChecksum, string kind, out int size)
+    /// <summary>Reads one block and its trailer into scratch memory and verifies the checksum; the caller disposes the scratch.</summary>
+    private BlockScratch ReadRawBlock(BlockHandle handle, bool verifyChecksum, string kind, out int size)
     {
         CheckBlockBounds(handle, kind);
         size = (int)handle.Size;
@@ -570,70 +563,68 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             stats.Record(Ticker.BlockReads);
             stats.Record(Ticker.BlockReadBytes, total);
         }
-        byte[] raw = ArrayPool<byte>.Shared.Rent(total);
+        BlockScratch raw = BlockScratch.Rent(total);
         try
         {
-            if (ReadFile((long)handle.Offset, raw.AsSpan(0, total)) != total)
+            if (ReadFile((long)handle.Offset, raw.Span) != total)
             {
                 throw new KvCorruptionException($"{FileName}: truncated while reading {kind} block {handle}.");
             }
             if (verifyChecksum)
             {
-                VerifyBlockChecksum(raw.AsSpan(0, total), handle, kind);
+                VerifyBlockChecksum(raw.Span, handle, kind);
             }
             return raw;
         }
         catch
         {
-            ArrayPool<byte>.Shared.Return(raw);
+            raw.Dispose();
             throw;
         }
     }
 
-    /// <summary>
-    /// Reads, verifies and decompresses one block. Pooled results come from
-    /// <see cref="ArrayPool{T}.Shared"/> and may be longer than <paramref name="length"/>.
-    /// </summary>
-    private byte[] ReadBlockContents(BlockHandle handle, bool verifyChecksum, bool pooled, string kind, out int length)
+    /// <summary>Reads, verifies and decompresses one block into a new array of exactly its length (small metadata blocks).</summary>
+    private byte[] ReadBlockContents(BlockHandle handle, bool verifyChecksum, string kind)
     {
-        byte[] raw = ReadRawBlock(handle, verifyChecksum, kind, out int size);
-        bool returnRaw = true;
+        using BlockScratch contents = ReadBlockContentsScratch(handle, verifyChecksum, kind);
+        return contents.Span.ToArray();
+    }
+
+    /// <summary>Reads, verifies and decompresses one block into scratch memory of exactly its length; the caller disposes it.</summary>
+    private BlockScratch ReadBlockContentsScratch(BlockHandle handle, bool verifyChecksum, string kind)
+    {
+        BlockScratch raw = ReadRawBlock(handle, verifyChecksum, kind, out int size);
+        bool disposeRaw = true;
         try
         {
-            var type = (CompressionType)raw[size];
+            ReadOnlySpan<byte> bytes = raw.Span;
+            var type = (CompressionType)bytes[size];
+            BlockScratch output;
             if (type == CompressionType.None)
             {
-                length = size;
-                if (pooled)
-                {
-                    returnRaw = false;
-                    return raw;
-                }
-                return raw.AsSpan(0, size).ToArray();
+                raw.Shrink(size); // the payload without its trailer
+                disposeRaw = false;
+                return raw;
             }
             string source = FileName;
-            int uncompressed = BlockCompression.ReadUncompressedLength(type, raw.AsSpan(0, size), _options.MaxUncompressedBlockSize, source, handle.Offset, out int header);
-            byte[] output = pooled ? ArrayPool<byte>.Shared.Rent(Math.Max(uncompressed, 1)) : new byte[uncompressed];
+            int uncompressed = BlockCompression.ReadUncompressedLength(type, bytes[..size], _options.MaxUncompressedBlockSize, source, handle.Offset, out int header);
+            output = BlockScratch.Rent(uncompressed);
             try
             {
-                BlockCompression.Decompress(type, raw.AsSpan(header, size - header), output.AsSpan(0, uncompressed), source, handle.Offset);
+                BlockCompression.Decompress(type, bytes[header..size], output.Span, source, handle.Offset);
             }
             catch
             {
-                if (pooled)
-                {
-                    ArrayPool<byte>.Shared.Return(output);
-                }
+                output.Dispose();
                 throw;
             }
-            length = uncompressed;
             return output;
         }
         finally
         {
-            if (returnRaw)
+            if (disposeRaw)
             {
-                ArrayPool<byte>.Shared.Return(raw);
+                raw.Dispose();
             }
         }
     }
