@@ -3,13 +3,13 @@ using System.Reflection;
 namespace KvEngine.Tests.Architecture;
 
 /// <summary>
-/// The engine stays trim- and Native AOT-compatible: its project sets <c>IsAotCompatible</c>, which
-/// turns on the trim, AOT and single-file analyzers for every build (their warnings are errors in
-/// this solution) and stamps the assembly so that an application's AOT publish trusts it. This test
-/// fails when the property is dropped, which would silently switch those analyzers off. The
-/// engine's dependencies are checked by an AOT publish of kvbench
-/// (<c>benchmarks/scripts/kvbench_aot_check.sh</c>, docs/benchmarks.md "kvbench under Native AOT"),
-/// too slow for every test run.
+/// The engine stays trim- and Native AOT-compatible: src/Directory.Build.props sets
+/// <c>IsAotCompatible</c>, which stamps the assembly so that an application's AOT or trimmed
+/// publish trusts it, and turns on the trim, AOT and single-file analyzers (their warnings are
+/// errors) where <c>KvEngineAotAnalyzers</c> is true, as on CI. This test fails when the property
+/// is dropped, which would also silently switch those analyzers off. The engine's dependencies are
+/// checked by an AOT publish of kvbench (<c>benchmarks/scripts/kvbench_aot_check.sh</c>,
+/// docs/benchmarks.md "kvbench under Native AOT"), too slow for every test run.
 /// </summary>
 public sealed class AotCompatibilityTests
 {
@@ -18,7 +18,7 @@ public sealed class AotCompatibilityTests
     {
         Assembly engine = typeof(KvDb).Assembly;
         var metadata = engine.GetCustomAttributes<AssemblyMetadataAttribute>().ToDictionary(a => a.Key, a => a.Value, StringComparer.Ordinal);
-        Assert.True(metadata.TryGetValue("IsAotCompatible", out string? aot) && aot == "True", "KvEngine.csproj must set IsAotCompatible");
-        Assert.True(metadata.TryGetValue("IsTrimmable", out string? trimmable) && trimmable == "True", "KvEngine.csproj must set IsAotCompatible (it implies IsTrimmable)");
+        Assert.True(metadata.TryGetValue("IsAotCompatible", out string? aot) && aot == "True", "src/Directory.Build.props must set IsAotCompatible");
+        Assert.True(metadata.TryGetValue("IsTrimmable", out string? trimmable) && trimmable == "True", "src/Directory.Build.props must set IsAotCompatible (it implies IsTrimmable)");
     }
 }
