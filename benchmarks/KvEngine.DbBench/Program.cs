@@ -12,6 +12,15 @@ try
     }
     if (flags.Engine == BenchEngineKind.RocksDb)
     {
+        // RocksDbSharp binds librocksdb's C API with Reflection.Emit (its NativeImport), which a
+        // Native AOT build cannot run. The check is a constant false there, so the AOT compiler
+        // drops RocksDbSharp from the binary instead of warning about it.
+        if (!RuntimeFeature.IsDynamicCodeSupported)
+        {
+            Console.Error.WriteLine("-engine=rocksdb needs the JIT build of kvbench (dotnet publish without " +
+                "-p:PublishAot=true): RocksDbSharp binds librocksdb with Reflection.Emit, which Native AOT cannot run");
+            return 1;
+        }
         return RunOnRocksDb(flags);
     }
     if (flags.Engine == BenchEngineKind.ZoneTree)
