@@ -34,6 +34,7 @@ internal sealed class TableIterator : InternalIterator
 
     private TableIterator()
     {
+        _readahead.Reset(); // Dispose resets it again before the pool hands the iterator out anew
     }
 
     /// <summary>
@@ -48,7 +49,6 @@ internal sealed class TableIterator : InternalIterator
         it._verifyChecksums = verifyChecksums;
         it._fillCache = fillCache;
         it._prefixFilter = prefixFilter && table.HasPrefixFilter;
-        it._readahead.Reset();
         try
         {
             it.AcquireIndex();

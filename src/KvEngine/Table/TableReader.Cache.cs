@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
 using KvEngine.Cache;
 using KvEngine.Filters;
@@ -70,15 +69,14 @@ internal sealed partial class TableReader
     /// </summary>
     internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache, ref Readahead readahead)
     {
-        bool tracked = !Unsafe.IsNullRef(ref readahead);
-        if (tracked)
+        if (!Unsafe.IsNullRef(ref readahead))
         {
             readahead.Track((long)handle.Offset, (int)handle.Size + TableFormat.BlockTrailerSize);
         }
         LruCache? cache = _options.BlockCache;
         if (cache == null)
         {
-            return new BlockLease(tracked ? ReadNativeDataBlock(handle, verifyChecksum, ref readahead) : ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data), null, null);
+            return new BlockLease(ReadNativeDataBlock(handle, verifyChecksum, ref readahead), null, null);
         }
         KvStatistics? stats = _options.Statistics;
         var key = new CacheKey(_cacheId, handle.Offset);
@@ -89,7 +87,7 @@ internal sealed partial class TableReader
             return new BlockLease((Block)h.Value, h, cache);
         }
         RecordMiss(CacheEntryRole.Data);
-        Block block = tracked ? ReadNativeDataBlock(handle, verifyChecksum, ref readahead) : ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
+        Block block = ReadNativeDataBlock(handle, verifyChecksum, ref readahead);
         if (!fillCache)
         {
             return new BlockLease(block, null, null);

@@ -1,4 +1,3 @@
-using System.Buffers;
 using KvEngine.Util;
 
 namespace KvEngine.Table;

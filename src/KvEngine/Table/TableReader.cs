@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using System.Text;
 using KvEngine.Cache;
 using KvEngine.Compression;
@@ -518,12 +519,16 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>
-    /// A data block read for an iterator through its <paramref name="readahead"/>: from the readahead
-    /// buffer when it holds the block, else with a readahead read when the iterator reads
-    /// sequentially, else alone. Verified and decompressed into a native buffer.
+    /// A data block read from the file, through <paramref name="readahead"/> when there is one (not a
+    /// null reference): from its buffer when it holds the block, else with a readahead read when the
+    /// iterator reads sequentially, else alone. Verified and decompressed into a native buffer.
     /// </summary>
     private Block ReadNativeDataBlock(BlockHandle handle, bool verifyChecksum, ref Readahead readahead)
     {
+        if (Unsafe.IsNullRef(ref readahead))
+        {
+            return ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
+        }
         CheckBlockBounds(handle, "data");
         long offset = (long)handle.Offset;
         int total = (int)handle.Size + TableFormat.BlockTrailerSize;
@@ -540,16 +545,22 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                 throw new KvCorruptionException($"{FileName}: truncated while reading data block {handle}.");
             }
         }
-        if (_options.Statistics is { } stats)
-        {
-            stats.Record(Ticker.BlockReads);
-            stats.Record(Ticker.BlockReadBytes, total);
-        }
+        RecordBlockRead(total);
         if (verifyChecksum)
         {
             VerifyBlockChecksum(raw, handle, "data");
         }
         return DecodeNativeBlock(raw, handle, CacheEntryRole.Data, "data");
+    }
+
+    /// <summary>Counts one block of <paramref name="total"/> bytes (trailer included) read from the file.</summary>
+    private void RecordBlockRead(int total)
+    {
+        if (_options.Statistics is { } stats)
+        {
+            stats.Record(Ticker.BlockReads);
+            stats.Record(Ticker.BlockReadBytes, total);
+        }
     }
 
     /// <summary>Reads one block and its trailer into scratch memory and verifies the checksum; the caller disposes the scratch.</summary>
@@ -558,11 +569,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         CheckBlockBounds(handle, kind);
         size = (int)handle.Size;
         int total = size + TableFormat.BlockTrailerSize;
-        if (_options.Statistics is { } stats)
-        {
-            stats.Record(Ticker.BlockReads);
-            stats.Record(Ticker.BlockReadBytes, total);
-        }
+        RecordBlockRead(total);
         BlockScratch raw = BlockScratch.Rent(total);
         try
         {

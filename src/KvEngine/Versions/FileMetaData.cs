@@ -75,6 +75,9 @@ internal sealed class FileMetaData
     /// </summary>
     public bool KnownToHaveNoRangeTombstones => Volatile.Read(ref _rangeTombstones) == 1;
 
+    /// <summary>Whether the table holds range tombstones has been recorded (<see cref="RecordRangeTombstones"/>). Any thread.</summary>
+    public bool RangeTombstonesKnown => Volatile.Read(ref _rangeTombstones) != 0;
+
     /// <summary>Records what the table's reader found (see <see cref="KnownToHaveNoRangeTombstones"/>). Any thread.</summary>
     public void RecordRangeTombstones(bool any) => Volatile.Write(ref _rangeTombstones, any ? 2 : 1);
 }

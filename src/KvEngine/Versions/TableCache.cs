@@ -77,7 +77,7 @@ internal sealed class TableCache : IDisposable
     {
         if (_readers.TryGetValue(file.Number, out TableReader? reader))
         {
-            if (!file.KnownToHaveNoRangeTombstones)
+            if (!file.RangeTombstonesKnown) // a FileMetaData the reader was not opened through
             {
                 file.RecordRangeTombstones(reader.RangeTombstones is { IsEmpty: false });
             }
