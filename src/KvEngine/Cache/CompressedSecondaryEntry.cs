@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Runtime.CompilerServices;
 using KvEngine.Compression;
 using KvEngine.Memory;
 using KvEngine.Util;
@@ -16,14 +17,21 @@ namespace KvEngine.Cache;
 /// owns, so damaged headers are caught rather than followed. Immutable from <see cref="Create"/>
 /// until the cache frees it (once). <see cref="Free"/> recycles the object (with its chunk table)
 /// through <see cref="ThreadLocalPool{T}"/>, so a demotion creates no managed object in steady
-/// state; any use after Free is a bug.
+/// state; any use after Free is a bug. The chunk table is inline for the first
+/// <see cref="InlineChunks"/> chunks (a value of up to ~4 KiB, the common block, takes 1-3) and
+/// an overflow array, made once per pooled object, past them: the cache holds tens of thousands of
+/// entries, so each entry's managed size is resident memory (a 16-slot array was ~540 B each).
 /// </summary>
 internal sealed unsafe class CompressedSecondaryEntry : CacheValue
 {
     /// <summary>Most chunks an entry has (see <see cref="Create"/>).</summary>
     private const int MaxChunks = 16;
 
-    private readonly NativeBuffer[] _chunks = new NativeBuffer[MaxChunks]; // [0, _count) owned
+    /// <summary>Chunks kept in the object itself; more go to <see cref="_overflow"/>.</summary>
+    internal const int InlineChunks = 4;
+
+    private InlineChunkTable _inline; // chunks [0, min(_count, InlineChunks)) owned
+    private NativeBuffer[]? _overflow; // chunks [InlineChunks, _count) owned, at index - InlineChunks
     private int _count;
     private CacheEntryRole _role;
     private long _requested;
@@ -82,21 +90,25 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
             }
         }
         CompressedSecondaryEntry entry = ThreadLocalPool<CompressedSecondaryEntry>.TryRent() ?? new CompressedSecondaryEntry();
-        NativeBuffer[] chunks = entry._chunks;
+        if (count > InlineChunks)
+        {
+            entry._overflow ??= new NativeBuffer[MaxChunks - InlineChunks];
+        }
         int filled = 0;
         try
         {
             int offset = 0;
             for (; filled < count; filled++)
             {
-                chunks[filled] = allocator.Allocate(sizes[filled], use: NativeUse.SecondaryCache);
+                entry.Chunk(filled) = allocator.Allocate(sizes[filled], use: NativeUse.SecondaryCache);
             }
             for (int i = 0; i < count; i++)
             {
-                byte* p = chunks[i].Pointer;
-                int payload = chunks[i].Length - ChunkSplitter.HeaderBytes;
+                ref NativeBuffer chunk = ref entry.Chunk(i);
+                byte* p = chunk.Pointer;
+                int payload = chunk.Length - ChunkSplitter.HeaderBytes;
                 var header = new Span<byte>(p, ChunkSplitter.HeaderBytes);
-                BinaryPrimitives.WriteUInt64LittleEndian(header, i + 1 < count ? (ulong)(nint)chunks[i + 1].Pointer : 0UL);
+                BinaryPrimitives.WriteUInt64LittleEndian(header, i + 1 < count ? (ulong)(nint)entry.Chunk(i + 1).Pointer : 0UL);
                 BinaryPrimitives.WriteInt32LittleEndian(header[8..], payload);
                 BinaryPrimitives.WriteInt32LittleEndian(header[12..], 0);
                 stored.Slice(offset, payload).CopyTo(new Span<byte>(p + ChunkSplitter.HeaderBytes, payload));
@@ -107,8 +119,8 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
         {
             for (int i = 0; i < filled; i++)
             {
-                chunks[i].Dispose();
-                chunks[i] = default;
+                entry.Chunk(i).Dispose();
+                entry.Chunk(i) = default;
             }
             ThreadLocalPool<CompressedSecondaryEntry>.Return(entry);
             throw;
@@ -123,8 +135,9 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
         entry._allocated = 0;
         for (int i = 0; i < count; i++)
         {
-            entry._requested += chunks[i].Length;
-            entry._allocated += chunks[i].UsableSize;
+            ref NativeBuffer chunk = ref entry.Chunk(i);
+            entry._requested += chunk.Length;
+            entry._allocated += chunk.UsableSize;
         }
         return entry;
     }
@@ -137,17 +150,18 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
             return false;
         }
         int offset = 0;
-        byte* p = _chunks[0].Pointer;
+        byte* p = Chunk(0).Pointer;
         for (int i = 0; i < _count; i++)
         {
-            if (p != _chunks[i].Pointer)
+            ref NativeBuffer chunk = ref Chunk(i);
+            if (p != chunk.Pointer)
             {
                 return false;
             }
             var header = new ReadOnlySpan<byte>(p, ChunkSplitter.HeaderBytes);
             ulong next = BinaryPrimitives.ReadUInt64LittleEndian(header);
             int size = BinaryPrimitives.ReadInt32LittleEndian(header[8..]);
-            if (size < 0 || size > _chunks[i].Length - ChunkSplitter.HeaderBytes || size > StoredLength - offset)
+            if (size < 0 || size > chunk.Length - ChunkSplitter.HeaderBytes || size > StoredLength - offset)
             {
                 return false;
             }
@@ -162,7 +176,7 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
     internal void CorruptPayloadForTesting(int chunk, int byteIndex)
     {
         ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(chunk, _count);
-        NativeBuffer c = _chunks[chunk];
+        NativeBuffer c = Chunk(chunk);
         c.Pointer[ChunkSplitter.HeaderBytes + (byteIndex % (c.Length - ChunkSplitter.HeaderBytes))] ^= 0x10;
     }
 
@@ -171,7 +185,8 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
     {
         for (int i = 0; i < _count; i++)
         {
-            yield return (_chunks[i].Length, _chunks[i].UsableSize);
+            NativeBuffer chunk = Chunk(i);
+            yield return (chunk.Length, chunk.UsableSize);
         }
     }
 
@@ -185,9 +200,21 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
         _count = 0;
         for (int i = 0; i < count; i++)
         {
-            _chunks[i].Dispose();
-            _chunks[i] = default;
+            ref NativeBuffer chunk = ref Chunk(i);
+            chunk.Dispose();
+            chunk = default;
         }
         ThreadLocalPool<CompressedSecondaryEntry>.Return(this);
+    }
+
+    /// <summary>Chunk <paramref name="i"/>'s slot (the overflow array exists whenever i needs it).</summary>
+    private ref NativeBuffer Chunk(int i) =>
+        ref i < InlineChunks ? ref _inline[i] : ref _overflow![i - InlineChunks];
+
+    /// <summary>The first <see cref="InlineChunks"/> chunk slots, inside the entry object.</summary>
+    [InlineArray(InlineChunks)]
+    private struct InlineChunkTable
+    {
+        private NativeBuffer _first;
     }
 }

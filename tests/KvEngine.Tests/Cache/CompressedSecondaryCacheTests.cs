@@ -69,6 +69,33 @@ public class CompressedSecondaryCacheTests
     }
 
     [Fact]
+    public void ChunksPastTheInlineSlotsRoundTripAndAreChecked()
+    {
+        // 16,067 payload bytes: 8192, 4096, 2048, 1024, 512 and 256-byte bins (16 B of each is its
+        // header) and a 51-byte tail; seven chunks, three of them in the overflow table.
+        using CompressedSecondaryCache secondary = NewCache(CompressionType.None);
+        byte[] bytes = RandomBytes(16_067, 5);
+        for (int round = 0; round < 2; round++) // the second reuses the pooled entry and its overflow table
+        {
+            CompressedSecondaryEntry e = secondary.Compress(bytes, CacheEntryRole.Data);
+            Assert.Equal(7, e.ChunkCount);
+            Assert.True(e.ChunkCount > CompressedSecondaryEntry.InlineChunks);
+            Assert.Equal([8192, 4096, 2048, 1024, 512, 256, 51], e.ChunkSizes().Select(c => c.Requested).ToArray());
+            var merged = new byte[e.StoredLength];
+            Assert.True(e.TryMerge(merged));
+            Assert.Equal(bytes, merged);
+            e.CorruptPayloadForTesting(5, 7); // an overflow chunk
+            Assert.False(e.TryMerge(merged));
+            e.Free();
+        }
+        CompressedSecondaryEntry small = secondary.Compress(RandomBytes(3000, 6), CacheEntryRole.Data);
+        Assert.True(small.ChunkCount <= CompressedSecondaryEntry.InlineChunks);
+        var back = new byte[small.StoredLength];
+        Assert.True(small.TryMerge(back));
+        small.Free();
+    }
+
+    [Fact]
     public void FiltersAndIncompressibleBlocksStayRaw()
     {
         using CompressedSecondaryCache secondary = NewCache();
