@@ -1,16 +1,20 @@
+using System.Buffers;
 using Microsoft.Win32.SafeHandles;
 
 namespace KvEngine.Storage;
 
 /// <summary>
-/// Append-only file with a 64 KiB in-process buffer. Owner: the single writer that created it.
-/// Invariant: bytes [0, _flushed) are in the OS; _buffer[0.._buffered) follow them.
+/// Append-only file with a 64 KiB in-process buffer, rented from <see cref="ArrayPool{T}.Shared"/> for
+/// the file's life (every table a flush or compaction writes opens one: a fresh array each was
+/// garbage the GC heap grew by). Owner: the single writer that created it.
+/// Invariant: bytes [0, _flushed) are in the OS; _buffer[0.._buffered) follow them; once the
+/// handle is closed the buffer is back in the pool and nothing touches it.
 /// </summary>
 internal sealed class LocalWritableFile : IWritableFile
 {
     private const int BufferSize = 64 * 1024;
     private readonly SafeFileHandle _handle;
-    private readonly byte[] _buffer = new byte[BufferSize];
+    private byte[] _buffer = ArrayPool<byte>.Shared.Rent(BufferSize);
     private int _buffered;
     private long _flushed;
 
@@ -104,6 +108,9 @@ internal sealed class LocalWritableFile : IWritableFile
         finally
         {
             _handle.Dispose();
+            byte[] buffer = _buffer;
+            _buffer = [];
+            ArrayPool<byte>.Shared.Return(buffer);
         }
     }
 }

@@ -25,7 +25,7 @@ internal sealed class BlockBuilder : IDisposable
     private readonly bool _valueDeltaEncoding;
     private readonly ByteBuffer _buffer = new(4096, spillToNative: true); // index blocks reach megabytes
     private readonly ByteBuffer _lastKey = new(64);
-    private uint[] _restarts = new uint[16];
+    private uint[] _restarts = BoundedArrayPool<uint>.Rent(16); // pooled: an index block has one restart per data block
     private int _restartCount;
     private int _counter;
     private int _entries;
@@ -74,7 +74,10 @@ internal sealed class BlockBuilder : IDisposable
         {
             if (_restartCount == _restarts.Length)
             {
-                Array.Resize(ref _restarts, _restarts.Length * 2);
+                uint[] grown = BoundedArrayPool<uint>.Rent(_restarts.Length * 2);
+                _restarts.AsSpan(0, _restartCount).CopyTo(grown);
+                BoundedArrayPool<uint>.Return(_restarts);
+                _restarts = grown;
             }
             _restarts[_restartCount++] = (uint)_buffer.Length;
             _counter = 0;
@@ -137,5 +140,8 @@ internal sealed class BlockBuilder : IDisposable
     {
         _buffer.Dispose();
         _lastKey.Dispose();
+        uint[] restarts = _restarts;
+        _restarts = [];
+        BoundedArrayPool<uint>.Return(restarts);
     }
 }

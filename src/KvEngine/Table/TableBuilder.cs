@@ -39,7 +39,7 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
     private readonly ByteBuffer _lastKey = new(64);
     private readonly ByteBuffer _lastRangeDelKey = new(64);
     private readonly ByteBuffer _smallestKey = new(64);
-    private readonly ByteBuffer _compressed = new(4096);
+    private readonly ByteBuffer _compressed = new(4096, spillToNative: true); // an index or filter block compressed: up to megabytes, once per table
     private readonly int _deviationLimit;
     private readonly TableProperties _props = new();
     private BlockHandle _pendingHandle;
