@@ -12,7 +12,11 @@ namespace KvEngine.Memory;
 /// different processors rarely meet. A bin is a short spin lock over an intrusive free list (the
 /// next pointer lives in the freed block) and a bump cursor into its newest slab. A block freed on
 /// another processor joins that processor's bin. Slabs are kept until <see cref="Dispose"/>, so
-/// resident memory is a high-water mark. Larger classes come straight from
+/// resident memory is a high-water mark. Where <see cref="PageMemory"/> is supported, slabs are
+/// cut one after another from anonymous mappings of <see cref="SlabRegionBytes"/> (a page of the
+/// region is resident only once a slab on it is used); through posix_memalign each page-aligned
+/// slab cost glibc a chunk header and an alignment fragment, a touched page per ~64 KiB slab
+/// (~6%: measured as ~25 MB outside the allocator's count with 400 MB of cached blocks). Larger classes come straight from
 /// <see cref="NativeMemory.AlignedAlloc"/> (page-aligned), or from <see cref="PageMemory"/> from
 /// <see cref="NativeAllocatorOptions.MapThresholdBytes"/> up, and go back on free.
 /// </para>
@@ -46,7 +50,13 @@ internal sealed unsafe class NativeAllocator : IDisposable
     private readonly bool _debug;
     private readonly ConcurrentDictionary<nint, long>? _live;
     private readonly long[] _useBytes;
-    private readonly List<nint> _slabs = [];
+    /// <summary>Bytes of each anonymous mapping slabs are cut from.</summary>
+    public const int SlabRegionBytes = 4 << 20;
+
+    private readonly List<nint> _slabs = []; // from NativeMemory (no PageMemory); also the lock of the slab source
+    private readonly List<nint> _slabRegions = []; // mappings of SlabRegionBytes, or of one larger slab
+    private nint _regionCursor; // next free byte of the newest region (under the _slabs lock)
+    private nint _regionEnd;
     private long _nextTag;
     private long _slabResident;
     private long _largeRequested;
@@ -249,9 +259,44 @@ internal sealed unsafe class NativeAllocator : IDisposable
                 NativeMemory.AlignedFree((void*)slab);
             }
             _slabs.Clear();
+            foreach (nint region in _slabRegions)
+            {
+                PageMemory.Unmap((void*)region, SlabRegionBytes);
+            }
+            _slabRegions.Clear();
+            _regionCursor = _regionEnd = 0;
         }
         _live?.Clear();
         Interlocked.Exchange(ref _slabResident, 0);
+    }
+
+    /// <summary>
+    /// A slab of <paramref name="slabBytes"/> aligned to the options' page size: cut from the newest
+    /// region, or from NativeMemory without page mappings, for a slab larger than a region (a
+    /// MinSlabBytes above it) or an option page size the kernel's mappings do not align to.
+    /// </summary>
+    private nint NewSlab(int slabBytes)
+    {
+        lock (_slabs)
+        {
+            if (!PageMemory.IsSupported || slabBytes > SlabRegionBytes || _options.PageSize > Environment.SystemPageSize)
+            {
+                nint own = (nint)NativeMemory.AlignedAlloc((nuint)slabBytes, (nuint)_options.PageSize);
+                _slabs.Add(own);
+                return own;
+            }
+            if (_regionEnd - _regionCursor < slabBytes)
+            {
+                // The rest of the old region (less than one slab) is never touched: address space only.
+                nint region = (nint)PageMemory.Map(SlabRegionBytes);
+                _slabRegions.Add(region);
+                _regionCursor = region;
+                _regionEnd = region + SlabRegionBytes;
+            }
+            nint slab = _regionCursor;
+            _regionCursor += slabBytes;
+            return slab;
+        }
     }
 
     private ref Bin BinFor(int index) =>
@@ -275,11 +320,7 @@ internal sealed unsafe class NativeAllocator : IDisposable
                 if (bin.BumpCursor == bin.BumpEnd)
                 {
                     int slabBytes = _slabBytes[index];
-                    nint slab = (nint)NativeMemory.AlignedAlloc((nuint)slabBytes, (nuint)_options.PageSize);
-                    lock (_slabs)
-                    {
-                        _slabs.Add(slab);
-                    }
+                    nint slab = NewSlab(slabBytes);
                     Interlocked.Add(ref _slabResident, slabBytes);
                     bin.BumpCursor = slab;
                     bin.BumpEnd = slab + slabBytes;

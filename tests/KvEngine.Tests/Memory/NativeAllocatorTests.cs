@@ -47,6 +47,43 @@ public unsafe class NativeAllocatorTests
     }
 
     [Fact]
+    public void SlabsCutFromSeveralRegionsNeverOverlap()
+    {
+        // 1 KiB blocks fill 64 KiB slabs; 12,000 of them take ~188 slabs, over ~3 slab regions, and
+        // a second class interleaves its slabs with the first's in the same regions.
+        using NativeAllocator allocator = NewAllocator(debug: false, shards: 1);
+        var buffers = new List<NativeBuffer>();
+        for (int i = 0; i < 12_000; i++)
+        {
+            buffers.Add(allocator.Allocate(1024));
+            if (i % 4 == 0)
+            {
+                buffers.Add(allocator.Allocate(3000));
+            }
+        }
+        for (int i = 0; i < buffers.Count; i++)
+        {
+            buffers[i].UsableSpan.Fill((byte)i);
+            Assert.Equal(0, (long)buffers[i].Pointer % 16);
+        }
+        for (int i = 0; i < buffers.Count; i++)
+        {
+            Assert.True(buffers[i].UsableSpan.IndexOfAnyExcept((byte)i) < 0, $"block {i} was overwritten");
+        }
+        int slabs1K = (12_000 + 63) / 64;
+        int per3K = SizeClasses.SlabBytes(SizeClasses.IndexOf(3000), 64 << 10, 4096) / SizeClasses.UsableSize(3000);
+        int slabs3K = (3000 + per3K - 1) / per3K;
+        long expected = ((long)slabs1K * SizeClasses.SlabBytes(SizeClasses.IndexOf(1024), 64 << 10, 4096))
+            + ((long)slabs3K * SizeClasses.SlabBytes(SizeClasses.IndexOf(3000), 64 << 10, 4096));
+        Assert.True(expected > 2L * NativeAllocator.SlabRegionBytes);
+        Assert.Equal(expected, allocator.GetUsage().ResidentBytes);
+        foreach (NativeBuffer b in buffers)
+        {
+            b.Dispose();
+        }
+    }
+
+    [Fact]
     public void FreedBlocksAreReusedAndZeroedOnRequest()
     {
         using NativeAllocator allocator = NewAllocator(debug: false, shards: 1);
