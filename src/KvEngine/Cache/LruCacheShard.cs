@@ -17,7 +17,7 @@ namespace KvEngine.Cache;
 internal sealed class LruCacheShard
 {
     private readonly Lock _lock = new();
-    private readonly Dictionary<CacheKey, LruHandle> _table = new();
+    private readonly LruHandleTable _table = new();
     private readonly LruHandle _low = LruHandle.NewSentinel(); // sentinel: Next = oldest, Prev = newest
     private readonly LruHandle _high = LruHandle.NewSentinel();
     private readonly bool _strict;
@@ -82,7 +82,7 @@ internal sealed class LruCacheShard
     {
         lock (_lock)
         {
-            foreach (LruHandle h in _table.Values)
+            foreach (LruHandle h in _table)
             {
                 int role = (int)h.Value.Role;
                 counts[role]++;
@@ -107,7 +107,8 @@ internal sealed class LruCacheShard
     {
         lock (_lock)
         {
-            if (!_table.TryGetValue(key, out LruHandle? h))
+            LruHandle? h = _table.Lookup(key);
+            if (h == null)
             {
                 return null;
             }
@@ -146,7 +147,8 @@ internal sealed class LruCacheShard
                     return true;
                 }
             }
-            if (_table.Remove(h.Key, out LruHandle? old))
+            LruHandle? old = _table.Insert(h);
+            if (old != null)
             {
                 old.InCache = false;
                 if (old.Refs == 0)
@@ -155,7 +157,6 @@ internal sealed class LruCacheShard
                     Detach(old, demote: false, ref freed);
                 }
             }
-            _table.Add(h.Key, h);
             h.InCache = true;
             _usage += h.Charge;
             _requested += h.Value.RequestedBytes;
@@ -206,7 +207,8 @@ internal sealed class LruCacheShard
     {
         lock (_lock)
         {
-            if (_table.Remove(key, out LruHandle? h))
+            LruHandle? h = _table.Remove(key);
+            if (h != null)
             {
                 h.InCache = false;
                 if (h.Refs == 0)

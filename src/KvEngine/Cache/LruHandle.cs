@@ -36,6 +36,7 @@ internal sealed class LruHandle
     internal bool Demote;
     internal LruHandle? Prev;
     internal LruHandle? Next;
+    internal LruHandle? NextHash; // the next entry in its LruHandleTable bucket
 
     /// <summary>A list sentinel: a ring of itself.</summary>
     internal static LruHandle NewSentinel()
@@ -59,6 +60,7 @@ internal sealed class LruHandle
         Demote = false;
         Prev = null;
         Next = null;
+        NextHash = null;
     }
 
     /// <summary>Forgets the (freed) value before the handle goes back to the pool.</summary>
@@ -69,5 +71,6 @@ internal sealed class LruHandle
         Charge = 0;
         Next = null;
         Prev = null;
+        NextHash = null;
     }
 }
