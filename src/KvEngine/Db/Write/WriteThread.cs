@@ -29,6 +29,14 @@ internal sealed class WriteThread : IDisposable
     /// <summary>A group grows to at most this many bytes (RocksDB: 1 MiB, less for a small leader).</summary>
     private const int MaxGroupBytes = 1 << 20;
 
+    /// <summary>
+    /// Lone groups that still pipeline after a writer had to queue behind another: with two or more
+    /// writers, one that arrives while a lone group inserts alone waits for that whole insert, so
+    /// after such a wait lone groups leave the queue before inserting (concurrently) and the next
+    /// writer overlaps them. A single writer never queues, so it keeps the single-writer path.
+    /// </summary>
+    private const int ContendedWindow = 64;
+
     private readonly object _mutex;
     private readonly int _spinIterations;
     private readonly IWriteGroupWorker _worker;
@@ -42,6 +50,7 @@ internal sealed class WriteThread : IDisposable
     private ulong _orderCursor; // the last sequence of the newest group done, in order
     private bool _insertFailed; // an earlier group's insert failed: no later group may publish past its hole
     private bool _memTableHadConcurrentInserts; // the single writer's splice may be stale
+    private int _contendedGroups; // lone groups still to pipeline since a writer last queued behind another
 
     public WriteThread(object mutex, int spinIterations, IWriteGroupWorker worker)
     {
@@ -90,6 +99,7 @@ internal sealed class WriteThread : IDisposable
         else
         {
             _tail.Next = request;
+            _contendedGroups = ContendedWindow; // another writer is active: pipeline lone groups for a while
         }
         _tail = request;
         return _head == request;
@@ -236,8 +246,9 @@ internal sealed class WriteThread : IDisposable
 
     /// <summary>
     /// Holds the mutex; the group's WAL record is written. With concurrent memtable writes allowed,
-    /// a group pipelines (leaves the queue now, inserts concurrently) when a writer waits behind it
-    /// or another group is still inserting; a lone group of several writers inserts concurrently
+    /// a group pipelines (leaves the queue now, inserts concurrently) when a writer waits behind it,
+    /// another group is still inserting, or a writer queued behind another within the last
+    /// <see cref="ContendedWindow"/> lone groups; a lone group of several writers inserts concurrently
     /// but keeps the queue; a lone writer inserts alone with the single-writer skiplist path (the
     /// fastest, and what a single thread always gets), after dropping a splice that concurrent
     /// inserts made stale. Returns whether the insert is concurrent; <paramref name="asyncHead"/>
@@ -245,7 +256,12 @@ internal sealed class WriteThread : IDisposable
     /// </summary>
     public bool ChooseInsertMode(WriteGroup group, ref WriteRequest? asyncHead)
     {
-        if (group.Members[^1].Next != null || _inflightInserts > 0)
+        bool contended = _contendedGroups > 0;
+        if (contended)
+        {
+            _contendedGroups--;
+        }
+        if (group.Members[^1].Next != null || _inflightInserts > 0 || contended)
         {
             group.Pipelined = true;
             _inflightInserts++;
@@ -280,12 +296,13 @@ internal sealed class WriteThread : IDisposable
 
     /// <summary>
     /// Without the mutex, by the queue's head: true when the group is one writer, nobody waits
-    /// behind it and no other group inserts. Stale reads err only towards false: a writer queued
+    /// behind it, no other group inserts and no writer queued recently. Stale reads err only towards false: a writer queued
     /// meanwhile waits for this group anyway, and a group counted in the in-flight inserts was
     /// counted before this one became head (under the mutex this leader took since).
     /// </summary>
     public bool IsLoneGroup(WriteGroup group) =>
-        group.Members.Count == 1 && group.Leader.Next == null && Volatile.Read(ref _inflightInserts) == 0;
+        group.Members.Count == 1 && group.Leader.Next == null && Volatile.Read(ref _inflightInserts) == 0
+        && Volatile.Read(ref _contendedGroups) == 0;
 
     /// <summary>Outside the mutex: waits until every group before <paramref name="group"/> is done.</summary>
     public void AwaitTurnToPublish(WriteGroup group)

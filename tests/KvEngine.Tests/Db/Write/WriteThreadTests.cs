@@ -49,4 +49,73 @@ public class WriteThreadTests
         Assert.False(WriteThread.TryHandOutInsert(group, asynchronous));
         Assert.False(group.HasPendingInserts);
     }
+
+    [Fact]
+    public void AfterAWriterQueuedLoneGroupsPipelineForAWhileThenInsertAlone()
+    {
+        using var batch = new WriteBatch();
+        batch.Put("k"u8, "v"u8);
+        var mutex = new object();
+        using var thread = new WriteThread(mutex, spinIterations: 0, new NoWorker());
+        thread.InitializeSequences(0);
+        lock (mutex)
+        {
+            // One writer on an idle queue inserts alone, with the single-writer path.
+            Assert.False(RunLoneGroup(thread, batch));
+
+            // A second writer queues behind the first (the two make one group), ...
+            WriteRequest first = Waiting(batch);
+            WriteRequest second = Waiting(batch);
+            Assert.True(thread.Enqueue(first));
+            Assert.False(thread.Enqueue(second));
+            WriteGroup both = thread.BeginGroup(first);
+            thread.AddFollowers(both);
+            Assert.Equal(2, both.Members.Count);
+            WriteRequest? asyncHead = null;
+            Assert.True(thread.ChooseInsertMode(both, ref asyncHead));
+            Assert.Null(thread.FinishGroup(both));
+
+            // ... so the lone groups after it pipeline (concurrent inserts the next writer can
+            // overlap) for a window of groups, then a lone writer inserts alone again.
+            int pipelined = 0;
+            while (RunLoneGroup(thread, batch))
+            {
+                pipelined++;
+                Assert.True(pipelined <= 1000, "lone groups kept pipelining");
+            }
+            Assert.True(pipelined > 1);
+            Assert.False(RunLoneGroup(thread, batch));
+            Assert.False(thread.HasInflightInserts);
+        }
+    }
+
+    // One writer's group from enqueue to finish, as DbWriter runs it (the caller holds the mutex);
+    // true when its insert was concurrent.
+    private static bool RunLoneGroup(WriteThread thread, WriteBatch batch)
+    {
+        WriteRequest request = Waiting(batch);
+        Assert.True(thread.Enqueue(request));
+        WriteGroup group = thread.BeginGroup(request);
+        thread.AddFollowers(group);
+        bool concurrent = false;
+        if (thread.IsLoneGroup(group))
+        {
+            thread.UseSingleWriterInsert(group);
+        }
+        else
+        {
+            WriteRequest? asyncHead = null;
+            concurrent = thread.ChooseInsertMode(group, ref asyncHead);
+            Assert.Null(asyncHead);
+        }
+        thread.FinishGroup(group);
+        return concurrent;
+    }
+
+    private sealed class NoWorker : IWriteGroupWorker
+    {
+        public WriteGroup PrepareGroup(WriteRequest leader) => throw new InvalidOperationException("not used");
+
+        public void InsertAssigned(WriteRequest request) => throw new InvalidOperationException("not used");
+    }
 }
