@@ -16,7 +16,7 @@ namespace KvEngine.Memory;
 /// cut one after another from anonymous mappings of <see cref="SlabRegionBytes"/> (a page of the
 /// region is resident only once a slab on it is used); through posix_memalign each page-aligned
 /// slab cost glibc a chunk header and an alignment fragment, a touched page per ~64 KiB slab
-/// (~6%: measured as ~25 MB outside the allocator's count with 400 MB of cached blocks). Larger classes come straight from
+/// (~6%: ~20 MB outside the allocator's count with 400 MB of cached blocks). Larger classes come straight from
 /// <see cref="NativeMemory.AlignedAlloc"/> (page-aligned), or from <see cref="PageMemory"/> from
 /// <see cref="NativeAllocatorOptions.MapThresholdBytes"/> up, and go back on free.
 /// </para>
@@ -41,6 +41,9 @@ internal sealed unsafe class NativeAllocator : IDisposable
     /// <summary>Counters per shard for <see cref="NativeUse"/> values (one cache line of longs).</summary>
     public const int UseSlots = 8;
 
+    /// <summary>Bytes of each anonymous mapping slabs are cut from.</summary>
+    public const int SlabRegionBytes = 4 << 20;
+
     private const byte Poison = 0xDD;
 
     private readonly NativeAllocatorOptions _options;
@@ -50,11 +53,8 @@ internal sealed unsafe class NativeAllocator : IDisposable
     private readonly bool _debug;
     private readonly ConcurrentDictionary<nint, long>? _live;
     private readonly long[] _useBytes;
-    /// <summary>Bytes of each anonymous mapping slabs are cut from.</summary>
-    public const int SlabRegionBytes = 4 << 20;
-
-    private readonly List<nint> _slabs = []; // from NativeMemory (no PageMemory); also the lock of the slab source
-    private readonly List<nint> _slabRegions = []; // mappings of SlabRegionBytes, or of one larger slab
+    private readonly List<nint> _slabs = []; // slabs from NativeMemory (see NewSlab); also the lock of the slab source
+    private readonly List<nint> _slabRegions = []; // mappings of SlabRegionBytes that slabs are cut from
     private nint _regionCursor; // next free byte of the newest region (under the _slabs lock)
     private nint _regionEnd;
     private long _nextTag;

@@ -96,10 +96,17 @@ internal static class TablePropertiesCodec
             }
         }
 
-        entries.Sort(static (a, b) => CompareNames(a.Key, b.Key));
+        // Names sort by their UTF-8 bytes (RocksDB's block is bytewise; UTF-16 ordinal order differs
+        // past U+D7FF): each is encoded once, then sorted and added.
+        var encoded = new List<(byte[] Name, byte[] Value)>(entries.Count);
         foreach (KeyValuePair<string, byte[]> kv in entries)
         {
-            block.Add(Encoding.UTF8.GetBytes(kv.Key), kv.Value);
+            encoded.Add((Encoding.UTF8.GetBytes(kv.Key), kv.Value));
+        }
+        encoded.Sort(static (a, b) => a.Name.AsSpan().SequenceCompareTo(b.Name));
+        foreach ((byte[] name, byte[] value) in encoded)
+        {
+            block.Add(name, value);
         }
     }
 
@@ -208,21 +215,4 @@ internal static class TablePropertiesCodec
     }
 
     private static string Str(ReadOnlySpan<byte> v) => Encoding.UTF8.GetString(v);
-
-    // Names sort by their UTF-8 bytes (RocksDB's block is bytewise; UTF-16 ordinal order differs
-    // past U+D7FF), encoded on the stack: the sort runs once per table written.
-    private static int CompareNames(string a, string b)
-    {
-        const int StackBytes = 512;
-        int la = Encoding.UTF8.GetByteCount(a);
-        int lb = Encoding.UTF8.GetByteCount(b);
-        if (la + lb > StackBytes)
-        {
-            return Encoding.UTF8.GetBytes(a).AsSpan().SequenceCompareTo(Encoding.UTF8.GetBytes(b));
-        }
-        Span<byte> bytes = stackalloc byte[StackBytes];
-        Encoding.UTF8.GetBytes(a, bytes);
-        Encoding.UTF8.GetBytes(b, bytes[la..]);
-        return bytes[..la].SequenceCompareTo(bytes.Slice(la, lb));
-    }
 }

@@ -296,9 +296,10 @@ internal sealed class WriteThread : IDisposable
 
     /// <summary>
     /// Without the mutex, by the queue's head: true when the group is one writer, nobody waits
-    /// behind it, no other group inserts and no writer queued recently. Stale reads err only towards false: a writer queued
-    /// meanwhile waits for this group anyway, and a group counted in the in-flight inserts was
-    /// counted before this one became head (under the mutex this leader took since).
+    /// behind it, no other group inserts and no writer queued recently. Stale reads err only
+    /// towards false: a writer queued meanwhile waits for this group anyway, and a group counted in
+    /// the in-flight inserts was counted before this one became head (under the mutex this leader
+    /// took since); a stale contended count only picks the other, equally correct, insert path.
     /// </summary>
     public bool IsLoneGroup(WriteGroup group) =>
         group.Members.Count == 1 && group.Leader.Next == null && Volatile.Read(ref _inflightInserts) == 0
