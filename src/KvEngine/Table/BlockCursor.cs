@@ -133,12 +133,12 @@ internal struct BlockCursor : IDisposable
             }
         }
         SeekToRestartPoint(left);
-        while (ParseNextEntry())
+        while (DecodeNextEntry() && Compare(Key, target) < 0)
         {
-            if (Compare(Key, target) >= 0)
-            {
-                return;
-            }
+        }
+        if (Valid)
+        {
+            SyncRestartIndex();
         }
     }
 
@@ -351,6 +351,29 @@ internal struct BlockCursor : IDisposable
     /// <summary>Decodes the entry at <see cref="_next"/>; false (and invalid) at the end of the entries.</summary>
     private bool ParseNextEntry()
     {
+        if (!DecodeNextEntry())
+        {
+            return false;
+        }
+        SyncRestartIndex();
+        return true;
+    }
+
+    /// <summary>Moves <see cref="_restartIndex"/> to the last restart before the current entry (LevelDB's rule).</summary>
+    private void SyncRestartIndex()
+    {
+        while (_restartIndex + 1 < _numRestarts && _block.RestartPoint(_restartIndex + 1) < _current)
+        {
+            _restartIndex++;
+        }
+    }
+
+    /// <summary>
+    /// <see cref="ParseNextEntry"/> without moving <see cref="_restartIndex"/>: a scan that calls
+    /// it then calls <see cref="SyncRestartIndex"/> once, at the entry it stops on.
+    /// </summary>
+    private bool DecodeNextEntry()
+    {
         _current = _next;
         int p = _current;
         if (p >= _restarts)
@@ -414,10 +437,6 @@ internal struct BlockCursor : IDisposable
             }
         }
         _next = _valueOffset + _valueLength;
-        while (_restartIndex + 1 < _numRestarts && _block.RestartPoint(_restartIndex + 1) < _current)
-        {
-            _restartIndex++;
-        }
         return true;
     }
 

@@ -94,6 +94,89 @@ public class BlockTests
         }
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(3)]
+    [InlineData(16)]
+    public void SeeksLandWhereAModelSaysAmongKeysThatArePrefixesOfEachOther(int restartInterval)
+    {
+        // Short alphabets make long shared prefixes, user keys that are prefixes of others and
+        // several versions per user key; Prev and Next after each seek check the restart index the
+        // seek's scan sets once, at the entry it stops on.
+        var random = new Random(restartInterval);
+        var users = new SortedSet<byte[]>(Comparer<byte[]>.Create((a, b) => a.AsSpan().SequenceCompareTo(b)));
+        while (users.Count < 300)
+        {
+            byte[] u = new byte[random.Next(0, 7)];
+            for (int i = 0; i < u.Length; i++)
+            {
+                u[i] = (byte)('a' + random.Next(3));
+            }
+            users.Add(u);
+        }
+        var entries = new List<(byte[] Key, byte[] Value)>();
+        foreach (byte[] u in users)
+        {
+            int versions = random.Next(1, 4);
+            for (int v = 0; v < versions; v++)
+            {
+                entries.Add((InternalKeys.Create(u, (ulong)(1000 - (v * 10)), KvEngine.Format.ValueType.Value), [(byte)v]));
+            }
+        }
+        Block block = BuildBlock(entries, restartInterval, out _);
+        var c = new BlockCursor(block, BlockKeyFormat.InternalKey);
+        try
+        {
+            for (int trial = 0; trial < 3000; trial++)
+            {
+                byte[] user = new byte[random.Next(0, 8)];
+                for (int i = 0; i < user.Length; i++)
+                {
+                    user[i] = (byte)('a' + random.Next(4) - (random.Next(8) == 0 ? 1 : 0));
+                }
+                byte[] target = InternalKeys.Create(user, (ulong)random.Next(985, 1005), KvEngine.Format.ValueType.Value);
+                int expected = entries.FindIndex(e => InternalKeyComparer.Compare(e.Key, target) >= 0);
+                c.Seek(target);
+                if (expected < 0)
+                {
+                    Assert.False(c.Valid);
+                    continue;
+                }
+                Assert.True(c.Valid);
+                Assert.Equal(entries[expected].Key, c.Key.ToArray());
+                // The restart bookkeeping the scan defers must be right for both directions.
+                if (trial % 2 == 0)
+                {
+                    c.Prev();
+                    if (expected == 0)
+                    {
+                        Assert.False(c.Valid);
+                    }
+                    else
+                    {
+                        Assert.Equal(entries[expected - 1].Key, c.Key.ToArray());
+                    }
+                }
+                else
+                {
+                    c.Next();
+                    if (expected + 1 == entries.Count)
+                    {
+                        Assert.False(c.Valid);
+                    }
+                    else
+                    {
+                        Assert.Equal(entries[expected + 1].Key, c.Key.ToArray());
+                    }
+                }
+            }
+        }
+        finally
+        {
+            c.Dispose();
+        }
+    }
+
     [Fact]
     public void PrefixCompressionStoresSharedBytesOnce()
     {
