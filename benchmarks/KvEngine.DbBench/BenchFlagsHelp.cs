@@ -15,7 +15,7 @@ internal static class BenchFlagsHelp
     [
         ("benchmarks", "fillseq,fillrandom,overwrite,readrandom,readseq",
             "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
-            "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats; or filterbench, cachebench, raftbench alone"),
+            "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats, memstats; or filterbench, cachebench, raftbench alone"),
         ("engine", "kvengine", "Engine the workloads run on: kvengine, rocksdb (release RocksDB via the RocksDbSharp package) " +
             "or zonetree (ZoneTree, a managed LSM; docs/benchmarks.md lists how the flags map); flags an engine cannot honour are refused"),
         ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),

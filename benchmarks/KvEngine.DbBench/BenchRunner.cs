@@ -20,6 +20,13 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
     where TBatch : struct, IBenchBatch
 {
     private static readonly CultureInfo s_c = CultureInfo.InvariantCulture;
+
+    // db_bench's memstats properties, in its order.
+    private static readonly string[] s_memStats =
+    [
+        "rocksdb.num-immutable-mem-table", "rocksdb.cur-size-active-mem-table", "rocksdb.cur-size-all-mem-tables",
+        "rocksdb.size-all-mem-tables", "rocksdb.num-entries-active-mem-table", "rocksdb.num-entries-imm-mem-tables",
+    ];
     private readonly BenchFlags _f;
 
     // A mutable struct: used in place through this field, never copied.
@@ -91,7 +98,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             "mergerandom" => MergeRandom,
             "readrandommergerandom" => ReadRandomMergeRandom,
             "multireadrandom" => MultiReadRandom,
-            "stats" or "sstables" or "waitforcompaction" or "flush" or "compact" or "block_cache_entry_stats" => null,
+            "stats" or "sstables" or "waitforcompaction" or "flush" or "compact" or "block_cache_entry_stats" or "memstats" => null,
             _ => throw new ArgumentException($"unknown benchmark '{name}'"),
         };
         if (method == null)
@@ -115,6 +122,14 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             else if (name == "block_cache_entry_stats")
             {
                 Console.WriteLine(_engine.GetProperty("rocksdb.block-cache-entry-stats"));
+            }
+            else if (name == "memstats")
+            {
+                // db_bench's memstats: the memtable properties, one "name: value" line each.
+                foreach (string property in s_memStats)
+                {
+                    Console.WriteLine($"{property}: {_engine.GetProperty(property)}");
+                }
             }
             else
             {

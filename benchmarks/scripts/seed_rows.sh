@@ -4,7 +4,12 @@
 # build; benchmarks/scripts/db_bench_78.sh drops flags 7.8 lacks). The issue asks, per row, every
 # ratio >= 1.25 and kvbench's peak RSS at or below db_bench's.
 #
-#   benchmarks/scripts/seed_rows.sh [--runs N] [--rows "6427 10287 10655 zstd"] [--kvbench CMD] [--out DIR]
+#   benchmarks/scripts/seed_rows.sh [--runs N] [--rows "6427 10287 10655 zstd"] [--kvbench CMD] [--out DIR] [--breakdown]
+#
+# --breakdown: instead of compare.py, run each engine alone once per row with block_cache_entry_stats
+# and memstats appended to the row's benchmarks, under /usr/bin/time: both engines' own accounts of
+# their memtables and cached blocks beside their peak RSS (kvbench adds its Memory lines), written
+# to <row>-breakdown.txt.
 #
 # Rows (flags per thread, as db_bench counts -num and -reads):
 #   6427   PR 6427 (filters sized for the allocator): fillrandom of 90 B values into FIFO tables, then
@@ -23,8 +28,10 @@ runs=3
 rows="6427 10287 10655 zstd"
 kvbench=""
 out=""
+breakdown=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --breakdown) breakdown=1; shift ;;
     --runs) runs=$2; shift 2 ;;
     --rows) rows=$2; shift 2 ;;
     --kvbench) kvbench=$2; shift 2 ;;
@@ -56,8 +63,32 @@ flags_for() {
   esac
 }
 
+# One engine alone on a row, its memory accounts after the row's benchmarks.
+breakdown_run() {
+  local name=$1 cmd=$2 flags=$3 dir
+  dir=$(mktemp -d)
+  echo "== $name"
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "maxrss %M KB" $cmd -db="$dir/db" $flags 2>&1 | tr '\r' '\n' |
+    grep -v -e 'finished' -e '^$' | grep -E 'ops/sec|^rocksdb\.|Block cache|entry stats|^Memory|^GC after|maxrss'
+  rm -rf "$dir"
+}
+
 for row in $rows; do
   flags=$(flags_for "$row")
+  if [ "$breakdown" = 1 ]; then
+    flags=$(echo "$flags" | sed -E 's/-benchmarks=([^ ]*)/-benchmarks=\1,block_cache_entry_stats,memstats/')
+    {
+      echo "row: $row (memory breakdown)"
+      echo "date: $(date -u +%FT%TZ)  commit: $(git -C "$root" rev-parse --short HEAD)"
+      echo "uptime before: $(uptime)"
+      echo "flags: $flags"
+      breakdown_run "db_bench 7.8" "$root/benchmarks/scripts/db_bench_78.sh" "$flags"
+      breakdown_run "kvbench" "$kvbench" "$flags"
+      echo "uptime after: $(uptime)"
+    } 2>&1 | tee "$out/$row-breakdown.txt"
+    continue
+  fi
   {
     echo "row: $row"
     echo "date: $(date -u +%FT%TZ)  commit: $(git -C "$root" rev-parse --short HEAD)"

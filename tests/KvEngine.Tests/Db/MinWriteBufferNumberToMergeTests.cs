@@ -1,3 +1,5 @@
+using System.Globalization;
+
 namespace KvEngine.Tests.Db;
 
 /// <summary>
@@ -28,6 +30,35 @@ public sealed class MinWriteBufferNumberToMergeTests
         Assert.Equal("0", db.GetProperty("rocksdb.num-immutable-mem-table"));
         Assert.Equal("1", db.GetProperty("rocksdb.num-files-at-level0"));
         Assert.Equal(i, DbTestUtil.ReadAll(db).Count);
+    }
+
+    [Fact]
+    public void WaitingMemtablesReportTheirEntriesAndDeletions()
+    {
+        var fs = DbTestUtil.NewFs();
+        KvOptions options = DbTestUtil.SmallOptions(fs, 16 << 10, maxWriteBufferNumber: 6);
+        options.MinWriteBufferNumberToMerge = 3;
+        using KvDb db = KvDb.Open("/db", options);
+        for (int d = 0; d < 3; d++)
+        {
+            db.Delete(DbTestUtil.B($"gone{d}"));
+        }
+        var value = new byte[1000];
+        int puts = 0;
+        while (db.GetProperty("rocksdb.num-immutable-mem-table") != "2")
+        {
+            Assert.True(puts < 1000, "the memtable never switched twice");
+            db.Put(DbTestUtil.B($"k{puts++:D5}"), value);
+        }
+        long waiting = long.Parse(db.GetProperty("rocksdb.num-entries-imm-mem-tables")!, CultureInfo.InvariantCulture);
+        long active = long.Parse(db.GetProperty("rocksdb.num-entries-active-mem-table")!, CultureInfo.InvariantCulture);
+        Assert.True(waiting > 0 && active > 0, $"waiting {waiting}, active {active}");
+        Assert.Equal(puts + 3, waiting + active);
+        Assert.Equal("3", db.GetProperty("rocksdb.num-deletes-imm-mem-tables")); // in the first memtable, now waiting
+
+        db.Flush();
+        Assert.Equal("0", db.GetProperty("rocksdb.num-entries-imm-mem-tables"));
+        Assert.Equal("0", db.GetProperty("rocksdb.num-deletes-imm-mem-tables"));
     }
 
     [Fact]

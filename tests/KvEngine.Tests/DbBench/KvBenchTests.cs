@@ -164,13 +164,18 @@ public sealed partial class KvBenchTests : IDisposable
     {
         string db = Path.Combine(_dir.FullName, "db");
         (int code, string stdout, string stderr) = Run(
-            $"-db={db}", "-benchmarks=fillrandom,flush,readrandom,block_cache_entry_stats", "-num=4000",
+            $"-db={db}", "-benchmarks=fillrandom,memstats,flush,readrandom,block_cache_entry_stats", "-num=4000",
             "-partition_index_and_filters=1", "-metadata_block_size=512", $"-decouple_partitioned_filters={(decoupled ? 1 : 0)}",
             "-cache_index_and_filter_blocks=1", "-pin_top_level_index_and_filter=1", "-partition_pinning=3", "-bloom_bits=10",
             "-disable_wal=1", "-compression_type=lz4", "-cache_size=4000000");
         Assert.True(code == 0, stderr);
         Assert.Matches(@"readrandom\s*:.*\([1-9]\d* of 4000 found\)", stdout);
         Assert.Contains("\nflush memtable\n", stdout, StringComparison.Ordinal);
+        // db_bench's memstats lines, before the flush: every write still in the active memtable.
+        Assert.Contains("\nrocksdb.num-immutable-mem-table: 0\n", stdout, StringComparison.Ordinal);
+        Assert.Contains("\nrocksdb.num-entries-active-mem-table: 4000\n", stdout, StringComparison.Ordinal);
+        Assert.Contains("\nrocksdb.num-entries-imm-mem-tables: 0\n", stdout, StringComparison.Ordinal);
+        Assert.Matches(@"\nrocksdb\.cur-size-active-mem-table: [1-9]\d*\n", stdout);
         Assert.Contains("Block cache entry stats(count,size,portion):", stdout, StringComparison.Ordinal);
         Assert.Matches(@" IndexBlock\(\d+,", stdout);
         Assert.Matches(@" FilterBlock\(\d+,", stdout);

@@ -73,6 +73,24 @@ internal sealed class InternalStats
                     return state.Mem.NumEntries.ToString(c);
                 case "rocksdb.num-deletes-active-mem-table":
                     return state.Mem.NumDeletes.ToString(c);
+                case "rocksdb.num-entries-imm-mem-tables":
+                    {
+                        long entries = 0;
+                        foreach (Memtable.MemTable m in state.Immutable)
+                        {
+                            entries += m.NumEntries;
+                        }
+                        return entries.ToString(c);
+                    }
+                case "rocksdb.num-deletes-imm-mem-tables":
+                    {
+                        long deletes = 0;
+                        foreach (Memtable.MemTable m in state.Immutable)
+                        {
+                            deletes += m.NumDeletes;
+                        }
+                        return deletes.ToString(c);
+                    }
                 case "rocksdb.num-snapshots":
                     return _snapshots.Count.ToString(c);
                 case "rocksdb.total-sst-files-size":
