@@ -8,20 +8,32 @@ namespace KvEngine.Tests.Db;
 /// </summary>
 public sealed class MinWriteBufferNumberToMergeTests
 {
+    /// <summary>A database whose immutable memtables wait until three of them exist.</summary>
+    private static KvDb OpenMergingThree()
+    {
+        KvOptions options = DbTestUtil.SmallOptions(DbTestUtil.NewFs(), 16 << 10, maxWriteBufferNumber: 6);
+        options.MinWriteBufferNumberToMerge = 3;
+        return KvDb.Open("/db", options);
+    }
+
+    /// <summary>Puts 1000-byte values until two memtables wait; the number of puts.</summary>
+    private static int PutUntilTwoWait(KvDb db)
+    {
+        var value = new byte[1000];
+        int puts = 0;
+        while (db.GetProperty("rocksdb.num-immutable-mem-table") != "2")
+        {
+            Assert.True(puts < 1000, "the memtable never switched twice");
+            db.Put(DbTestUtil.B($"k{puts++:D5}"), value);
+        }
+        return puts;
+    }
+
     [Fact]
     public void FlushWaitsForEnoughImmutableMemtablesUnlessForced()
     {
-        var fs = DbTestUtil.NewFs();
-        KvOptions options = DbTestUtil.SmallOptions(fs, 16 << 10, maxWriteBufferNumber: 6);
-        options.MinWriteBufferNumberToMerge = 3;
-        using KvDb db = KvDb.Open("/db", options);
-        var value = new byte[1000];
-        int i = 0;
-        while (db.GetProperty("rocksdb.num-immutable-mem-table") != "2")
-        {
-            Assert.True(i < 1000, "the memtable never switched twice");
-            db.Put(DbTestUtil.B($"k{i++:D5}"), value);
-        }
+        using KvDb db = OpenMergingThree();
+        int i = PutUntilTwoWait(db);
         // Two waiting memtables are fewer than three: no flush may have started.
         Assert.Equal("0", db.GetProperty("rocksdb.num-files-at-level0"));
         Assert.Equal("2", db.GetProperty("rocksdb.num-immutable-mem-table"));
@@ -35,21 +47,12 @@ public sealed class MinWriteBufferNumberToMergeTests
     [Fact]
     public void WaitingMemtablesReportTheirEntriesAndDeletions()
     {
-        var fs = DbTestUtil.NewFs();
-        KvOptions options = DbTestUtil.SmallOptions(fs, 16 << 10, maxWriteBufferNumber: 6);
-        options.MinWriteBufferNumberToMerge = 3;
-        using KvDb db = KvDb.Open("/db", options);
+        using KvDb db = OpenMergingThree();
         for (int d = 0; d < 3; d++)
         {
             db.Delete(DbTestUtil.B($"gone{d}"));
         }
-        var value = new byte[1000];
-        int puts = 0;
-        while (db.GetProperty("rocksdb.num-immutable-mem-table") != "2")
-        {
-            Assert.True(puts < 1000, "the memtable never switched twice");
-            db.Put(DbTestUtil.B($"k{puts++:D5}"), value);
-        }
+        int puts = PutUntilTwoWait(db);
         long waiting = long.Parse(db.GetProperty("rocksdb.num-entries-imm-mem-tables")!, CultureInfo.InvariantCulture);
         long active = long.Parse(db.GetProperty("rocksdb.num-entries-active-mem-table")!, CultureInfo.InvariantCulture);
         Assert.True(waiting > 0 && active > 0, $"waiting {waiting}, active {active}");
