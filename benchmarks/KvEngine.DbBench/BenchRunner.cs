@@ -27,6 +27,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         "rocksdb.num-immutable-mem-table", "rocksdb.cur-size-active-mem-table", "rocksdb.cur-size-all-mem-tables",
         "rocksdb.size-all-mem-tables", "rocksdb.num-entries-active-mem-table", "rocksdb.num-entries-imm-mem-tables",
     ];
+
     private readonly BenchFlags _f;
 
     // A mutable struct: used in place through this field, never copied.
