@@ -74,23 +74,9 @@ internal sealed class InternalStats
                 case "rocksdb.num-deletes-active-mem-table":
                     return state.Mem.NumDeletes.ToString(c);
                 case "rocksdb.num-entries-imm-mem-tables":
-                    {
-                        long entries = 0;
-                        foreach (Memtable.MemTable m in state.Immutable)
-                        {
-                            entries += m.NumEntries;
-                        }
-                        return entries.ToString(c);
-                    }
+                    return SumImmutable(state, static m => m.NumEntries).ToString(c);
                 case "rocksdb.num-deletes-imm-mem-tables":
-                    {
-                        long deletes = 0;
-                        foreach (Memtable.MemTable m in state.Immutable)
-                        {
-                            deletes += m.NumDeletes;
-                        }
-                        return deletes.ToString(c);
-                    }
+                    return SumImmutable(state, static m => m.NumDeletes).ToString(c);
                 case "rocksdb.num-snapshots":
                     return _snapshots.Count.ToString(c);
                 case "rocksdb.total-sst-files-size":
@@ -172,12 +158,16 @@ internal sealed class InternalStats
     }
 
     /// <summary>Approximate memory of a read state's mutable and immutable memtables (rocksdb.cur-size-all-mem-tables).</summary>
-    public static long AllMemTableBytes(ReadState state)
+    public static long AllMemTableBytes(ReadState state) =>
+        state.Mem.ApproximateMemoryUsage + SumImmutable(state, static m => m.ApproximateMemoryUsage);
+
+    /// <summary>The sum of <paramref name="of"/> over a read state's immutable memtables.</summary>
+    private static long SumImmutable(ReadState state, Func<Memtable.MemTable, long> of)
     {
-        long sum = state.Mem.ApproximateMemoryUsage;
+        long sum = 0;
         foreach (Memtable.MemTable m in state.Immutable)
         {
-            sum += m.ApproximateMemoryUsage;
+            sum += of(m);
         }
         return sum;
     }
