@@ -13,7 +13,7 @@ internal enum NativeUse : byte
     /// <summary>Memtable arena blocks (skip list, entries, hash-index buckets).</summary>
     Memtable = 1,
 
-    /// <summary>Decompressed table blocks: block-cache entries, and blocks read outside the cache (compaction inputs, <c>fill_cache=false</c>).</summary>
+    /// <summary>Decompressed table blocks: block-cache entries, blocks read outside the cache (compaction inputs, <c>fill_cache=false</c>), and the restart-key prefixes of a table reader's own index block.</summary>
     TableBlock = 2,
 
     /// <summary>Bloom filter bits a table reader holds (or the cache holds) for reading.</summary>

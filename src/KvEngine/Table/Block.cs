@@ -41,7 +41,7 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     private byte* _pointer;
     private bool _pooled;
     private bool _recyclable; // a native block from RentNative: the object goes back to the pool on Dispose
-    private ulong[]? _restartPrefixes;
+    private NativeBuffer _restartPrefixes; // NumRestarts ulongs, or none
 
     /// <summary>Wraps <paramref name="data"/>[0..<paramref name="length"/>); throws <see cref="KvCorruptionException"/> when malformed.</summary>
     public Block(byte[] data, int length, bool pooled, bool isDataBlock, string fileName, string kind = "", ulong offset = 0)
@@ -146,13 +146,30 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     /// For a long-lived index block (a table reader's own), the first 8 bytes of each restart
     /// key's user key, big-endian and zero-padded (<see cref="KeyPrefix"/>), which
     /// <see cref="BlockCursor.Seek"/> binary-searches instead of the entries: one dense array
-    /// instead of two scattered loads per probe. Null for other blocks. Set once, by
+    /// instead of two scattered loads per probe, held in native memory the block owns (a table's
+    /// index has one per data block: kept off the GC heap, where each reader's array was a
+    /// large object). Empty for other blocks. Set once, by
     /// <see cref="BlockCursor.BuildRestartPrefixes"/>, before the block is shared.
     /// </summary>
-    public ulong[]? RestartPrefixes
+    public ReadOnlySpan<ulong> RestartPrefixes =>
+        _restartPrefixes.IsAllocated ? new ReadOnlySpan<ulong>(_restartPrefixes.Pointer, NumRestarts) : default;
+
+    /// <summary>Native bytes <see cref="RestartPrefixes"/> occupy (their allocation's usable size).</summary>
+    public long RestartPrefixBytes => _restartPrefixes.UsableSize;
+
+    /// <summary>
+    /// Gives the block its restart prefixes: <see cref="NumRestarts"/> ulongs in
+    /// <paramref name="prefixes"/>, which the block owns from here on (Dispose frees them). Once,
+    /// before the block is shared.
+    /// </summary>
+    internal void SetRestartPrefixes(NativeBuffer prefixes)
     {
-        get => _restartPrefixes;
-        internal set => _restartPrefixes = value;
+        if (_restartPrefixes.IsAllocated || prefixes.Length < NumRestarts * sizeof(ulong))
+        {
+            prefixes.Dispose();
+            throw new InvalidOperationException("A block's restart prefixes are set once, one per restart.");
+        }
+        _restartPrefixes = prefixes;
     }
 
     /// <summary>Names the file and block in corruption messages (formatted on demand).</summary>
@@ -198,7 +215,12 @@ internal sealed unsafe class Block : CacheValue, IDisposable
 
     public void Dispose()
     {
-        _restartPrefixes = null;
+        if (_restartPrefixes.IsAllocated)
+        {
+            NativeBuffer prefixes = _restartPrefixes;
+            _restartPrefixes = default;
+            prefixes.Dispose();
+        }
         if (_pooled)
         {
             _pooled = false;

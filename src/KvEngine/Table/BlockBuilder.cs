@@ -25,7 +25,7 @@ internal sealed class BlockBuilder : IDisposable
     private readonly bool _valueDeltaEncoding;
     private readonly ByteBuffer _buffer = new(4096, spillToNative: true); // index blocks reach megabytes
     private readonly ByteBuffer _lastKey = new(64);
-    private uint[] _restarts = BoundedArrayPool<uint>.Rent(16); // pooled: an index block has one restart per data block
+    private readonly ByteBuffer _restarts = new(64, spillToNative: true); // fixed32 offsets; an index block has one per data block
     private int _restartCount;
     private int _counter;
     private int _entries;
@@ -52,7 +52,8 @@ internal sealed class BlockBuilder : IDisposable
     {
         _buffer.Clear();
         _lastKey.Clear();
-        _restarts[0] = 0;
+        _restarts.Clear();
+        _restarts.AppendFixed32(0);
         _restartCount = 1;
         _counter = 0;
         _entries = 0;
@@ -72,14 +73,8 @@ internal sealed class BlockBuilder : IDisposable
         int shared = 0;
         if (_counter >= _restartInterval)
         {
-            if (_restartCount == _restarts.Length)
-            {
-                uint[] grown = BoundedArrayPool<uint>.Rent(_restarts.Length * 2);
-                _restarts.AsSpan(0, _restartCount).CopyTo(grown);
-                BoundedArrayPool<uint>.Return(_restarts);
-                _restarts = grown;
-            }
-            _restarts[_restartCount++] = (uint)_buffer.Length;
+            _restarts.AppendFixed32((uint)_buffer.Length);
+            _restartCount++;
             _counter = 0;
         }
         else if (_entries > 0)
@@ -126,10 +121,7 @@ internal sealed class BlockBuilder : IDisposable
     {
         if (!_finished)
         {
-            for (int i = 0; i < _restartCount; i++)
-            {
-                _buffer.AppendFixed32(_restarts[i]);
-            }
+            _buffer.Append(_restarts.WrittenSpan);
             _buffer.AppendFixed32((uint)_restartCount);
             _finished = true;
         }
@@ -140,8 +132,6 @@ internal sealed class BlockBuilder : IDisposable
     {
         _buffer.Dispose();
         _lastKey.Dispose();
-        uint[] restarts = _restarts;
-        _restarts = [];
-        BoundedArrayPool<uint>.Return(restarts);
+        _restarts.Dispose();
     }
 }

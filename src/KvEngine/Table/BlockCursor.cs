@@ -1,6 +1,8 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using KvEngine.Format;
+using KvEngine.Memory;
 using KvEngine.Util;
 
 namespace KvEngine.Table;
@@ -111,7 +113,8 @@ internal struct BlockCursor : IDisposable
             return;
         }
         int left;
-        if (_block.RestartPrefixes is { } prefixes && prefixes.Length == _numRestarts)
+        ReadOnlySpan<ulong> prefixes = _block.RestartPrefixes;
+        if (prefixes.Length != 0 && prefixes.Length == _numRestarts)
         {
             left = LastRestartBefore(prefixes, target);
         }
@@ -148,7 +151,7 @@ internal struct BlockCursor : IDisposable
     /// above it larger ones (the prefix of a bytewise-ordered key never decreases), so only the run
     /// of restarts sharing the target's prefix, usually none or one, needs its keys compared.
     /// </summary>
-    private readonly int LastRestartBefore(ulong[] prefixes, ReadOnlySpan<byte> target)
+    private readonly int LastRestartBefore(ReadOnlySpan<ulong> prefixes, ReadOnlySpan<byte> target)
     {
         ulong t = KeyPrefix.Of(_keyFormat == BlockKeyFormat.Bytewise ? target : InternalKeys.UserKey(target));
         int lo = 0;
@@ -200,10 +203,11 @@ internal struct BlockCursor : IDisposable
         {
             return;
         }
-        var prefixes = new ulong[_numRestarts];
+        NativeBuffer buffer = NativeAllocator.Shared.Allocate(_numRestarts * sizeof(ulong), use: NativeUse.TableBlock);
         try
         {
-            for (int i = 0; i < prefixes.Length; i++)
+            Span<ulong> prefixes = MemoryMarshal.Cast<byte, ulong>(buffer.Span);
+            for (int i = 0; i < _numRestarts; i++)
             {
                 ReadOnlySpan<byte> key = RestartKey(i);
                 prefixes[i] = KeyPrefix.Of(_keyFormat == BlockKeyFormat.InternalKey ? InternalKeys.UserKey(key) : key);
@@ -211,9 +215,10 @@ internal struct BlockCursor : IDisposable
         }
         catch (KvCorruptionException)
         {
+            buffer.Dispose();
             return;
         }
-        _block.RestartPrefixes = prefixes;
+        _block.SetRestartPrefixes(buffer);
     }
 
     /// <summary>Blocks with fewer restarts search their entries directly (a few probes, the same cache lines).</summary>

@@ -88,7 +88,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         get
         {
             long bytes = (_indexBlock?.AllocatedBytes ?? 0) + (_filterIndexBlock?.AllocatedBytes ?? 0)
-                + ((_indexBlock?.RestartPrefixes?.Length ?? 0) * sizeof(ulong));
+                + (_indexBlock?.RestartPrefixBytes ?? 0);
             if (_filter != null)
             {
                 bytes += FilterMemoryUsage;

@@ -49,11 +49,11 @@ public class BlockRestartPrefixTests
         }
         byte[] bytes = builder.Finish().ToArray();
         var plain = new Block(bytes, bytes.Length, pooled: false, isDataBlock: false, "plain");
-        var fast = new Block(bytes, bytes.Length, pooled: false, isDataBlock: false, "fast");
+        using var fast = new Block(bytes, bytes.Length, pooled: false, isDataBlock: false, "fast");
         var withPrefixes = new BlockCursor(fast, format);
         withPrefixes.BuildRestartPrefixes();
-        Assert.NotNull(fast.RestartPrefixes);
-        Assert.Null(plain.RestartPrefixes);
+        Assert.Equal(fast.NumRestarts, fast.RestartPrefixes.Length);
+        Assert.True(plain.RestartPrefixes.IsEmpty);
         var without = new BlockCursor(plain, format);
         try
         {
@@ -127,7 +127,28 @@ public class BlockRestartPrefixTests
         var cursor = new BlockCursor(block, BlockKeyFormat.Bytewise);
         cursor.BuildRestartPrefixes();
         cursor.Dispose();
-        Assert.Null(block.RestartPrefixes);
+        Assert.True(block.RestartPrefixes.IsEmpty);
+    }
+
+    [Fact]
+    public void DisposingTheBlockFreesItsPrefixes()
+    {
+        using var builder = new BlockBuilder(1);
+        for (int i = 0; i < 100; i++)
+        {
+            builder.Add([(byte)i], [1]);
+        }
+        byte[] bytes = builder.Finish().ToArray();
+        var block = new Block(bytes, bytes.Length, pooled: false, isDataBlock: false, "index");
+        var cursor = new BlockCursor(block, BlockKeyFormat.Bytewise);
+        cursor.BuildRestartPrefixes();
+        cursor.Dispose();
+        Assert.Equal(100, block.RestartPrefixes.Length);
+        Assert.True(block.RestartPrefixBytes >= 100 * sizeof(ulong));
+        block.Dispose();
+        Assert.True(block.RestartPrefixes.IsEmpty);
+        Assert.Equal(0, block.RestartPrefixBytes);
+        block.Dispose(); // a second Dispose frees nothing twice
     }
 
     [Theory]

@@ -178,6 +178,62 @@ public class BlockTests
     }
 
     [Fact]
+    public void ARestartArrayPastThePooledLimitSpillsAndTheBuilderIsReusableAfter()
+    {
+        // 20,000 restarts are 80 KB of offsets: more than a pooled array holds, so they spill to
+        // native memory; the block must read back the same, and a Reset builder start clean.
+        using var builder = new BlockBuilder(1);
+        const int n = 20_000;
+        for (int i = 0; i < n; i++)
+        {
+            builder.Add(Encoding.ASCII.GetBytes($"key{i:D6}"), Encoding.ASCII.GetBytes($"v{i}"));
+        }
+        byte[] big = builder.Finish().ToArray();
+        Assert.Equal(big.Length, builder.CurrentSizeEstimate);
+        using (var block = new Block(big, big.Length, pooled: false, isDataBlock: false, "big"))
+        {
+            Assert.Equal(n, block.NumRestarts);
+            var c = new BlockCursor(block, BlockKeyFormat.Bytewise);
+            try
+            {
+                for (int i = 0; i < n; i += 997)
+                {
+                    c.Seek(Encoding.ASCII.GetBytes($"key{i:D6}"));
+                    Assert.Equal($"v{i}", Encoding.ASCII.GetString(c.Value));
+                }
+                int count = 0;
+                for (c.SeekToFirst(); c.Valid; c.Next())
+                {
+                    count++;
+                }
+                Assert.Equal(n, count);
+            }
+            finally
+            {
+                c.Dispose();
+            }
+        }
+
+        builder.Reset();
+        builder.Add("a"u8, "1"u8);
+        builder.Add("b"u8, "2"u8);
+        byte[] small = builder.Finish().ToArray();
+        using var again = new Block(small, small.Length, pooled: false, isDataBlock: false, "small");
+        Assert.Equal(2, again.NumRestarts);
+        Assert.Equal(0, again.RestartPoint(0));
+        var d = new BlockCursor(again, BlockKeyFormat.Bytewise);
+        try
+        {
+            d.Seek("b"u8);
+            Assert.Equal("2", Encoding.ASCII.GetString(d.Value));
+        }
+        finally
+        {
+            d.Dispose();
+        }
+    }
+
+    [Fact]
     public void PrefixCompressionStoresSharedBytesOnce()
     {
         var entries = Entries(100);
