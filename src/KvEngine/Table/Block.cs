@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using System.Runtime.Intrinsics.X86;
 using KvEngine.Cache;
 using KvEngine.Format;
@@ -41,7 +42,7 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     private byte* _pointer;
     private bool _pooled;
     private bool _recyclable; // a native block from RentNative: the object goes back to the pool on Dispose
-    private NativeBuffer _restartPrefixes; // NumRestarts ulongs, or none
+    private StrongBox<NativeBuffer>? _restartPrefixes; // NumRestarts ulongs, or none (boxed: only a reader's own index has them, and every cached block would carry the struct's 32 bytes)
 
     /// <summary>Wraps <paramref name="data"/>[0..<paramref name="length"/>); throws <see cref="KvCorruptionException"/> when malformed.</summary>
     public Block(byte[] data, int length, bool pooled, bool isDataBlock, string fileName, string kind = "", ulong offset = 0)
@@ -152,10 +153,10 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     /// <see cref="BlockCursor.BuildRestartPrefixes"/>, before the block is shared.
     /// </summary>
     public ReadOnlySpan<ulong> RestartPrefixes =>
-        _restartPrefixes.IsAllocated ? new ReadOnlySpan<ulong>(_restartPrefixes.Pointer, NumRestarts) : default;
+        _restartPrefixes is { } prefixes ? new ReadOnlySpan<ulong>(prefixes.Value.Pointer, NumRestarts) : default;
 
     /// <summary>Native bytes <see cref="RestartPrefixes"/> occupy (their allocation's usable size).</summary>
-    public long RestartPrefixBytes => _restartPrefixes.UsableSize;
+    public long RestartPrefixBytes => _restartPrefixes?.Value.UsableSize ?? 0;
 
     /// <summary>
     /// Gives the block its restart prefixes: <see cref="NumRestarts"/> ulongs in
@@ -164,12 +165,12 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     /// </summary>
     internal void SetRestartPrefixes(NativeBuffer prefixes)
     {
-        if (_restartPrefixes.IsAllocated || prefixes.Length < NumRestarts * sizeof(ulong))
+        if (_restartPrefixes != null || prefixes.Length < NumRestarts * sizeof(ulong))
         {
             prefixes.Dispose();
             throw new InvalidOperationException("A block's restart prefixes are set once, one per restart.");
         }
-        _restartPrefixes = prefixes;
+        _restartPrefixes = new StrongBox<NativeBuffer>(prefixes);
     }
 
     /// <summary>Names the file and block in corruption messages (formatted on demand).</summary>
@@ -215,11 +216,10 @@ internal sealed unsafe class Block : CacheValue, IDisposable
 
     public void Dispose()
     {
-        if (_restartPrefixes.IsAllocated)
+        if (_restartPrefixes is { } boxed)
         {
-            NativeBuffer prefixes = _restartPrefixes;
-            _restartPrefixes = default;
-            prefixes.Dispose();
+            _restartPrefixes = null;
+            boxed.Value.Dispose();
         }
         if (_pooled)
         {
