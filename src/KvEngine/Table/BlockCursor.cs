@@ -120,6 +120,7 @@ internal struct BlockCursor : IDisposable
         }
         else
         {
+            _block.PrefetchRestartKeys();
             left = 0;
             int right = _numRestarts - 1;
             while (left < right)
@@ -136,6 +137,7 @@ internal struct BlockCursor : IDisposable
             }
         }
         SeekToRestartPoint(left);
+        _block.PrefetchEntries(_next, left + 1 < _numRestarts ? _block.RestartPoint(left + 1) : _restarts);
         while (DecodeNextEntry() && Compare(Key, target) < 0)
         {
         }
