@@ -1,5 +1,7 @@
 using System.Text;
+using KvEngine.Cache;
 using KvEngine.Format;
+using KvEngine.Memory;
 using KvEngine.Table;
 using KvEngine.Util;
 
@@ -330,6 +332,51 @@ public class BlockTests
                 }
                 catch (KvCorruptionException)
                 {
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public void NativeBlocksWithAnyByteFlippedSeekOrReportCorruption()
+    {
+        // A native block (as the cache holds it) takes the prefetching seek path, which reads the
+        // restart array raw: every flipped byte must still end in a seek or in corruption.
+        var entries = Entries(20);
+        BuildBlock(entries, 4, out byte[] good);
+        using var allocator = new NativeAllocator(new NativeAllocatorOptions { DebugChecks = true });
+        for (int i = 0; i < good.Length; i++)
+        {
+            foreach (byte mask in new byte[] { 0x01, 0x80, 0xFF })
+            {
+                NativeBuffer buffer = allocator.Allocate(good.Length);
+                good.CopyTo(buffer.Span);
+                buffer.Span[i] ^= mask;
+                Block block;
+                try
+                {
+                    block = Block.RentNative(buffer, CacheEntryRole.Data, "t", "data", 0);
+                }
+                catch (KvCorruptionException)
+                {
+                    continue; // RentNative freed the buffer
+                }
+                var c = new BlockCursor(block, BlockKeyFormat.InternalKey);
+                try
+                {
+                    foreach (int k in new[] { 0, 7, 13, 19 })
+                    {
+                        c.Seek(entries[k].Key);
+                    }
+                    c.Seek(InternalKeys.Create("zzz"u8, 1, KvEngine.Format.ValueType.Value));
+                }
+                catch (KvCorruptionException)
+                {
+                }
+                finally
+                {
+                    c.Dispose();
+                    block.Dispose();
                 }
             }
         }
