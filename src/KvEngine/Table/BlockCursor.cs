@@ -201,9 +201,9 @@ internal struct BlockCursor : IDisposable
     /// </summary>
     public readonly void BuildRestartPrefixes()
     {
-        if (_numRestarts < MinRestartsForPrefixes)
+        if (_numRestarts < MinRestartsForPrefixes || _numRestarts > SizeClasses.MaxSize / sizeof(ulong))
         {
-            return;
+            return; // too few to pay off; or (a block of hundreds of megabytes) more than one allocation holds
         }
         NativeBuffer buffer = NativeAllocator.Shared.Allocate(_numRestarts * sizeof(ulong), use: NativeUse.TableBlock);
         try
