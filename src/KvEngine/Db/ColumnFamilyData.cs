@@ -88,8 +88,30 @@ internal sealed class ColumnFamilyData
     /// <summary>Memtables waiting to be flushed, oldest first.</summary>
     public List<ImmutableMemTable> Immutable { get; } = new();
 
-    /// <summary>A flush of this family runs.</summary>
-    public bool FlushRunning { get; set; }
+    /// <summary>A flush of this family runs (between <see cref="StartFlush"/> and <see cref="EndFlush"/>).</summary>
+    public bool FlushRunning { get; private set; }
+
+    /// <summary>
+    /// The memtables the running flush writes (empty when none runs). A flush removes them from
+    /// <see cref="Immutable"/> when it records its table, but reports them flushed only after its
+    /// sweep of the files that made obsolete: a Flush caller waits on these too, so it never
+    /// returns between the two (with the WAL it freed still on disk).
+    /// </summary>
+    public ImmutableMemTable[] RunningFlush { get; private set; } = [];
+
+    /// <summary>Marks a flush of <paramref name="memTables"/> as running. Under the database mutex.</summary>
+    public void StartFlush(ImmutableMemTable[] memTables)
+    {
+        FlushRunning = true;
+        RunningFlush = memTables;
+    }
+
+    /// <summary>The running flush ended (done or failed). Under the database mutex.</summary>
+    public void EndFlush()
+    {
+        FlushRunning = false;
+        RunningFlush = [];
+    }
 
     /// <summary>The oldest immutable memtables that must be flushed now (Flush, close), whatever MinWriteBufferNumberToMerge says.</summary>
     public int ForcedFlushes { get; set; }

@@ -252,6 +252,12 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     /// <summary>The default family.</summary>
     internal ColumnFamilyData DefaultFamily => _families.Default;
 
+    /// <summary>The database mutex (tests that stage a family's flush state take it as the engine does).</summary>
+    internal object Mutex => _mutex;
+
+    /// <summary>The flush runner (tests of what a Flush caller waits for).</summary>
+    internal FlushRunner Flusher => _flusher;
+
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
         new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this);
 

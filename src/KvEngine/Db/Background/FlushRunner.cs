@@ -44,8 +44,10 @@ internal sealed class FlushRunner
 
     /// <summary>
     /// The flushes <paramref name="families"/> (every live family when null) are waiting for now:
-    /// a task that ends when every memtable waiting in them is in a table (or failed, or dropped);
-    /// done at once when none waits, failed with the background error when there is one.
+    /// a task that ends when every memtable waiting in them, or being written by a running flush
+    /// (which records its table before it sweeps and reports), is in a table and its obsolete files
+    /// are swept (or it failed, or was dropped); done at once when none waits, failed with the
+    /// background error when there is one.
     /// </summary>
     public Task PendingFlushes(IReadOnlyList<ColumnFamilyData>? families)
     {
@@ -57,6 +59,10 @@ internal sealed class FlushRunner
                 foreach (ImmutableMemTable imm in cfd.Immutable)
                 {
                     tasks.Add(imm.Flushed.Task);
+                }
+                foreach (ImmutableMemTable imm in cfd.RunningFlush)
+                {
+                    tasks.Add(imm.Flushed.Task); // recorded but not yet swept: still to wait for
                 }
             }
             if (tasks.Count == 0)
@@ -96,8 +102,9 @@ internal sealed class FlushRunner
             {
                 if (cfd.Immutable.Count > 0)
                 {
-                    cfd.FlushRunning = true;
-                    (result ??= new()).Add((cfd, cfd.Immutable.ToArray()));
+                    ImmutableMemTable[] picked = cfd.Immutable.ToArray();
+                    cfd.StartFlush(picked);
+                    (result ??= new()).Add((cfd, picked));
                 }
             }
             return result;
@@ -107,9 +114,10 @@ internal sealed class FlushRunner
             if (cfd.Immutable.Count > 0 && !cfd.FlushRunning &&
                 (cfd.Immutable.Count >= cfd.MinImmutableToFlush || cfd.ForcedFlushes > 0))
             {
-                cfd.FlushRunning = true;
                 int count = cfd.Options.MinWriteBufferNumberToMerge > 1 ? cfd.Immutable.Count : 1;
-                return [(cfd, cfd.Immutable.GetRange(0, count).ToArray())];
+                ImmutableMemTable[] picked = cfd.Immutable.GetRange(0, count).ToArray();
+                cfd.StartFlush(picked);
+                return [(cfd, picked)];
             }
         }
         return null;
@@ -176,7 +184,7 @@ internal sealed class FlushRunner
     /// </summary>
     private static bool EndFlushLocked(ColumnFamilyData cfd)
     {
-        cfd.FlushRunning = false;
+        cfd.EndFlush();
         if (!cfd.IsDropped)
         {
             return false;

@@ -196,7 +196,7 @@ internal sealed class ErrorHandler
                 }
                 next = family.Immutable[0];
                 next.RenewFlushedIfFailed();
-                family.FlushRunning = true;
+                family.StartFlush([next]);
             }
             try
             {
