@@ -14,11 +14,13 @@ namespace KvEngine.Db;
 /// family (current version, log number) is <see cref="Versions"/>.
 /// <para>
 /// Thread-safety: <see cref="Mem"/>, <see cref="Immutable"/>, <see cref="FlushRunning"/>,
-/// <see cref="ForcedFlushes"/>, <see cref="IsDropped"/> and the picker are guarded by the
+/// <see cref="RunningFlush"/>, <see cref="ForcedFlushes"/>, <see cref="IsDropped"/> and the picker are guarded by the
 /// database mutex; the mutable memtable is written only by write groups (which never overlap a
 /// memtable switch); the read state is published through a volatile field and pinned lock-free.
-/// Invariants: the immutable list is oldest first and is flushed from its front; the read state
-/// always holds the current memtables and the family's current version.
+/// Invariants: the immutable list is oldest first and is flushed from its front; a running
+/// flush's memtables are in <see cref="RunningFlush"/> until it reports them flushed (they leave
+/// the immutable list earlier, when its table is recorded); the read state always holds the
+/// current memtables and the family's current version.
 /// </para>
 /// </summary>
 internal sealed class ColumnFamilyData
