@@ -91,7 +91,7 @@ internal sealed class ColumnFamilyData
     public List<ImmutableMemTable> Immutable { get; } = new();
 
     /// <summary>A flush of this family runs (between <see cref="StartFlush"/> and <see cref="EndFlush"/>).</summary>
-    public bool FlushRunning { get; private set; }
+    public bool FlushRunning => RunningFlush.Length != 0;
 
     /// <summary>
     /// The memtables the running flush writes (empty when none runs). A flush removes them from
@@ -101,19 +101,15 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public ImmutableMemTable[] RunningFlush { get; private set; } = [];
 
-    /// <summary>Marks a flush of <paramref name="memTables"/> as running. Under the database mutex.</summary>
+    /// <summary>Marks a flush of <paramref name="memTables"/> (at least one) as running. Under the database mutex.</summary>
     public void StartFlush(ImmutableMemTable[] memTables)
     {
-        FlushRunning = true;
+        ArgumentOutOfRangeException.ThrowIfZero(memTables.Length);
         RunningFlush = memTables;
     }
 
     /// <summary>The running flush ended (done or failed). Under the database mutex.</summary>
-    public void EndFlush()
-    {
-        FlushRunning = false;
-        RunningFlush = [];
-    }
+    public void EndFlush() => RunningFlush = [];
 
     /// <summary>The oldest immutable memtables that must be flushed now (Flush, close), whatever MinWriteBufferNumberToMerge says.</summary>
     public int ForcedFlushes { get; set; }

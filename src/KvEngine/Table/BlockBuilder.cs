@@ -26,7 +26,6 @@ internal sealed class BlockBuilder : IDisposable
     private readonly ByteBuffer _buffer = new(4096, spillToNative: true); // index blocks reach megabytes
     private readonly ByteBuffer _lastKey = new(64);
     private readonly ByteBuffer _restarts = new(64, spillToNative: true); // fixed32 offsets; an index block has one per data block
-    private int _restartCount;
     private int _counter;
     private int _entries;
     private bool _finished;
@@ -46,7 +45,7 @@ internal sealed class BlockBuilder : IDisposable
     public ReadOnlySpan<byte> LastKey => _lastKey.WrittenSpan;
 
     /// <summary>Size of the block if it were finished now.</summary>
-    public int CurrentSizeEstimate => _finished ? _buffer.Length : _buffer.Length + (_restartCount * 4) + 4;
+    public int CurrentSizeEstimate => _finished ? _buffer.Length : _buffer.Length + _restarts.Length + 4;
 
     public void Reset()
     {
@@ -54,7 +53,6 @@ internal sealed class BlockBuilder : IDisposable
         _lastKey.Clear();
         _restarts.Clear();
         _restarts.AppendFixed32(0);
-        _restartCount = 1;
         _counter = 0;
         _entries = 0;
         _finished = false;
@@ -74,7 +72,6 @@ internal sealed class BlockBuilder : IDisposable
         if (_counter >= _restartInterval)
         {
             _restarts.AppendFixed32((uint)_buffer.Length);
-            _restartCount++;
             _counter = 0;
         }
         else if (_entries > 0)
@@ -122,7 +119,7 @@ internal sealed class BlockBuilder : IDisposable
         if (!_finished)
         {
             _buffer.Append(_restarts.WrittenSpan);
-            _buffer.AppendFixed32((uint)_restartCount);
+            _buffer.AppendFixed32((uint)(_restarts.Length / sizeof(uint)));
             _finished = true;
         }
         return _buffer.WrittenSpan;
