@@ -110,9 +110,9 @@ internal sealed class CacheBench
             {
                 ReleaseHandle(cache, ref handle);
                 handle = cache.Lookup(key);
-                if (handle != null)
+                if (handle is LruHandle hit)
                 {
-                    sink += Touch(handle);
+                    sink += Touch(hit);
                 }
                 else
                 {
@@ -128,9 +128,9 @@ internal sealed class CacheBench
             {
                 ReleaseHandle(cache, ref handle);
                 handle = cache.Lookup(key);
-                if (handle != null)
+                if (handle is LruHandle hit)
                 {
-                    sink += Touch(handle);
+                    sink += Touch(hit);
                 }
             }
             else if (op < eraseThreshold)
@@ -153,9 +153,9 @@ internal sealed class CacheBench
 
     private static void ReleaseHandle(LruCache cache, ref LruHandle? handle)
     {
-        if (handle != null)
+        if (handle is LruHandle held)
         {
-            cache.Release(handle);
+            cache.Release(held);
             handle = null;
         }
     }

@@ -109,6 +109,7 @@ internal static class MemoryReport
         NativeUse.FilterBuild => "filter builds",
         NativeUse.BuildBuffer => "build buffers",
         NativeUse.SecondaryCache => "secondary cache",
+        NativeUse.CacheEntry => "cache entries",
         NativeUse.Other => "other",
         _ => "use " + ((int)use).ToString(CultureInfo.InvariantCulture),
     };

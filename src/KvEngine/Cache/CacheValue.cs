@@ -1,3 +1,5 @@
+using KvEngine.Memory;
+
 namespace KvEngine.Cache;
 
 /// <summary>
@@ -22,4 +24,26 @@ internal abstract class CacheValue
     public abstract ReadOnlySpan<byte> Contents { get; }
 
     public abstract void Free();
+
+    /// <summary>
+    /// True when the value is a native block an <see cref="LruCache"/> entry can hold itself:
+    /// <paramref name="buffer"/> (from <paramref name="allocator"/>) is all of it, with its parsed
+    /// restart array. The value keeps the buffer until <see cref="BecomeView"/>.
+    /// </summary>
+    public virtual bool TryGetNativeBlock(NativeAllocator allocator, out NativeBuffer buffer, out int restartsOffset, out int numRestarts)
+    {
+        buffer = default;
+        restartsOffset = 0;
+        numRestarts = 0;
+        return false;
+    }
+
+    /// <summary>
+    /// The cache entry took the buffer <see cref="TryGetNativeBlock"/> gave: from now on the value
+    /// reads it without owning it (<see cref="IsView"/>), and <see cref="Free"/> frees no bytes.
+    /// </summary>
+    public virtual void BecomeView() => throw new InvalidOperationException("Only a native block's buffer can move into a cache entry.");
+
+    /// <summary>True when the value reads bytes a cache entry owns (see <see cref="BecomeView"/>).</summary>
+    public virtual bool IsView => false;
 }

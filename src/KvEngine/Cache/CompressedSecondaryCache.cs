@@ -31,6 +31,7 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
             NumShardBits = options.NumShardBits,
             HighPriPoolRatio = 0,
             EntryOverheadBytes = options.EntryOverheadBytes,
+            Allocator = options.Allocator,
         });
     }
 
@@ -42,10 +43,9 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
     /// <summary>Corrupt entries found and dropped by lookups.</summary>
     public long CorruptEntriesDropped => Interlocked.Read(ref _corruptDropped);
 
-    public void Demote(in CacheKey key, CacheValue value)
+    public void Demote(in CacheKey key, ReadOnlySpan<byte> contents, CacheEntryRole role)
     {
-        LruHandle? h = _cache.Lookup(key);
-        if (h == null)
+        if (_cache.Lookup(key) is not LruHandle h)
         {
             _cache.Insert(key, CachePlaceholder.Instance, CachePriority.Low);
             return;
@@ -56,7 +56,7 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
         {
             return; // already stored
         }
-        CompressedSecondaryEntry entry = Compress(value.Contents, value.Role);
+        CompressedSecondaryEntry entry = Compress(contents, role);
         _cache.Insert(key, entry, CachePriority.Low);
     }
 
@@ -64,8 +64,7 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
     {
         contents = default;
         role = default;
-        LruHandle? h = _cache.Lookup(key);
-        if (h == null)
+        if (_cache.Lookup(key) is not LruHandle h)
         {
             stats?.Record(Ticker.SecondaryCacheMisses);
             return false;

@@ -1,4 +1,5 @@
-using KvEngine.Util;
+using System.Runtime.InteropServices;
+using KvEngine.Memory;
 
 namespace KvEngine.Cache;
 
@@ -10,16 +11,25 @@ namespace KvEngine.Cache;
 /// optional <see cref="ISecondaryCache"/> and then freed; a primary miss that the secondary can
 /// answer is promoted (rebuilt by the caller's <see cref="ICacheValueFactory"/> and inserted).
 /// <para>
+/// Entries are native <see cref="LruEntry"/> records from <see cref="LruCacheOptions.Allocator"/>.
+/// A native block inserted with <see cref="TryInsertBlock"/> lives in its entry (bytes, restart
+/// array, no managed object: readers see it through a pooled view, the table's block type); other
+/// values are held through a GC handle until freed.
+/// </para>
+/// <para>
 /// Thread-safe. Lookups that hit take one shard lock briefly and allocate nothing. Every handle
 /// returned must be released once with <see cref="Release"/>; values are freed outside the locks.
 /// </para>
 /// </summary>
-internal sealed class LruCache : IDisposable
+internal sealed unsafe class LruCache : IDisposable
 {
+    private static readonly int s_entryBytes = sizeof(LruEntry);
+
     private readonly LruCacheShard[] _shards;
     private readonly int _shift;
     private readonly long _overhead;
     private readonly ISecondaryCache? _secondary;
+    private readonly NativeAllocator _allocator;
     private long _nextId;
     private long _capacity;
     private int _disposed;
@@ -34,6 +44,7 @@ internal sealed class LruCache : IDisposable
         _shift = 64 - bits;
         _overhead = options.EntryOverheadBytes;
         _secondary = secondary;
+        _allocator = options.Allocator;
         _capacity = options.Capacity;
         long perShard = (options.Capacity + _shards.Length - 1) / _shards.Length;
         for (int i = 0; i < _shards.Length; i++)
@@ -132,7 +143,7 @@ internal sealed class LruCache : IDisposable
         long perShard = (capacity + _shards.Length - 1) / _shards.Length;
         foreach (LruCacheShard s in _shards)
         {
-            LruHandle? freed = null;
+            LruEntry* freed = null;
             s.SetCapacity(perShard, ref freed);
             FreeChain(freed);
         }
@@ -142,7 +153,11 @@ internal sealed class LruCache : IDisposable
     public long ChargeOf(CacheValue value) => value.AllocatedBytes + _overhead;
 
     /// <summary>Looks up <paramref name="key"/> in this tier only; null on a miss.</summary>
-    public LruHandle? Lookup(in CacheKey key) => ShardOf(key).Lookup(key);
+    public LruHandle? Lookup(in CacheKey key)
+    {
+        LruEntry* e = ShardOf(key).Lookup(key);
+        return e == null ? null : new LruHandle(e);
+    }
 
     /// <summary>
     /// Looks up <paramref name="key"/>; on a miss asks the secondary tier and, when it has the
@@ -152,18 +167,22 @@ internal sealed class LruCache : IDisposable
     public LruHandle? Lookup(in CacheKey key, ICacheValueFactory? factory, CachePriority priority, KvStatistics? stats, out bool promoted)
     {
         promoted = false;
-        LruHandle? h = ShardOf(key).Lookup(key);
+        LruHandle? h = Lookup(key);
         if (h != null || _secondary == null || factory == null)
         {
             return h;
         }
-        if (!_secondary.TryPromote(key, out Memory.NativeBuffer contents, out CacheEntryRole role, stats))
+        if (!_secondary.TryPromote(key, out NativeBuffer contents, out CacheEntryRole role, stats))
         {
             return null;
         }
         CacheValue value = factory.Create(contents, key, role);
-        if (TryInsert(key, value, priority, out h))
+        if (TryInsertBlock(key, value, priority, out h))
         {
+            if (value.IsView)
+            {
+                value.Free(); // the entry holds the bytes; the caller reads them through the handle
+            }
             promoted = true;
             return h;
         }
@@ -177,37 +196,75 @@ internal sealed class LruCache : IDisposable
     /// </summary>
     public bool TryInsert(in CacheKey key, CacheValue value, CachePriority priority, out LruHandle? handle)
     {
-        LruHandle h = NewHandle(key, value, priority);
-        LruHandle? freed = null;
-        bool ok = ShardOf(key).Insert(h, wantHandle: true, ref freed);
-        FreeChain(freed);
+        LruEntry* e = NewManagedEntry(key, value, priority);
+        LruEntry* freed = null;
+        bool ok = ShardOf(key).Insert(e, value.RequestedBytes, value.AllocatedBytes, wantHandle: true, ref freed);
         if (!ok)
         {
-            Recycle(h); // never published: no one else saw it
+            FreeEntry(e, freeValue: false); // never published: no one else saw it, and the caller keeps the value
         }
-        handle = ok ? h : null;
+        FreeChain(freed);
+        handle = ok ? new LruHandle(e) : null;
+        return ok;
+    }
+
+    /// <summary>
+    /// <see cref="TryInsert"/> for a value that may be a native block. When
+    /// <see cref="CacheValue.TryGetNativeBlock"/> gives a buffer from this cache's allocator, the
+    /// entry takes the buffer (bytes and parsed restart array, no managed object stays in the
+    /// cache) and <paramref name="block"/> becomes a view of it (<see cref="CacheValue.IsView"/>),
+    /// valid while the returned handle is held: the caller frees the view (which frees no bytes)
+    /// when it releases the handle, as the table's block lease does. Otherwise the entry keeps the
+    /// value object, as <see cref="TryInsert"/> would. False (strict capacity, no room): the caller
+    /// keeps the value, unchanged.
+    /// </summary>
+    public bool TryInsertBlock(in CacheKey key, CacheValue block, CachePriority priority, out LruHandle? handle)
+    {
+        if (!block.TryGetNativeBlock(_allocator, out NativeBuffer buffer, out int restartsOffset, out int numRestarts))
+        {
+            return TryInsert(key, block, priority, out handle);
+        }
+        LruEntry* e = NewEntry(key, buffer.UsableSize, block.Role, priority);
+        e->Data = buffer.Pointer;
+        e->DataTag = buffer.Tag;
+        e->Length = buffer.Length;
+        e->RestartsOffset = restartsOffset;
+        e->NumRestarts = numRestarts;
+        e->Flags |= LruEntryFlags.NativeBlock;
+        LruEntry* freed = null;
+        bool ok = ShardOf(key).Insert(e, buffer.Length, buffer.UsableSize, wantHandle: true, ref freed);
+        if (ok)
+        {
+            block.BecomeView(); // the entry owns the buffer now; it is referenced, so nothing frees it meanwhile
+        }
+        else
+        {
+            FreeEntry(e, freeValue: false); // never published; the block keeps its buffer
+        }
+        FreeChain(freed);
+        handle = ok ? new LruHandle(e) : null;
         return ok;
     }
 
     /// <summary>Inserts without a handle; the cache owns <paramref name="value"/> from now on (it may be freed at once when it does not fit).</summary>
     public void Insert(in CacheKey key, CacheValue value, CachePriority priority)
     {
-        LruHandle h = NewHandle(key, value, priority);
-        LruHandle? freed = null;
-        ShardOf(key).Insert(h, wantHandle: false, ref freed);
+        LruEntry* e = NewManagedEntry(key, value, priority);
+        LruEntry* freed = null;
+        ShardOf(key).Insert(e, value.RequestedBytes, value.AllocatedBytes, wantHandle: false, ref freed);
         FreeChain(freed);
     }
 
     public void Release(LruHandle handle)
     {
-        LruHandle? freed = null;
-        ShardOf(handle.Key).Release(handle, ref freed);
+        LruEntry* freed = null;
+        ShardOf(handle.Key).Release(handle.Entry, ref freed);
         FreeChain(freed);
     }
 
     public void Erase(in CacheKey key)
     {
-        LruHandle? freed = null;
+        LruEntry* freed = null;
         ShardOf(key).Erase(key, ref freed);
         FreeChain(freed);
     }
@@ -217,7 +274,7 @@ internal sealed class LruCache : IDisposable
     {
         foreach (LruCacheShard s in _shards)
         {
-            LruHandle? freed = null;
+            LruEntry* freed = null;
             s.EraseUnreferenced(demote: false, ref freed);
             FreeChain(freed);
         }
@@ -234,44 +291,92 @@ internal sealed class LruCache : IDisposable
 
     private LruCacheShard ShardOf(in CacheKey key) => _shards.Length == 1 ? _shards[0] : _shards[(int)(key.Hash >> _shift)];
 
-    /// <summary>A blank handle (recycled when this thread has one) made the entry for <paramref name="value"/>.</summary>
-    private LruHandle NewHandle(in CacheKey key, CacheValue value, CachePriority priority)
+    /// <summary>A new entry for <paramref name="key"/>, unreferenced and outside any shard, with no value yet.</summary>
+    private LruEntry* NewEntry(in CacheKey key, long valueBytes, CacheEntryRole role, CachePriority priority)
     {
-        LruHandle h = ThreadLocalPool<LruHandle>.TryRent() ?? new LruHandle();
-        h.Init(key, value, ChargeOf(value), priority == CachePriority.High);
-        return h;
+        long charge = valueBytes + _overhead;
+        if (charge > int.MaxValue)
+        {
+            throw new ArgumentOutOfRangeException(nameof(valueBytes), valueBytes, "A cache entry's charge must stay below 2 GiB.");
+        }
+        NativeBuffer memory = _allocator.Allocate(s_entryBytes, use: NativeUse.CacheEntry);
+        var e = (LruEntry*)memory.Pointer;
+        *e = default;
+        e->EntryTag = memory.Tag;
+        e->OwnerId = key.OwnerId;
+        e->Offset = key.Offset;
+        e->Charge = (int)charge;
+        e->Role = (byte)role;
+        e->Flags = priority == CachePriority.High ? LruEntryFlags.HighPriority : LruEntryFlags.None;
+        return e;
     }
 
-    private static void Recycle(LruHandle h)
+    /// <summary>A new entry holding <paramref name="value"/> through a GC handle (none for the placeholder).</summary>
+    private LruEntry* NewManagedEntry(in CacheKey key, CacheValue value, CachePriority priority)
     {
-        h.Clear();
-        ThreadLocalPool<LruHandle>.Return(h);
+        LruEntry* e = NewEntry(key, value.AllocatedBytes, value.Role, priority);
+        if (value is not CachePlaceholder)
+        {
+            e->Managed = GCHandle.ToIntPtr(GCHandle.Alloc(value));
+        }
+        return e;
+    }
+
+    /// <summary>Frees <paramref name="e"/> (and, with <paramref name="freeValue"/>, its value): its one owner is the caller.</summary>
+    private void FreeEntry(LruEntry* e, bool freeValue)
+    {
+        CacheValue? managed = null;
+        if (e->Has(LruEntryFlags.NativeBlock))
+        {
+            if (freeValue)
+            {
+                new NativeBuffer(_allocator, e->Data, e->Length, SizeClasses.UsableSize(e->Length), e->DataTag).Dispose();
+            }
+        }
+        else if (e->Managed != 0)
+        {
+            GCHandle gc = GCHandle.FromIntPtr(e->Managed);
+            managed = (CacheValue)gc.Target!;
+            gc.Free();
+        }
+        new NativeBuffer(_allocator, (byte*)e, s_entryBytes, SizeClasses.UsableSize(s_entryBytes), e->EntryTag).Dispose();
+        if (freeValue)
+        {
+            managed?.Free();
+        }
     }
 
     /// <summary>
-    /// Demotes (when asked) and frees the values of detached entries, then recycles their handles:
-    /// a detached entry is out of its shard's table and lists with no references, so this chain is
-    /// its only owner.
+    /// Demotes (when asked) and frees the values of detached entries, then the entries: a detached
+    /// entry is out of its shard's table and lists with no references, so this chain is its only
+    /// owner.
     /// </summary>
-    private void FreeChain(LruHandle? h)
+    private void FreeChain(LruEntry* e)
     {
-        while (h != null)
+        while (e != null)
         {
-            LruHandle? next = h.Next;
-            h.Next = null;
+            LruEntry* next = e->Next;
+            e->Next = null;
             try
             {
-                if (h.Demote && _secondary != null && h.Value.CanDemote && Volatile.Read(ref _disposed) == 0)
+                if (e->Has(LruEntryFlags.Demote) && _secondary != null && Volatile.Read(ref _disposed) == 0)
                 {
-                    _secondary.Demote(h.Key, h.Value);
+                    var h = new LruHandle(e);
+                    if (h.IsNativeBlock)
+                    {
+                        _secondary.Demote(h.Key, new ReadOnlySpan<byte>(e->Data, e->Length), h.Role);
+                    }
+                    else if (h.Value is { CanDemote: true } value)
+                    {
+                        _secondary.Demote(h.Key, value.Contents, value.Role);
+                    }
                 }
             }
             finally
             {
-                h.Value.Free();
+                FreeEntry(e, freeValue: true);
             }
-            Recycle(h);
-            h = next;
+            e = next;
         }
     }
 }

@@ -1,3 +1,5 @@
+using KvEngine.Memory;
+
 namespace KvEngine.Cache;
 
 /// <summary>Settings of an <see cref="LruCache"/> (RocksDB's LRUCacheOptions). Immutable record.</summary>
@@ -15,7 +17,14 @@ internal sealed record LruCacheOptions
     /// <summary>Share of the capacity kept for high-priority (index and filter) entries (RocksDB 7.8: 0.5).</summary>
     public double HighPriPoolRatio { get; init; } = 0.5;
 
-    /// <summary>Charged per entry on top of the value's usable size: the entry object and its table slot.</summary>
+    /// <summary>
+    /// Where the cache's entries (<see cref="LruEntry"/>) come from. A native block inserted with
+    /// <see cref="LruCache.TryInsertBlock"/> is held in its entry (no managed object) only when its
+    /// buffer comes from this allocator too; otherwise the entry keeps the block object.
+    /// </summary>
+    public NativeAllocator Allocator { get; init; } = NativeAllocator.Shared;
+
+    /// <summary>Charged per entry on top of the value's usable size: the entry (96 bytes) and its table slot.</summary>
     public int EntryOverheadBytes { get; init; } = 96;
 
     /// <summary>Smallest shard <see cref="NumShardBits"/> = -1 aims for (RocksDB: 512 KiB).</summary>
@@ -32,6 +41,7 @@ internal sealed record LruCacheOptions
         }
         ArgumentOutOfRangeException.ThrowIfNegative(EntryOverheadBytes, nameof(EntryOverheadBytes));
         ArgumentOutOfRangeException.ThrowIfLessThan(MinShardBytes, 1, nameof(MinShardBytes));
+        ArgumentNullException.ThrowIfNull(Allocator, nameof(Allocator));
     }
 
     /// <summary>RocksDB's GetDefaultCacheShardBits: one bit per doubling of capacity / 512 KiB, at most 6.</summary>

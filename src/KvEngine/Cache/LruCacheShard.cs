@@ -9,17 +9,19 @@ namespace KvEngine.Cache;
 /// and of erased entries still referenced; an entry is in a list exactly when it is in the table
 /// with no references; referenced entries are never freed. Evicting and freeing happen in two
 /// steps: under the lock an entry is detached (its charge leaves the usage) and chained through
-/// <see cref="LruHandle.Next"/> to a list the caller frees after releasing the lock, so no value
-/// is freed (or demoted) under it.
+/// <see cref="LruEntry.Next"/> to a list the caller frees after releasing the lock, so no value
+/// is freed (or demoted) under it. Entries are native (<see cref="LruEntry"/>); the two list
+/// sentinels live in one pinned array the shard keeps.
 /// </para>
 /// Thread-safe; every operation holds the lock for O(1) work plus the entries it evicts.
 /// </summary>
-internal sealed class LruCacheShard
+internal sealed unsafe class LruCacheShard
 {
     private readonly Lock _lock = new();
     private readonly LruHandleTable _table = new();
-    private readonly LruHandle _low = LruHandle.NewSentinel(); // sentinel: Next = oldest, Prev = newest
-    private readonly LruHandle _high = LruHandle.NewSentinel();
+    private readonly LruEntry[] _sentinels = GC.AllocateArray<LruEntry>(2, pinned: true);
+    private readonly LruEntry* _low; // sentinel: Next = oldest, Prev = newest
+    private readonly LruEntry* _high;
     private readonly bool _strict;
     private readonly double _highRatio;
     private long _capacity;
@@ -36,6 +38,13 @@ internal sealed class LruCacheShard
         _highRatio = highPriPoolRatio;
         _capacity = capacity;
         _highCapacity = (long)(capacity * highPriPoolRatio);
+        fixed (LruEntry* sentinels = _sentinels)
+        {
+            _low = sentinels; // pinned: the pointers stay valid as long as the array lives
+            _high = sentinels + 1;
+        }
+        _low->Prev = _low->Next = _low;
+        _high->Prev = _high->Next = _high;
     }
 
     public long Capacity => Volatile.Read(ref _capacity);
@@ -84,7 +93,7 @@ internal sealed class LruCacheShard
         {
             foreach (LruHandle h in _table)
             {
-                int role = (int)h.Value.Role;
+                int role = (int)h.Role;
                 counts[role]++;
                 charges[role] += h.Charge;
             }
@@ -92,7 +101,7 @@ internal sealed class LruCacheShard
     }
 
     /// <summary>Changes the capacity, evicting unreferenced entries (chained into <paramref name="freed"/>) down to it.</summary>
-    public void SetCapacity(long capacity, ref LruHandle? freed)
+    public void SetCapacity(long capacity, ref LruEntry* freed)
     {
         lock (_lock)
         {
@@ -103,20 +112,20 @@ internal sealed class LruCacheShard
     }
 
     /// <summary>Finds <paramref name="key"/> and takes a reference; null on a miss. Allocates nothing.</summary>
-    public LruHandle? Lookup(in CacheKey key)
+    public LruEntry* Lookup(in CacheKey key)
     {
         lock (_lock)
         {
-            LruHandle? h = _table.Lookup(key);
+            LruEntry* h = _table.Lookup(key);
             if (h == null)
             {
                 return null;
             }
-            if (h.Refs == 0)
+            if (h->Refs == 0)
             {
                 Unlink(h);
             }
-            h.Refs++;
+            h->Refs++;
             return h;
         }
     }
@@ -128,12 +137,12 @@ internal sealed class LruCacheShard
     /// handle is wanted (then the value is chained into <paramref name="freed"/>, as if inserted
     /// and evicted at once, and true is returned). <paramref name="freed"/> collects what to free.
     /// </summary>
-    public bool Insert(LruHandle h, bool wantHandle, ref LruHandle? freed)
+    public bool Insert(LruEntry* h, long requested, long allocated, bool wantHandle, ref LruEntry* freed)
     {
         lock (_lock)
         {
-            EvictFromLru(h.Charge, ref freed);
-            if (_usage + h.Charge > _capacity)
+            EvictFromLru(h->Charge, ref freed);
+            if (_usage + h->Charge > _capacity)
             {
                 if (_strict && wantHandle)
                 {
@@ -141,29 +150,29 @@ internal sealed class LruCacheShard
                 }
                 if (!wantHandle)
                 {
-                    h.Demote = true;
-                    h.Next = freed;
+                    h->Set(LruEntryFlags.Demote, true);
+                    h->Next = freed;
                     freed = h;
                     return true;
                 }
             }
-            LruHandle? old = _table.Insert(h);
+            LruEntry* old = _table.Insert(h);
             if (old != null)
             {
-                old.InCache = false;
-                if (old.Refs == 0)
+                old->Set(LruEntryFlags.InCache, false);
+                if (old->Refs == 0)
                 {
                     Unlink(old);
                     Detach(old, demote: false, ref freed);
                 }
             }
-            h.InCache = true;
-            _usage += h.Charge;
-            _requested += h.Value.RequestedBytes;
-            _allocated += h.Value.AllocatedBytes;
+            h->Set(LruEntryFlags.InCache, true);
+            _usage += h->Charge;
+            _requested += requested;
+            _allocated += allocated;
             if (wantHandle)
             {
-                h.Refs = 1;
+                h->Refs = 1;
             }
             else
             {
@@ -174,27 +183,27 @@ internal sealed class LruCacheShard
     }
 
     /// <summary>Drops a reference; the entry is freed (chained into <paramref name="freed"/>) when it was the last and the entry left the cache or the shard is over capacity.</summary>
-    public void Release(LruHandle h, ref LruHandle? freed)
+    public void Release(LruEntry* h, ref LruEntry* freed)
     {
         lock (_lock)
         {
-            if (h.Refs <= 0)
+            if (h->Refs <= 0)
             {
-                throw new InvalidOperationException($"Cache handle {h.Key} released more often than referenced.");
+                throw new InvalidOperationException($"Cache handle {h->Key} released more often than referenced.");
             }
-            if (--h.Refs != 0)
+            if (--h->Refs != 0)
             {
                 return;
             }
-            if (h.InCache)
+            if (h->Has(LruEntryFlags.InCache))
             {
                 if (_usage <= _capacity)
                 {
                     Link(h);
                     return;
                 }
-                _table.Remove(h.Key);
-                h.InCache = false;
+                _table.Remove(h->Key);
+                h->Set(LruEntryFlags.InCache, false);
                 Detach(h, demote: true, ref freed);
                 return;
             }
@@ -203,15 +212,15 @@ internal sealed class LruCacheShard
     }
 
     /// <summary>Removes <paramref name="key"/>; a referenced entry is freed at its last release.</summary>
-    public void Erase(in CacheKey key, ref LruHandle? freed)
+    public void Erase(in CacheKey key, ref LruEntry* freed)
     {
         lock (_lock)
         {
-            LruHandle? h = _table.Remove(key);
+            LruEntry* h = _table.Remove(key);
             if (h != null)
             {
-                h.InCache = false;
-                if (h.Refs == 0)
+                h->Set(LruEntryFlags.InCache, false);
+                if (h->Refs == 0)
                 {
                     Unlink(h);
                     Detach(h, demote: false, ref freed);
@@ -221,7 +230,7 @@ internal sealed class LruCacheShard
     }
 
     /// <summary>Removes every unreferenced entry (RocksDB's EraseUnRefEntries); <paramref name="demote"/> offers them to the secondary tier.</summary>
-    public void EraseUnreferenced(bool demote, ref LruHandle? freed)
+    public void EraseUnreferenced(bool demote, ref LruEntry* freed)
     {
         lock (_lock)
         {
@@ -230,79 +239,80 @@ internal sealed class LruCacheShard
         }
     }
 
-    private void EvictFromLru(long charge, ref LruHandle? freed)
+    private void EvictFromLru(long charge, ref LruEntry* freed)
     {
         long target = _capacity - charge;
         EvictList(_low, target, demote: true, ref freed);
         EvictList(_high, target, demote: true, ref freed);
     }
 
-    private void EvictList(LruHandle sentinel, long target, bool demote, ref LruHandle? freed)
+    private void EvictList(LruEntry* sentinel, long target, bool demote, ref LruEntry* freed)
     {
-        while (_usage > target && sentinel.Next != sentinel)
+        while (_usage > target && sentinel->Next != sentinel)
         {
-            LruHandle victim = sentinel.Next!;
+            LruEntry* victim = sentinel->Next;
             Unlink(victim);
-            _table.Remove(victim.Key);
-            victim.InCache = false;
+            _table.Remove(victim->Key);
+            victim->Set(LruEntryFlags.InCache, false);
             Detach(victim, demote, ref freed);
         }
     }
 
-    private void Detach(LruHandle h, bool demote, ref LruHandle? freed)
+    private void Detach(LruEntry* h, bool demote, ref LruEntry* freed)
     {
-        _usage -= h.Charge;
-        _requested -= h.Value.RequestedBytes;
-        _allocated -= h.Value.AllocatedBytes;
-        h.Demote = demote;
-        h.Next = freed;
+        LruHandle handle = new(h);
+        _usage -= h->Charge;
+        _requested -= handle.RequestedBytes;
+        _allocated -= handle.AllocatedBytes;
+        h->Set(LruEntryFlags.Demote, demote);
+        h->Next = freed;
         freed = h;
     }
 
-    private void Link(LruHandle h)
+    private void Link(LruEntry* h)
     {
-        LruHandle list = h.HighPriority && _highCapacity > 0 ? _high : _low;
-        h.InHighPool = list == _high;
+        LruEntry* list = h->Has(LruEntryFlags.HighPriority) && _highCapacity > 0 ? _high : _low;
+        h->Set(LruEntryFlags.InHighPool, list == _high);
         AppendNewest(list, h);
-        _lruUsage += h.Charge;
-        if (h.InHighPool)
+        _lruUsage += h->Charge;
+        if (list == _high)
         {
-            _highUsage += h.Charge;
-            while (_highUsage > _highCapacity && _high.Next != _high)
+            _highUsage += h->Charge;
+            while (_highUsage > _highCapacity && _high->Next != _high)
             {
-                LruHandle oldest = _high.Next!;
+                LruEntry* oldest = _high->Next;
                 Remove(oldest);
-                oldest.InHighPool = false;
-                _highUsage -= oldest.Charge;
+                oldest->Set(LruEntryFlags.InHighPool, false);
+                _highUsage -= oldest->Charge;
                 AppendNewest(_low, oldest);
             }
         }
     }
 
-    private void Unlink(LruHandle h)
+    private void Unlink(LruEntry* h)
     {
         Remove(h);
-        _lruUsage -= h.Charge;
-        if (h.InHighPool)
+        _lruUsage -= h->Charge;
+        if (h->Has(LruEntryFlags.InHighPool))
         {
-            _highUsage -= h.Charge;
-            h.InHighPool = false;
+            _highUsage -= h->Charge;
+            h->Set(LruEntryFlags.InHighPool, false);
         }
     }
 
-    private static void AppendNewest(LruHandle list, LruHandle h)
+    private static void AppendNewest(LruEntry* list, LruEntry* h)
     {
-        h.Next = list;
-        h.Prev = list.Prev;
-        list.Prev!.Next = h;
-        list.Prev = h;
+        h->Next = list;
+        h->Prev = list->Prev;
+        list->Prev->Next = h;
+        list->Prev = h;
     }
 
-    private static void Remove(LruHandle h)
+    private static void Remove(LruEntry* h)
     {
-        h.Prev!.Next = h.Next;
-        h.Next!.Prev = h.Prev;
-        h.Prev = null;
-        h.Next = null;
+        h->Prev->Next = h->Next;
+        h->Next->Prev = h->Prev;
+        h->Prev = null;
+        h->Next = null;
     }
 }

@@ -1,76 +1,70 @@
+using System.Runtime.InteropServices;
+using KvEngine.Memory;
+
 namespace KvEngine.Cache;
 
 /// <summary>
-/// One cache entry, also the handle callers hold. <see cref="Key"/>, <see cref="Value"/>,
-/// <see cref="Charge"/> and <see cref="HighPriority"/> are set once per use (by <see cref="Init"/>,
-/// before the entry is published under its shard's lock) and read freely by whoever holds a
-/// reference; the other fields are guarded by the owning shard's lock. An entry is in its shard's
-/// LRU lists exactly when it is in the table and has no references.
-/// <para>
-/// Handles are recycled (<see cref="Util.ThreadLocalPool{T}"/>) by <see cref="LruCache"/> once the
-/// entry has left the cache, its last reference is released and its value is freed: from then on
-/// no one may hold it, which the reference count guarantees for every caller that releases each
-/// handle exactly once and does not touch it afterwards.
-/// </para>
+/// A reference to one <see cref="LruEntry"/>, the handle a lookup or insert returns. Its key,
+/// charge, role and value are fixed while the entry lives and read without the shard's lock; a
+/// holder may use them until it releases the handle (<see cref="LruCache.Release"/>), exactly once,
+/// and not after: the entry's memory goes back to the allocator when its last reference is
+/// released after it left the cache. A 16-byte value; copies refer to the same entry.
 /// </summary>
-internal sealed class LruHandle
+internal readonly unsafe struct LruHandle : IEquatable<LruHandle>
 {
-    /// <summary>A blank handle for <see cref="Init"/>.</summary>
-    public LruHandle()
+    internal LruHandle(LruEntry* entry)
     {
-        Value = CachePlaceholder.Instance;
+        Entry = entry;
     }
 
-    public CacheKey Key { get; private set; }
+    internal LruEntry* Entry { get; }
 
-    public CacheValue Value { get; private set; }
+    public CacheKey Key => Entry->Key;
 
     /// <summary>Usable bytes of the value plus the entry overhead.</summary>
-    public long Charge { get; private set; }
+    public long Charge => Entry->Charge;
 
-    public bool HighPriority { get; private set; }
+    public bool HighPriority => Entry->Has(LruEntryFlags.HighPriority);
 
-    internal int Refs;
-    internal bool InCache;
-    internal bool InHighPool;
-    internal bool Demote;
-    internal LruHandle? Prev;
-    internal LruHandle? Next;
-    internal LruHandle? NextHash; // the next entry in its LruHandleTable bucket
+    public CacheEntryRole Role => (CacheEntryRole)Entry->Role;
 
-    /// <summary>A list sentinel: a ring of itself.</summary>
-    internal static LruHandle NewSentinel()
+    /// <summary>True when the value is a native block held in the entry (read it with <see cref="BlockData"/>); false for a managed <see cref="Value"/>.</summary>
+    public bool IsNativeBlock => Entry->Has(LruEntryFlags.NativeBlock);
+
+    /// <summary>The managed value (a placeholder's is <see cref="CachePlaceholder.Instance"/>); throws for a native block.</summary>
+    public CacheValue Value
     {
-        var h = new LruHandle();
-        h.Prev = h;
-        h.Next = h;
-        return h;
+        get
+        {
+            LruEntry* e = Entry;
+            if (e->Has(LruEntryFlags.NativeBlock))
+            {
+                throw new InvalidOperationException($"Cache entry {e->Key} holds a native block, not a managed value.");
+            }
+            return e->Managed == 0 ? CachePlaceholder.Instance : (CacheValue)GCHandle.FromIntPtr(e->Managed).Target!;
+        }
     }
 
-    /// <summary>Makes a blank (new or recycled) handle the entry for <paramref name="value"/>, unreferenced and outside any shard.</summary>
-    public void Init(in CacheKey key, CacheValue value, long charge, bool highPriority)
-    {
-        Key = key;
-        Value = value;
-        Charge = charge;
-        HighPriority = highPriority;
-        Refs = 0;
-        InCache = false;
-        InHighPool = false;
-        Demote = false;
-        Prev = null;
-        Next = null;
-        NextHash = null;
-    }
+    /// <summary>A native block's bytes and its parsed restart array (only when <see cref="IsNativeBlock"/>).</summary>
+    public byte* BlockData => Entry->Data;
 
-    /// <summary>Forgets the (freed) value before the handle goes back to the pool.</summary>
-    internal void Clear()
-    {
-        Key = default;
-        Value = CachePlaceholder.Instance;
-        Charge = 0;
-        Next = null;
-        Prev = null;
-        NextHash = null;
-    }
+    public int BlockLength => Entry->Length;
+
+    public int RestartsOffset => Entry->RestartsOffset;
+
+    public int NumRestarts => Entry->NumRestarts;
+
+    /// <summary>Bytes the value asked its allocator for.</summary>
+    public long RequestedBytes => IsNativeBlock ? Entry->Length : Value.RequestedBytes;
+
+    /// <summary>Usable bytes of the value's allocations.</summary>
+    public long AllocatedBytes => IsNativeBlock ? SizeClasses.UsableSize(Entry->Length) : Value.AllocatedBytes;
+
+    public bool Equals(LruHandle other) => Entry == other.Entry;
+
+    public override bool Equals(object? obj) => obj is LruHandle h && Equals(h);
+
+    public override int GetHashCode() => ((nint)Entry).GetHashCode();
+
+    public override string ToString() => $"LruHandle({Entry->Key})";
 }

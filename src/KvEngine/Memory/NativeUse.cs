@@ -27,4 +27,7 @@ internal enum NativeUse : byte
 
     /// <summary>Compressed secondary cache chunks, and blocks it decompresses on promotion.</summary>
     SecondaryCache = 6,
+
+    /// <summary>Block cache and secondary cache entries (<see cref="Cache.LruEntry"/>): keys, links, a native block's restart array.</summary>
+    CacheEntry = 7,
 }

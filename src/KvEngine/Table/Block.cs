@@ -29,6 +29,12 @@ namespace KvEngine.Table;
 /// <see cref="ThreadLocalPool{T}"/>, so a block read on a cache miss creates no managed object in
 /// steady state. A second Dispose by the same owner does nothing; any use after Dispose is a bug.
 /// </para>
+/// <para>
+/// A block cache entry can take a native block's buffer (<see cref="LruCache.TryInsertBlock"/>):
+/// the block then becomes a view (<see cref="IsView"/>) of bytes the entry owns, and readers of a
+/// cached block get views from <see cref="RentView"/>, pooled like native blocks. A view is valid
+/// while its holder keeps the entry's handle; its Dispose frees no bytes.
+/// </para>
 /// </summary>
 internal sealed unsafe class Block : CacheValue, IDisposable
 {
@@ -41,7 +47,8 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     private NativeBuffer _native;
     private byte* _pointer;
     private bool _pooled;
-    private bool _recyclable; // a native block from RentNative: the object goes back to the pool on Dispose
+    private bool _recyclable; // a native block from RentNative or a view from RentView: the object goes back to the pool on Dispose
+    private bool _view; // reads bytes a cache entry owns
     private StrongBox<NativeBuffer>? _restartPrefixes; // NumRestarts ulongs, or none (boxed: only a reader's own index has them, and every cached block would carry the struct's 32 bytes)
 
     /// <summary>Wraps <paramref name="data"/>[0..<paramref name="length"/>); throws <see cref="KvCorruptionException"/> when malformed.</summary>
@@ -92,6 +99,52 @@ internal sealed unsafe class Block : CacheValue, IDisposable
         return block;
     }
 
+    /// <summary>
+    /// A view of the native block <paramref name="handle"/>'s entry holds (<see cref="LruHandle.IsNativeBlock"/>),
+    /// recycled from this thread's pool when it has one; valid while the handle is held. Its
+    /// corruption messages name <paramref name="fileName"/>, <paramref name="kind"/> and the key's offset.
+    /// </summary>
+    public static Block RentView(in LruHandle handle, string fileName, string kind)
+    {
+        Block block = ThreadLocalPool<Block>.TryRent() ?? new Block();
+        block._pointer = handle.BlockData;
+        block.Length = handle.BlockLength;
+        block.RestartsOffset = handle.RestartsOffset;
+        block.NumRestarts = handle.NumRestarts;
+        block._fileName = fileName;
+        block._kind = kind;
+        block._offset = handle.Key.Offset;
+        block._role = handle.Role;
+        block._recyclable = true;
+        block._view = true;
+        return block;
+    }
+
+    public override bool TryGetNativeBlock(NativeAllocator allocator, out NativeBuffer buffer, out int restartsOffset, out int numRestarts)
+    {
+        restartsOffset = RestartsOffset;
+        numRestarts = NumRestarts;
+        if (_recyclable && !_view && _native.IsAllocated && _native.Owner == allocator && _restartPrefixes == null)
+        {
+            buffer = _native;
+            return true;
+        }
+        buffer = default;
+        return false;
+    }
+
+    public override void BecomeView()
+    {
+        if (!_recyclable || _view || !_native.IsAllocated)
+        {
+            throw new InvalidOperationException("Only a native block that owns its buffer can become a view.");
+        }
+        _native = default; // the cache entry owns it now; _pointer still reads it
+        _view = true;
+    }
+
+    public override bool IsView => _view;
+
     private (int RestartsOffset, int NumRestarts) Parse(ReadOnlySpan<byte> data, bool isDataBlock)
     {
         int length = data.Length;
@@ -129,9 +182,10 @@ internal sealed unsafe class Block : CacheValue, IDisposable
 
     public override CacheEntryRole Role => _role;
 
-    public override long RequestedBytes => _native.IsAllocated ? _native.Length : Length;
+    /// <summary>Bytes this block owns (asked for): none for a view.</summary>
+    public override long RequestedBytes => _view ? 0 : _native.IsAllocated ? _native.Length : Length;
 
-    public override long AllocatedBytes => _native.IsAllocated ? _native.UsableSize : _array.Length;
+    public override long AllocatedBytes => _view ? 0 : _native.IsAllocated ? _native.UsableSize : _array.Length;
 
     public override bool CanDemote => true;
 
@@ -286,6 +340,8 @@ internal sealed unsafe class Block : CacheValue, IDisposable
         if (_recyclable)
         {
             _recyclable = false;
+            _view = false;
+            _pointer = null;
             Length = 0;
             RestartsOffset = 0;
             NumRestarts = 0;

@@ -31,7 +31,7 @@ internal readonly struct FilterLease
     public static FilterLease Borrowed(IFilterBitsReader reader) => new(reader, null, null, null, ownsReader: false);
 
     /// <summary>A block cache entry holding a <see cref="FilterCacheValue"/>.</summary>
-    public static FilterLease Cached(LruHandle handle, LruCache cache) => new(((FilterCacheValue)handle.Value).Reader, handle, cache, null, ownsReader: false);
+    public static FilterLease Cached(in LruHandle handle, LruCache cache) => new(((FilterCacheValue)handle.Value).Reader, handle, cache, null, ownsReader: false);
 
     /// <summary>A cache value that did not go into the cache: freed on release.</summary>
     public static FilterLease Owned(FilterCacheValue value) => new(value.Reader, null, null, value, ownsReader: false);
@@ -41,9 +41,9 @@ internal readonly struct FilterLease
 
     public void Release()
     {
-        if (_handle != null)
+        if (_handle is LruHandle handle)
         {
-            _cache!.Release(_handle);
+            _cache!.Release(handle);
         }
         else if (_ownedValue != null)
         {

@@ -15,9 +15,9 @@ internal sealed partial class TableReader
         {
             return new BlockLease(_indexBlock, null, null, owned: false);
         }
-        if (_pinnedIndex != null)
+        if (_pinnedIndex is LruHandle pinned)
         {
-            return new BlockLease((Block)_pinnedIndex.Value, null, null, owned: false);
+            return new BlockLease((Block)pinned.Value, null, null, owned: false);
         }
         return AcquireMetaBlock(_indexHandle, CacheEntryRole.Index, _twoLevel ? "top-level index" : "index", fillCache);
     }
@@ -36,16 +36,16 @@ internal sealed partial class TableReader
         }
         var key = new CacheKey(_cacheId, handle.Offset);
         LruHandle? h = cache.Lookup(key, this, CachePriority.High, _options.Statistics, out _);
-        if (h != null)
+        if (h is LruHandle hit)
         {
             RecordHit(role);
-            return new BlockLease((Block)h.Value, h, cache);
+            return BlockLease.Cached(hit, cache, FileName, kind);
         }
         RecordMiss(role);
         Block block = ReadNativeBlock(handle, verifyChecksum: true, role, kind);
-        if (fillCache && cache.TryInsert(key, block, CachePriority.High, out h))
+        if (fillCache && cache.TryInsertBlock(key, block, CachePriority.High, out h))
         {
-            RecordInsert(block, h!, role);
+            RecordInsert(h!.Value, role);
             return new BlockLease(block, h, cache);
         }
         if (fillCache)
@@ -81,10 +81,10 @@ internal sealed partial class TableReader
         KvStatistics? stats = _options.Statistics;
         var key = new CacheKey(_cacheId, handle.Offset);
         LruHandle? h = cache.Lookup(key, this, CachePriority.Low, stats, out _);
-        if (h != null)
+        if (h is LruHandle hit)
         {
             RecordHit(CacheEntryRole.Data);
-            return new BlockLease((Block)h.Value, h, cache);
+            return BlockLease.Cached(hit, cache, FileName, "data");
         }
         RecordMiss(CacheEntryRole.Data);
         Block block = ReadNativeDataBlock(handle, verifyChecksum, ref readahead);
@@ -92,9 +92,9 @@ internal sealed partial class TableReader
         {
             return new BlockLease(block, null, null);
         }
-        if (cache.TryInsert(key, block, CachePriority.Low, out h))
+        if (cache.TryInsertBlock(key, block, CachePriority.Low, out h))
         {
-            RecordInsert(block, h!, CacheEntryRole.Data);
+            RecordInsert(h!.Value, CacheEntryRole.Data);
             return new BlockLease(block, h, cache);
         }
         stats?.Record(Ticker.BlockCacheAddFailures);
@@ -145,7 +145,7 @@ internal sealed partial class TableReader
         }
     }
 
-    private void RecordInsert(CacheValue value, LruHandle handle, CacheEntryRole role)
+    private void RecordInsert(in LruHandle handle, CacheEntryRole role)
     {
         if (_options.Statistics is { } stats)
         {
@@ -159,8 +159,8 @@ internal sealed partial class TableReader
             };
             stats.Record(add);
             stats.Record(bytes, handle.Charge);
-            stats.Record(Ticker.BlockCacheInsertRequestedBytes, value.RequestedBytes);
-            stats.Record(Ticker.BlockCacheInsertAllocatedBytes, value.AllocatedBytes);
+            stats.Record(Ticker.BlockCacheInsertRequestedBytes, handle.RequestedBytes);
+            stats.Record(Ticker.BlockCacheInsertAllocatedBytes, handle.AllocatedBytes);
         }
     }
 
@@ -181,17 +181,17 @@ internal sealed partial class TableReader
         }
         var key = new CacheKey(_cacheId, handle.Offset);
         LruHandle? h = cache.Lookup(key, this, CachePriority.High, stats, out _);
-        if (h != null)
+        if (h is LruHandle hit)
         {
             RecordHit(CacheEntryRole.Filter);
-            return FilterLease.Cached(h, cache);
+            return FilterLease.Cached(hit, cache);
         }
         RecordMiss(CacheEntryRole.Filter);
         var value = FilterCacheValue.Rent(LoadFilter(handle, out int length, kind), length, demotable);
         if (fillCache && cache.TryInsert(key, value, CachePriority.High, out h))
         {
-            RecordInsert(value, h!, CacheEntryRole.Filter);
-            return FilterLease.Cached(h!, cache);
+            RecordInsert(h!.Value, CacheEntryRole.Filter);
+            return FilterLease.Cached(h.Value, cache);
         }
         if (fillCache)
         {

@@ -341,7 +341,7 @@ internal sealed partial class TableReader
         else if (_options.BlockCache?.Lookup(new CacheKey(_cacheId, _filterHandle.Offset), this, CachePriority.High, _options.Statistics, out _) is LruHandle h)
         {
             RecordHit(CacheEntryRole.FilterMeta);
-            indexLease = new BlockLease((Block)h.Value, h, _options.BlockCache);
+            indexLease = BlockLease.Cached(h, _options.BlockCache, FileName, "top-level filter index");
         }
         else
         {

@@ -157,14 +157,14 @@ internal sealed partial class TableReader
                     }
                     else
                     {
-                        RecordInsert(value, h!, CacheEntryRole.Filter);
+                        RecordInsert(h!.Value, CacheEntryRole.Filter);
                         if (pinUnpartitioned)
                         {
                             _pinnedFilter = h;
                         }
                         else
                         {
-                            cache.Release(h!);
+                            cache.Release(h.Value);
                         }
                     }
                 }
@@ -243,12 +243,12 @@ internal sealed partial class TableReader
             owned = block; // strict capacity and no room: the reader keeps it
             return null;
         }
-        RecordInsert(block, h!, role);
+        RecordInsert(h!.Value, role);
         if (pin)
         {
             return h;
         }
-        cache.Release(h!);
+        cache.Release(h.Value);
         return null;
     }
 }

@@ -32,9 +32,9 @@ internal sealed partial class TableReader
         {
             return new BlockLease(_filterIndexBlock, null, null, owned: false);
         }
-        if (_pinnedFilter != null)
+        if (_pinnedFilter is LruHandle pinned)
         {
-            return new BlockLease((Block)_pinnedFilter.Value, null, null, owned: false);
+            return new BlockLease((Block)pinned.Value, null, null, owned: false);
         }
         return AcquireMetaBlock(_filterHandle, CacheEntryRole.FilterMeta, "top-level filter index", fillCache);
     }
@@ -147,7 +147,7 @@ internal sealed partial class TableReader
                 values[made] = value;
                 if (cache != null && cache.TryInsert(new CacheKey(_cacheId, h.Offset), value, CachePriority.High, out LruHandle? pin))
                 {
-                    RecordInsert(value, pin!, role);
+                    RecordInsert(pin!.Value, role);
                     pins[made] = pin;
                 }
             }

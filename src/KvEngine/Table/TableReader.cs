@@ -210,9 +210,9 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         {
             return FilterLease.Borrowed(_filter);
         }
-        if (_pinnedFilter != null)
+        if (_pinnedFilter is LruHandle pinned)
         {
-            return FilterLease.Borrowed(((FilterCacheValue)_pinnedFilter.Value).Reader);
+            return FilterLease.Borrowed(((FilterCacheValue)pinned.Value).Reader);
         }
         return AcquireCachedFilter(_filterHandle, fillCache, demotable: true);
     }
@@ -376,13 +376,13 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         _filterIndexBlock?.Dispose();
         _pinnedIndexPartitions?.Dispose();
         _pinnedFilterPartitions?.Dispose();
-        if (_pinnedIndex != null)
+        if (_pinnedIndex is LruHandle index)
         {
-            _options.BlockCache!.Release(_pinnedIndex);
+            _options.BlockCache!.Release(index);
         }
-        if (_pinnedFilter != null)
+        if (_pinnedFilter is LruHandle filter)
         {
-            _options.BlockCache!.Release(_pinnedFilter);
+            _options.BlockCache!.Release(filter);
         }
     }
 

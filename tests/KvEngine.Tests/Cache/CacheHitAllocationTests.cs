@@ -25,7 +25,7 @@ public class CacheHitAllocationTests
                 for (ulong i = 0; i < 64; i++)
                 {
                     LruHandle? h = cache.Lookup(new CacheKey(3, i));
-                    cache.Release(h!);
+                    cache.Release(h!.Value);
                 }
             },
             "cache lookup hits");

@@ -39,9 +39,9 @@ public class CompressedSecondaryCacheTests
             byte[] bytes = i % 3 == 0 ? BlockLike(n, i) : RandomBytes(n, i);
             var key = new CacheKey(9, (ulong)i);
             var v = new TestValue(s_alloc, bytes);
-            secondary.Demote(key, v);
+            secondary.Demote(key, v.Contents, v.Role);
             Assert.False(secondary.TryPromote(key, out _, out _, null)); // first eviction: placeholder only
-            secondary.Demote(key, v);
+            secondary.Demote(key, v.Contents, v.Role);
             v.Free();
             Assert.True(secondary.TryPromote(key, out NativeBuffer back, out CacheEntryRole role, null));
             Assert.Equal(CacheEntryRole.Data, role);
@@ -118,11 +118,11 @@ public class CompressedSecondaryCacheTests
         using CompressedSecondaryCache secondary = NewCache();
         var key = new CacheKey(1, 42);
         var v = new TestValue(s_alloc, BlockLike(9000, 4));
-        secondary.Demote(key, v);
-        secondary.Demote(key, v);
+        secondary.Demote(key, v.Contents, v.Role);
+        secondary.Demote(key, v.Contents, v.Role);
         v.Free();
-        LruHandle? h = secondary.Inner.Lookup(key);
-        var entry = Assert.IsType<CompressedSecondaryEntry>(h!.Value);
+        LruHandle h = secondary.Inner.Lookup(key)!.Value;
+        var entry = Assert.IsType<CompressedSecondaryEntry>(h.Value);
         entry.CorruptPayloadForTesting(entry.ChunkCount - 1, 3);
         secondary.Inner.Release(h);
         var stats = new KvStatistics();
@@ -152,15 +152,14 @@ public class CompressedSecondaryCacheTests
                 {
                     Assert.True(primary.TryInsert(new CacheKey(5, i), new TestValue(s_alloc, bytes), CachePriority.Low, out h));
                 }
-                primary.Release(h!);
+                primary.Release(h!.Value);
             }
         }
         Assert.True(secondary.Inner.Usage > 0);
         int promoted = 0;
         for (ulong i = 0; i < 100; i++)
         {
-            LruHandle? h = primary.Lookup(new CacheKey(5, i), factory, CachePriority.Low, stats, out bool wasPromoted);
-            if (h != null)
+            if (primary.Lookup(new CacheKey(5, i), factory, CachePriority.Low, stats, out bool wasPromoted) is LruHandle h)
             {
                 Assert.Equal(blocks[i], h.Value.Contents.ToArray());
                 promoted += wasPromoted ? 1 : 0;
@@ -202,8 +201,8 @@ public class CompressedSecondaryCacheTests
             for (int i = 0; i < 32; i++)
             {
                 var key = new CacheKey(5, (ulong)i);
-                secondary.Demote(key, v); // placeholder, or nothing when already stored
-                secondary.Demote(key, v); // the stored entry; the cache evicts others to make room
+                secondary.Demote(key, v.Contents, v.Role); // placeholder, or nothing when already stored
+                secondary.Demote(key, v.Contents, v.Role); // the stored entry; the cache evicts others to make room
             }
             for (int i = 0; i < 32; i += 2)
             {

@@ -1,21 +1,43 @@
+using System.Runtime.InteropServices;
 using KvEngine.Cache;
 
 namespace KvEngine.Tests.Cache;
 
-public class LruHandleTableTests
+public unsafe class LruHandleTableTests
 {
-    private static LruHandle NewHandle(ulong owner, ulong offset)
+    /// <summary>Native entries for one test, freed together.</summary>
+    private sealed class Entries : IDisposable
     {
-        var h = new LruHandle();
-        h.Init(new CacheKey(owner, offset), CachePlaceholder.Instance, 1, highPriority: false);
-        return h;
+        private readonly List<nint> _all = [];
+
+        public LruEntry* New(in CacheKey key)
+        {
+            var e = (LruEntry*)NativeMemory.AllocZeroed((nuint)sizeof(LruEntry));
+            _all.Add((nint)e);
+            e->OwnerId = key.OwnerId;
+            e->Offset = key.Offset;
+            e->Charge = 1;
+            return e;
+        }
+
+        public void Dispose()
+        {
+            foreach (nint p in _all)
+            {
+                NativeMemory.Free((void*)p);
+            }
+        }
     }
+
+    [Fact]
+    public void AnEntryIsNinetySixBytes() => Assert.Equal(96, sizeof(LruEntry));
 
     [Fact]
     public void RandomOperationsMatchADictionary()
     {
+        using var entries = new Entries();
         var table = new LruHandleTable();
-        var model = new Dictionary<CacheKey, LruHandle>();
+        var model = new Dictionary<CacheKey, nint>();
         var random = new Random(1234);
         for (int step = 0; step < 200_000; step++)
         {
@@ -24,19 +46,19 @@ public class LruHandleTableTests
             switch (random.Next(10))
             {
                 case < 5:
-                    LruHandle h = NewHandle(key.OwnerId, key.Offset);
-                    LruHandle? replaced = table.Insert(h);
-                    Assert.Same(model.GetValueOrDefault(key), replaced);
-                    Assert.Null(replaced?.NextHash);
-                    model[key] = h;
+                    LruEntry* h = entries.New(key);
+                    LruEntry* replaced = table.Insert(h);
+                    Assert.Equal(model.GetValueOrDefault(key), (nint)replaced);
+                    Assert.True(replaced == null || replaced->NextHash == null);
+                    model[key] = (nint)h;
                     break;
                 case < 8:
-                    Assert.Same(model.GetValueOrDefault(key), table.Lookup(key));
+                    Assert.Equal(model.GetValueOrDefault(key), (nint)table.Lookup(key));
                     break;
                 default:
-                    LruHandle? removed = table.Remove(key);
-                    Assert.Same(model.GetValueOrDefault(key), removed);
-                    Assert.Null(removed?.NextHash);
+                    LruEntry* removed = table.Remove(key);
+                    Assert.Equal(model.GetValueOrDefault(key), (nint)removed);
+                    Assert.True(removed == null || removed->NextHash == null);
                     model.Remove(key);
                     break;
             }
@@ -46,7 +68,7 @@ public class LruHandleTableTests
         foreach (LruHandle h in table)
         {
             Assert.True(seen.Add(h.Key));
-            Assert.Same(model[h.Key], h);
+            Assert.Equal(model[h.Key], (nint)h.Entry);
         }
         Assert.Equal(model.Count, seen.Count);
         Assert.True(model.Count > 10_000); // the table grew many times
@@ -56,8 +78,8 @@ public class LruHandleTableTests
     public void AnEmptyTableFindsAndEnumeratesNothing()
     {
         var table = new LruHandleTable();
-        Assert.Null(table.Lookup(new CacheKey(1, 2)));
-        Assert.Null(table.Remove(new CacheKey(1, 2)));
+        Assert.True(table.Lookup(new CacheKey(1, 2)) == null);
+        Assert.True(table.Remove(new CacheKey(1, 2)) == null);
         foreach (LruHandle h in table)
         {
             Assert.Fail($"unexpected {h.Key}");

@@ -1,0 +1,23 @@
+namespace KvEngine.Cache;
+
+/// <summary>State bits of an <see cref="LruEntry"/>. In memory only.</summary>
+[Flags]
+internal enum LruEntryFlags : byte
+{
+    None = 0,
+
+    /// <summary>In its shard's table (not erased, evicted or replaced).</summary>
+    InCache = 1,
+
+    /// <summary>In the high-priority LRU list.</summary>
+    InHighPool = 2,
+
+    /// <summary>Offer the value to the secondary cache when it is freed.</summary>
+    Demote = 4,
+
+    /// <summary>Inserted at high priority (set once).</summary>
+    HighPriority = 8,
+
+    /// <summary>The value is a native block held in the entry (set once).</summary>
+    NativeBlock = 16,
+}

@@ -1,0 +1,223 @@
+using System.Text;
+using KvEngine.Cache;
+using KvEngine.Compression;
+using KvEngine.Format;
+using KvEngine.Iterators;
+using KvEngine.Memory;
+using KvEngine.Table;
+
+namespace KvEngine.Tests.Table;
+
+/// <summary>
+/// Native blocks held in their block cache entries (<see cref="LruCache.TryInsertBlock"/>): the entry
+/// owns the bytes, readers get pooled views, and every buffer and entry is freed exactly once. Each
+/// test runs on its own checking allocator (double frees throw; freed bytes are poisoned, so a view
+/// read after its entry was freed sees 0xDD instead of its data).
+/// </summary>
+public class NativeCachedBlockTests
+{
+    private static NativeAllocator NewAllocator() => new(new NativeAllocatorOptions { DebugChecks = true });
+
+    private static Block NewNativeBlock(NativeAllocator allocator, int entries, int seed, out byte[] bytes)
+    {
+        using var builder = new BlockBuilder(4);
+        for (int i = 0; i < entries; i++)
+        {
+            builder.Add(Encoding.ASCII.GetBytes($"key{i:D5}"), Encoding.ASCII.GetBytes($"value{seed}-{i}"));
+        }
+        bytes = builder.Finish().ToArray();
+        NativeBuffer buffer = allocator.Allocate(bytes.Length, use: NativeUse.TableBlock);
+        bytes.CopyTo(buffer.Span);
+        return Block.RentNative(buffer, CacheEntryRole.Data, "t.sst", "data", 4096);
+    }
+
+    private static long LiveBytes(NativeAllocator allocator, NativeUse use)
+    {
+        Span<long> byUse = stackalloc long[NativeAllocator.UseSlots];
+        allocator.GetLiveBytesByUse(byUse);
+        return byUse[(int)use];
+    }
+
+    private static string ValueAt(Block block, int i)
+    {
+        var cursor = new BlockCursor(block, BlockKeyFormat.Bytewise);
+        try
+        {
+            cursor.Seek(Encoding.ASCII.GetBytes($"key{i:D5}"));
+            Assert.True(cursor.Valid);
+            return Encoding.ASCII.GetString(cursor.Value);
+        }
+        finally
+        {
+            cursor.Dispose();
+        }
+    }
+
+    [Fact]
+    public void TheEntryTakesTheBufferAndTheBlockBecomesAView()
+    {
+        using NativeAllocator allocator = NewAllocator();
+        using var cache = new LruCache(new LruCacheOptions { Capacity = 1 << 20, NumShardBits = 0, Allocator = allocator });
+        Block block = NewNativeBlock(allocator, 100, 1, out byte[] bytes);
+        int usable = SizeClasses.UsableSize(bytes.Length);
+        var key = new CacheKey(7, 4096);
+
+        Assert.True(cache.TryInsertBlock(key, block, CachePriority.Low, out LruHandle? inserted));
+        LruHandle h = inserted!.Value;
+        Assert.True(h.IsNativeBlock);
+        Assert.True(block.IsView);
+        Assert.Equal(0, block.AllocatedBytes); // the view owns nothing
+        Assert.Equal(usable + cache.EntryOverheadBytes, cache.Usage);
+        Assert.Equal((bytes.Length, (long)usable), cache.ValueBytes);
+        Assert.Equal(bytes.Length, h.RequestedBytes);
+        Assert.Equal(usable, h.AllocatedBytes);
+        Assert.Equal(usable, LiveBytes(allocator, NativeUse.TableBlock));
+        Assert.Equal(SizeClasses.UsableSize(96), LiveBytes(allocator, NativeUse.CacheEntry));
+        Assert.Throws<InvalidOperationException>(() => h.Value); // no managed value behind a native entry
+        Assert.Equal("value1-42", ValueAt(block, 42));
+
+        // A second reader: a lease over a fresh view of the same bytes.
+        BlockLease lease = BlockLease.Cached(cache.Lookup(key)!.Value, cache, "t.sst", "data");
+        Assert.NotSame(block, lease.Block);
+        Assert.True(lease.Block.IsView);
+        Assert.Equal(block.NumRestarts, lease.Block.NumRestarts);
+        Assert.Equal(block.RestartsOffset, lease.Block.RestartsOffset);
+        Assert.Equal("value1-99", ValueAt(lease.Block, 99));
+        Assert.Equal("t.sst: data block at offset 4096", lease.Block.Source);
+
+        new BlockLease(block, h, cache).Release(); // the inserter's lease: its view back to the pool, one reference less
+        cache.Erase(key);
+        Assert.Equal(usable, LiveBytes(allocator, NativeUse.TableBlock)); // still referenced by the second lease
+        Assert.Equal("value1-7", ValueAt(lease.Block, 7));
+        lease.Release();
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+        Assert.Equal(0, cache.Usage);
+    }
+
+    [Fact]
+    public void ABlockFromAnotherAllocatorStaysAnObjectInTheCache()
+    {
+        using NativeAllocator allocator = NewAllocator();
+        using NativeAllocator other = NewAllocator();
+        using var cache = new LruCache(new LruCacheOptions { Capacity = 1 << 20, NumShardBits = 0, Allocator = allocator });
+        Block block = NewNativeBlock(other, 10, 2, out _);
+        Assert.True(cache.TryInsertBlock(new CacheKey(1, 0), block, CachePriority.Low, out LruHandle? h));
+        Assert.False(h!.Value.IsNativeBlock);
+        Assert.False(block.IsView);
+        Assert.Same(block, h.Value.Value);
+        BlockLease lease = BlockLease.Cached(h.Value, cache, "t.sst", "data");
+        Assert.Same(block, lease.Block);
+        lease.Release();
+        cache.EraseUnreferenced();
+        Assert.Equal(0, LiveBytes(other, NativeUse.TableBlock));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+    }
+
+    [Fact]
+    public void AStrictCacheWithoutRoomLeavesTheBlockItsBuffer()
+    {
+        using NativeAllocator allocator = NewAllocator();
+        using var cache = new LruCache(new LruCacheOptions { Capacity = 256, NumShardBits = 0, StrictCapacity = true, Allocator = allocator });
+        Block block = NewNativeBlock(allocator, 100, 3, out byte[] bytes);
+        Assert.False(cache.TryInsertBlock(new CacheKey(1, 0), block, CachePriority.Low, out LruHandle? h));
+        Assert.Null(h);
+        Assert.False(block.IsView);
+        Assert.Equal(bytes.Length, block.RequestedBytes);
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry)); // the refused entry was freed
+        Assert.Equal("value3-50", ValueAt(block, 50));
+        block.Dispose();
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
+    }
+
+    [Fact]
+    public void EvictedNativeBlocksAreDemotedAndPromotedByteIdentical()
+    {
+        using NativeAllocator allocator = NewAllocator();
+        using var secondary = new CompressedSecondaryCache(new CompressedSecondaryCacheOptions { Capacity = 4 << 20, NumShardBits = 0, Allocator = allocator });
+        using var primary = new LruCache(new LruCacheOptions { Capacity = 16 << 10, NumShardBits = 0, Allocator = allocator }, secondary);
+        var factory = new NativeBlockFactory();
+        var blocks = new Dictionary<ulong, byte[]>();
+        for (int pass = 0; pass < 2; pass++)
+        {
+            for (ulong i = 0; i < 40; i++)
+            {
+                var key = new CacheKey(5, i * 4096);
+                if (primary.Lookup(key) is LruHandle hit)
+                {
+                    primary.Release(hit);
+                    continue;
+                }
+                Block block = NewNativeBlock(allocator, 60, (int)i, out byte[] bytes);
+                blocks[i] = bytes;
+                Assert.True(primary.TryInsertBlock(key, block, CachePriority.Low, out LruHandle? h));
+                new BlockLease(block, h, primary).Release();
+            }
+        }
+        int promoted = 0;
+        for (ulong i = 0; i < 40; i++)
+        {
+            if (primary.Lookup(new CacheKey(5, i * 4096), factory, CachePriority.Low, null, out bool wasPromoted) is LruHandle h)
+            {
+                Assert.True(h.IsNativeBlock); // a promoted block lives in its entry too
+                BlockLease lease = BlockLease.Cached(h, primary, "t.sst", "data");
+                Assert.Equal(blocks[i], lease.Block.Contents.ToArray());
+                Assert.Equal($"value{i}-33", ValueAt(lease.Block, 33));
+                lease.Release();
+                promoted += wasPromoted ? 1 : 0;
+            }
+        }
+        Assert.True(promoted > 10, $"{promoted} promoted");
+        primary.EraseUnreferenced();
+        secondary.Inner.EraseUnreferenced();
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.SecondaryCache));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+    }
+
+    [Fact]
+    public void TableReadsThroughASmallCacheReturnEveryValueAndFreeEverything()
+    {
+        using NativeAllocator allocator = NewAllocator();
+        var stats = new KvStatistics();
+        using (var secondary = new CompressedSecondaryCache(new CompressedSecondaryCacheOptions { Capacity = 256 << 10, NumShardBits = 0, Allocator = allocator }))
+        using (var cache = new LruCache(new LruCacheOptions { Capacity = 48 << 10, NumShardBits = 1, Allocator = allocator }, secondary))
+        {
+            var options = new TableOptions { Compression = CompressionType.Lz4, BlockCache = cache, BlockAllocator = allocator, Statistics = stats };
+            List<Entry> entries = TableTestUtil.MakeEntries(3000, seed: 11);
+            byte[] table = TableTestUtil.Build(options, entries);
+            using (TableReader reader = TableTestUtil.Open(table, options))
+            {
+                var rnd = new Random(3);
+                var value = new System.Buffers.ArrayBufferWriter<byte>();
+                for (int round = 0; round < 3; round++)
+                {
+                    for (int n = 0; n < 2000; n++)
+                    {
+                        Entry e = entries[rnd.Next(entries.Count)];
+                        value.Clear();
+                        byte[] user = InternalKeys.UserKey(e.Key).ToArray();
+                        Assert.True(reader.TryGet(user, InternalKeys.MaxSequenceNumber, value, out _, verifyChecksums: true));
+                    }
+                    using InternalIterator scan = reader.NewIterator(verifyChecksums: true);
+                    TableTestUtil.AssertSame(entries, TableTestUtil.ScanForward(scan));
+                }
+            }
+            Assert.True(stats.GetTickerCount(Ticker.BlockCacheDataMiss) > 100);
+            Assert.True(stats.GetTickerCount(Ticker.SecondaryCacheHits) > 0, stats.ToString());
+            cache.EraseUnreferenced();
+            secondary.Inner.EraseUnreferenced();
+            Assert.Equal(0, cache.Count);
+        }
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.SecondaryCache));
+    }
+
+    /// <summary>Rebuilds promoted data blocks as native blocks (what a table reader does).</summary>
+    private sealed class NativeBlockFactory : ICacheValueFactory
+    {
+        public CacheValue Create(NativeBuffer contents, in CacheKey key, CacheEntryRole role) =>
+            Block.RentNative(contents, role, "t.sst", "data", key.Offset);
+    }
+}
