@@ -27,14 +27,12 @@ internal abstract class CacheValue
 
     /// <summary>
     /// True when the value is a native block an <see cref="LruCache"/> entry can hold itself:
-    /// <paramref name="buffer"/> (from <paramref name="allocator"/>) is all of it, with its parsed
-    /// restart array. The value keeps the buffer until <see cref="BecomeView"/>.
+    /// <paramref name="buffer"/> (from <paramref name="allocator"/>) is all of it, and its bytes
+    /// were checked to parse. The value keeps the buffer until <see cref="BecomeView"/>.
     /// </summary>
-    public virtual bool TryGetNativeBlock(NativeAllocator allocator, out NativeBuffer buffer, out int restartsOffset, out int numRestarts)
+    public virtual bool TryGetNativeBlock(NativeAllocator allocator, out NativeBuffer buffer)
     {
         buffer = default;
-        restartsOffset = 0;
-        numRestarts = 0;
         return false;
     }
 

@@ -23,13 +23,13 @@ namespace KvEngine.Cache;
 /// </summary>
 internal sealed unsafe class LruCache : IDisposable
 {
-    private static readonly int s_entryBytes = sizeof(LruEntry);
 
     private readonly LruCacheShard[] _shards;
     private readonly int _shift;
     private readonly long _overhead;
     private readonly ISecondaryCache? _secondary;
     private readonly NativeAllocator _allocator;
+    private readonly int _entryBytes; // an LruEntry, and with debug checks the allocator tags of the entry and its block after it
     private long _nextId;
     private long _capacity;
     private int _disposed;
@@ -45,6 +45,7 @@ internal sealed unsafe class LruCache : IDisposable
         _overhead = options.EntryOverheadBytes;
         _secondary = secondary;
         _allocator = options.Allocator;
+        _entryBytes = sizeof(LruEntry) + (_allocator.DebugChecks ? 2 * sizeof(long) : 0);
         _capacity = options.Capacity;
         long perShard = (options.Capacity + _shards.Length - 1) / _shards.Length;
         for (int i = 0; i < _shards.Length; i++)
@@ -220,16 +221,18 @@ internal sealed unsafe class LruCache : IDisposable
     /// </summary>
     public bool TryInsertBlock(in CacheKey key, CacheValue block, CachePriority priority, out LruHandle? handle)
     {
-        if (!block.TryGetNativeBlock(_allocator, out NativeBuffer buffer, out int restartsOffset, out int numRestarts))
+        if (!block.TryGetNativeBlock(_allocator, out NativeBuffer buffer))
         {
             return TryInsert(key, block, priority, out handle);
         }
         LruEntry* e = NewEntry(key, buffer.UsableSize, block.Role, priority);
-        e->Data = buffer.Pointer;
-        e->DataTag = buffer.Tag;
+        e->Value = (nint)buffer.Pointer;
         e->Length = buffer.Length;
-        e->RestartsOffset = restartsOffset;
-        e->NumRestarts = numRestarts;
+        e->DataUse = (byte)buffer.Tag; // the low byte of a tag is the use
+        if (_allocator.DebugChecks)
+        {
+            DebugTags(e)[1] = buffer.Tag;
+        }
         e->Flags |= LruEntryFlags.NativeBlock;
         LruEntry* freed = null;
         bool ok = ShardOf(key).Insert(e, buffer.Length, buffer.UsableSize, wantHandle: true, ref freed);
@@ -299,10 +302,13 @@ internal sealed unsafe class LruCache : IDisposable
         {
             throw new ArgumentOutOfRangeException(nameof(valueBytes), valueBytes, "A cache entry's charge must stay below 2 GiB.");
         }
-        NativeBuffer memory = _allocator.Allocate(s_entryBytes, use: NativeUse.CacheEntry);
+        NativeBuffer memory = _allocator.Allocate(_entryBytes, use: NativeUse.CacheEntry);
         var e = (LruEntry*)memory.Pointer;
         *e = default;
-        e->EntryTag = memory.Tag;
+        if (_allocator.DebugChecks)
+        {
+            DebugTags(e)[0] = memory.Tag;
+        }
         e->OwnerId = key.OwnerId;
         e->Offset = key.Offset;
         e->Charge = (int)charge;
@@ -317,7 +323,7 @@ internal sealed unsafe class LruCache : IDisposable
         LruEntry* e = NewEntry(key, value.AllocatedBytes, value.Role, priority);
         if (value is not CachePlaceholder)
         {
-            e->Managed = GCHandle.ToIntPtr(GCHandle.Alloc(value));
+            e->Value = GCHandle.ToIntPtr(GCHandle.Alloc(value));
         }
         return e;
     }
@@ -326,25 +332,31 @@ internal sealed unsafe class LruCache : IDisposable
     private void FreeEntry(LruEntry* e, bool freeValue)
     {
         CacheValue? managed = null;
+        bool debug = _allocator.DebugChecks;
         if (e->Has(LruEntryFlags.NativeBlock))
         {
             if (freeValue)
             {
-                new NativeBuffer(_allocator, e->Data, e->Length, SizeClasses.UsableSize(e->Length), e->DataTag).Dispose();
+                long tag = debug ? DebugTags(e)[1] : e->DataUse;
+                new NativeBuffer(_allocator, (byte*)e->Value, e->Length, SizeClasses.UsableSize(e->Length), tag).Dispose();
             }
         }
-        else if (e->Managed != 0)
+        else if (e->Value != 0)
         {
-            GCHandle gc = GCHandle.FromIntPtr(e->Managed);
+            GCHandle gc = GCHandle.FromIntPtr(e->Value);
             managed = (CacheValue)gc.Target!;
             gc.Free();
         }
-        new NativeBuffer(_allocator, (byte*)e, s_entryBytes, SizeClasses.UsableSize(s_entryBytes), e->EntryTag).Dispose();
+        long entryTag = debug ? DebugTags(e)[0] : (long)NativeUse.CacheEntry;
+        new NativeBuffer(_allocator, (byte*)e, _entryBytes, SizeClasses.UsableSize(_entryBytes), entryTag).Dispose();
         if (freeValue)
         {
             managed?.Free();
         }
     }
+
+    /// <summary>The allocator tags of an entry and its native block, after the entry (only with debug checks).</summary>
+    private static long* DebugTags(LruEntry* e) => (long*)(e + 1);
 
     /// <summary>
     /// Demotes (when asked) and frees the values of detached entries, then the entries: a detached
@@ -364,7 +376,7 @@ internal sealed unsafe class LruCache : IDisposable
                     var h = new LruHandle(e);
                     if (h.IsNativeBlock)
                     {
-                        _secondary.Demote(h.Key, new ReadOnlySpan<byte>(e->Data, e->Length), h.Role);
+                        _secondary.Demote(h.Key, new ReadOnlySpan<byte>(h.BlockData, e->Length), h.Role);
                     }
                     else if (h.Value is { CanDemote: true } value)
                     {

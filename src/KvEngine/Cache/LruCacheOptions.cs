@@ -24,7 +24,7 @@ internal sealed record LruCacheOptions
     /// </summary>
     public NativeAllocator Allocator { get; init; } = NativeAllocator.Shared;
 
-    /// <summary>Charged per entry on top of the value's usable size: the entry (96 bytes) and its table slot.</summary>
+    /// <summary>Charged per entry on top of the value's usable size: the entry (64 bytes) and its table slot.</summary>
     public int EntryOverheadBytes { get; init; } = 96;
 
     /// <summary>Smallest shard <see cref="NumShardBits"/> = -1 aims for (RocksDB: 512 KiB).</summary>

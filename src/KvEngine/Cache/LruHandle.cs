@@ -41,18 +41,14 @@ internal readonly unsafe struct LruHandle : IEquatable<LruHandle>
             {
                 throw new InvalidOperationException($"Cache entry {e->Key} holds a native block, not a managed value.");
             }
-            return e->Managed == 0 ? CachePlaceholder.Instance : (CacheValue)GCHandle.FromIntPtr(e->Managed).Target!;
+            return e->Value == 0 ? CachePlaceholder.Instance : (CacheValue)GCHandle.FromIntPtr(e->Value).Target!;
         }
     }
 
-    /// <summary>A native block's bytes and its parsed restart array (only when <see cref="IsNativeBlock"/>).</summary>
-    public byte* BlockData => Entry->Data;
+    /// <summary>A native block's bytes (only when <see cref="IsNativeBlock"/>).</summary>
+    public byte* BlockData => (byte*)Entry->Value;
 
     public int BlockLength => Entry->Length;
-
-    public int RestartsOffset => Entry->RestartsOffset;
-
-    public int NumRestarts => Entry->NumRestarts;
 
     /// <summary>Bytes the value asked its allocator for.</summary>
     public long RequestedBytes => IsNativeBlock ? Entry->Length : Value.RequestedBytes;

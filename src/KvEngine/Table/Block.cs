@@ -103,27 +103,34 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     /// A view of the native block <paramref name="handle"/>'s entry holds (<see cref="LruHandle.IsNativeBlock"/>),
     /// recycled from this thread's pool when it has one; valid while the handle is held. Its
     /// corruption messages name <paramref name="fileName"/>, <paramref name="kind"/> and the key's offset.
+    /// The restart array is found again from the block's last word (the bytes parsed when the block
+    /// was read and have not changed since).
     /// </summary>
     public static Block RentView(in LruHandle handle, string fileName, string kind)
     {
         Block block = ThreadLocalPool<Block>.TryRent() ?? new Block();
         block._pointer = handle.BlockData;
         block.Length = handle.BlockLength;
-        block.RestartsOffset = handle.RestartsOffset;
-        block.NumRestarts = handle.NumRestarts;
         block._fileName = fileName;
         block._kind = kind;
         block._offset = handle.Key.Offset;
         block._role = handle.Role;
         block._recyclable = true;
         block._view = true;
+        try
+        {
+            (block.RestartsOffset, block.NumRestarts) = block.Parse(new ReadOnlySpan<byte>(block._pointer, block.Length), block._role == CacheEntryRole.Data);
+        }
+        catch
+        {
+            block.Dispose();
+            throw;
+        }
         return block;
     }
 
-    public override bool TryGetNativeBlock(NativeAllocator allocator, out NativeBuffer buffer, out int restartsOffset, out int numRestarts)
+    public override bool TryGetNativeBlock(NativeAllocator allocator, out NativeBuffer buffer)
     {
-        restartsOffset = RestartsOffset;
-        numRestarts = NumRestarts;
         if (_recyclable && !_view && _native.IsAllocated && _native.Owner == allocator && _restartPrefixes == null)
         {
             buffer = _native;

@@ -30,7 +30,7 @@ public unsafe class LruHandleTableTests
     }
 
     [Fact]
-    public void AnEntryIsNinetySixBytes() => Assert.Equal(96, sizeof(LruEntry));
+    public void AnEntryIsSixtyFourBytes() => Assert.Equal(64, sizeof(LruEntry));
 
     [Fact]
     public void RandomOperationsMatchADictionary()
