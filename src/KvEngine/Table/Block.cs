@@ -49,6 +49,9 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     private bool _pooled;
     private bool _recyclable; // a native block from RentNative or a view from RentView: the object goes back to the pool on Dispose
     private bool _view; // reads bytes a cache entry owns
+    [ThreadStatic]
+    private static Block? t_spare; // see Rent
+
     private StrongBox<NativeBuffer>? _restartPrefixes; // NumRestarts ulongs, or none (boxed: only a reader's own index has them, and every cached block would carry the struct's 32 bytes)
 
     /// <summary>Wraps <paramref name="data"/>[0..<paramref name="length"/>); throws <see cref="KvCorruptionException"/> when malformed.</summary>
@@ -78,7 +81,7 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     /// </summary>
     public static Block RentNative(NativeBuffer contents, CacheEntryRole role, string fileName, string kind, ulong offset)
     {
-        Block block = ThreadLocalPool<Block>.TryRent() ?? new Block();
+        Block block = Rent();
         block._native = contents;
         block._pointer = contents.Pointer;
         block.Length = contents.Length;
@@ -108,7 +111,7 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     /// </summary>
     public static Block RentView(in LruHandle handle, string fileName, string kind)
     {
-        Block block = ThreadLocalPool<Block>.TryRent() ?? new Block();
+        Block block = Rent();
         block._pointer = handle.BlockData;
         block.Length = handle.BlockLength;
         block._fileName = fileName;
@@ -151,6 +154,33 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     }
 
     public override bool IsView => _view;
+
+    /// <summary>
+    /// A recycled block from this thread's spare slot, else its pool, else a new one. The slot sits
+    /// in front of <see cref="ThreadLocalPool{T}"/> because a cached Get rents and returns a view
+    /// every time, and a non-generic thread static is one load where the pool's shared generic
+    /// code looks its thread statics up (1.7% of a seek's samples under Native AOT).
+    /// </summary>
+    private static Block Rent()
+    {
+        Block? spare = t_spare;
+        if (spare != null)
+        {
+            t_spare = null;
+            return spare;
+        }
+        return ThreadLocalPool<Block>.TryRent() ?? new Block();
+    }
+
+    private static void Return(Block block)
+    {
+        if (t_spare == null)
+        {
+            t_spare = block;
+            return;
+        }
+        ThreadLocalPool<Block>.Return(block);
+    }
 
     private (int RestartsOffset, int NumRestarts) Parse(ReadOnlySpan<byte> data, bool isDataBlock)
     {
@@ -352,7 +382,7 @@ internal sealed unsafe class Block : CacheValue, IDisposable
             Length = 0;
             RestartsOffset = 0;
             NumRestarts = 0;
-            ThreadLocalPool<Block>.Return(this);
+            Return(this);
         }
     }
 

@@ -42,7 +42,7 @@ internal struct BlockCursor : IDisposable
         _keyFormat = keyFormat;
         _valueFormat = valueFormat;
         _indexHasFirstKey = indexHasFirstKey;
-        _key = ThreadLocalPool<byte[]>.TryRent() ?? new byte[KeyBufferSize];
+        _key = RentKeyBuffer();
         _current = _restarts;
         _next = _restarts;
         _restartIndex = _numRestarts;
@@ -302,7 +302,18 @@ internal struct BlockCursor : IDisposable
     {
         if (key.Length == KeyBufferSize)
         {
-            ThreadLocalPool<byte[]>.Return(key);
+            if (t_spareKey0 == null)
+            {
+                t_spareKey0 = key;
+            }
+            else if (t_spareKey1 == null)
+            {
+                t_spareKey1 = key;
+            }
+            else
+            {
+                ThreadLocalPool<byte[]>.Return(key);
+            }
         }
         else
         {
@@ -311,6 +322,32 @@ internal struct BlockCursor : IDisposable
     }
 
     private const int KeyBufferSize = 64;
+
+    // Two spare key buffers per thread in front of ThreadLocalPool (a Get holds an index and a data
+    // cursor at once): non-generic thread statics are one load each, where the pool's shared
+    // generic code looks its thread statics up (Block.Rent says more).
+    [ThreadStatic]
+    private static byte[]? t_spareKey0;
+
+    [ThreadStatic]
+    private static byte[]? t_spareKey1;
+
+    private static byte[] RentKeyBuffer()
+    {
+        byte[]? key = t_spareKey0;
+        if (key != null)
+        {
+            t_spareKey0 = null;
+            return key;
+        }
+        key = t_spareKey1;
+        if (key != null)
+        {
+            t_spareKey1 = null;
+            return key;
+        }
+        return ThreadLocalPool<byte[]>.TryRent() ?? new byte[KeyBufferSize];
+    }
 
     private void Invalidate()
     {
