@@ -353,49 +353,11 @@ internal sealed unsafe class MemTable : IDisposable
         return it;
     }
 
-    /// <summary>An iterator over the point entries; it holds a reference until disposed. Its seeks go through the hash index when there is one (<see cref="TrySeekIndexed"/>).</summary>
+    /// <summary>An iterator over the point entries; it holds a reference until disposed.</summary>
     public InternalIterator NewIterator()
     {
         Ref();
-        return new MemTableIterator(this, _table, _index != null);
-    }
-
-    /// <summary>
-    /// An iterator seek (<paramref name="target"/> an internal key) through the hash index: when the
-    /// memtable holds the target's user key, the first entry at or after the target is that key's
-    /// newest entry or one of the next few at level 0, found in one or two cache misses instead of a
-    /// skip-list search (about twenty dependent misses in a full 64 MiB memtable; 39% of a
-    /// one-thread seekrandom's time over a memtable of ~400,000 entries). False, with
-    /// <paramref name="it"/> unchanged, when the memtable has no entry of the key (the answer is
-    /// then another key's, which only the skip list orders), when the key's chain is too long to
-    /// walk, or when more than <see cref="MaxVersionWalk"/> of its entries sort before the target
-    /// (versions newer than the target's sequence): the caller searches the skip list. Correct
-    /// for the same reason as point lookups: every entry a reader can see is in its key's chain, and
-    /// the newest of them is the key's first in the list.
-    /// </summary>
-    internal bool TrySeekIndexed(ReadOnlySpan<byte> target, ref SkipList.Iterator it)
-    {
-        if (_index == null || target.Length < InternalKeys.TrailerSize || NumEntries == 0)
-        {
-            return false;
-        }
-        ReadOnlySpan<byte> userKey = InternalKeys.UserKey(target);
-        if (!_index.TryFindNewest(userKey, MemTableHashIndex.Hash(userKey), out byte* newest) || newest == null)
-        {
-            return false;
-        }
-        SkipList.Iterator found = it;
-        found.SeekToEntry(newest);
-        for (int skipped = 0; skipped <= MaxVersionWalk; skipped++)
-        {
-            if (!found.Valid || InternalKeyComparer.Compare(found.Key, target) >= 0)
-            {
-                it = found;
-                return true;
-            }
-            found.Next();
-        }
-        return false;
+        return new MemTableIterator(this, _table);
     }
 
     /// <summary>

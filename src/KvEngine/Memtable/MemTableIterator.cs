@@ -13,18 +13,12 @@ internal sealed class MemTableIterator : InternalIterator
 {
     private MemTable? _owner;
     private SkipList.Iterator _cursor;
-    private readonly bool _indexedSeeks;
 
-    /// <summary>
-    /// Takes over a reference the caller already holds on <paramref name="owner"/>. With
-    /// <paramref name="indexedSeeks"/> (the point entries of a memtable with a hash index) a seek
-    /// first tries the index (<see cref="MemTable.TrySeekIndexed"/>).
-    /// </summary>
-    internal MemTableIterator(MemTable owner, SkipList list, bool indexedSeeks = false)
+    /// <summary>Takes over a reference the caller already holds on <paramref name="owner"/>.</summary>
+    internal MemTableIterator(MemTable owner, SkipList list)
     {
         _owner = owner;
         _cursor = new SkipList.Iterator(list);
-        _indexedSeeks = indexedSeeks;
     }
 
     public override bool Valid => _cursor.Valid;
@@ -62,10 +56,7 @@ internal sealed class MemTableIterator : InternalIterator
     public override void Seek(ReadOnlySpan<byte> target)
     {
         ThrowIfDisposed();
-        if (!_indexedSeeks || !_owner!.TrySeekIndexed(target, ref _cursor))
-        {
-            _cursor.Seek(target);
-        }
+        _cursor.Seek(target);
     }
 
     public override void SeekForPrev(ReadOnlySpan<byte> target)

@@ -10,8 +10,7 @@ namespace KvEngine.Tests.Memtable;
 /// (and both find every published write while writers insert):
 /// against a twin memtable without an index (random keys with long histories, every point type,
 /// lookups at every kind of sequence), under concurrent writers, and for a reader racing a writer
-/// (every published write visible at once). Iterator seeks, which try the index first, land on
-/// the same entries as seeks of the twin.
+/// (every published write visible at once).
 /// </summary>
 public unsafe class MemTableHashIndexTests
 {
@@ -100,28 +99,6 @@ public unsafe class MemTableHashIndexTests
             Assert.True(ia.Key.SequenceEqual(ib.Key));
             ia.Next();
             ib.Next();
-        }
-
-        // An iterator seek (which tries the index first): the same entry, and the same neighbours.
-        byte[] target = InternalKeys.Create(key, sequence, ValueType.ValueTypeForSeek);
-        using KvEngine.Iterators.InternalIterator sa2 = indexed.NewIterator();
-        using KvEngine.Iterators.InternalIterator sb2 = plain.NewIterator();
-        sa2.Seek(target);
-        sb2.Seek(target);
-        Assert.Equal(sb2.Valid, sa2.Valid);
-        if (sa2.Valid)
-        {
-            Assert.True(sa2.Key.SequenceEqual(sb2.Key));
-            sa2.Next();
-            sb2.Next();
-            Assert.Equal(sb2.Valid, sa2.Valid);
-            if (sa2.Valid)
-            {
-                Assert.True(sa2.Key.SequenceEqual(sb2.Key));
-                sa2.Prev();
-                sb2.Prev();
-                Assert.True(sa2.Key.SequenceEqual(sb2.Key));
-            }
         }
     }
 
