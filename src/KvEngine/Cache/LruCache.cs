@@ -12,8 +12,8 @@ namespace KvEngine.Cache;
 /// answer is promoted (rebuilt by the caller's <see cref="ICacheValueFactory"/> and inserted).
 /// <para>
 /// Entries are native <see cref="LruEntry"/> records from <see cref="LruCacheOptions.Allocator"/>.
-/// A native block inserted with <see cref="TryInsertBlock"/> lives in its entry (bytes, restart
-/// array, no managed object: readers see it through a pooled view, the table's block type); other
+/// A native block inserted with <see cref="TryInsertBlock"/> lives in its entry (the entry owns its
+/// bytes; no managed object: readers see it through a pooled view, the table's block type); other
 /// values are held through a GC handle until freed.
 /// </para>
 /// <para>
@@ -23,7 +23,6 @@ namespace KvEngine.Cache;
 /// </summary>
 internal sealed unsafe class LruCache : IDisposable
 {
-
     private readonly LruCacheShard[] _shards;
     private readonly int _shift;
     private readonly long _overhead;
@@ -212,8 +211,7 @@ internal sealed unsafe class LruCache : IDisposable
     /// <summary>
     /// <see cref="TryInsert"/> for a value that may be a native block. When
     /// <see cref="CacheValue.TryGetNativeBlock"/> gives a buffer from this cache's allocator, the
-    /// entry takes the buffer (bytes and parsed restart array, no managed object stays in the
-    /// cache) and <paramref name="block"/> becomes a view of it (<see cref="CacheValue.IsView"/>),
+    /// entry takes the buffer (no managed object stays in the cache) and <paramref name="block"/> becomes a view of it (<see cref="CacheValue.IsView"/>),
     /// valid while the returned handle is held: the caller frees the view (which frees no bytes)
     /// when it releases the handle, as the table's block lease does. Otherwise the entry keeps the
     /// value object, as <see cref="TryInsert"/> would. False (strict capacity, no room): the caller

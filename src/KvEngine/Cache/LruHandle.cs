@@ -8,7 +8,7 @@ namespace KvEngine.Cache;
 /// charge, role and value are fixed while the entry lives and read without the shard's lock; a
 /// holder may use them until it releases the handle (<see cref="LruCache.Release"/>), exactly once,
 /// and not after: the entry's memory goes back to the allocator when its last reference is
-/// released after it left the cache. A 16-byte value; copies refer to the same entry.
+/// released after it left the cache. An 8-byte value; copies refer to the same entry.
 /// </summary>
 internal readonly unsafe struct LruHandle : IEquatable<LruHandle>
 {

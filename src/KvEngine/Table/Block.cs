@@ -39,6 +39,10 @@ namespace KvEngine.Table;
 internal sealed unsafe class Block : CacheValue, IDisposable
 {
     private const int MaxBlockSizeWithHashIndex = 1 << 16;
+
+    [ThreadStatic]
+    private static Block? t_spare; // see Rent
+
     private string _fileName;
     private string _kind;
     private ulong _offset;
@@ -49,9 +53,6 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     private bool _pooled;
     private bool _recyclable; // a native block from RentNative or a view from RentView: the object goes back to the pool on Dispose
     private bool _view; // reads bytes a cache entry owns
-    [ThreadStatic]
-    private static Block? t_spare; // see Rent
-
     private StrongBox<NativeBuffer>? _restartPrefixes; // NumRestarts ulongs, or none (boxed: only a reader's own index has them, and every cached block would carry the struct's 32 bytes)
 
     /// <summary>Wraps <paramref name="data"/>[0..<paramref name="length"/>); throws <see cref="KvCorruptionException"/> when malformed.</summary>

@@ -14,7 +14,7 @@ namespace KvEngine.Table;
 /// step moves forward, so a corrupt block cannot make it loop.
 /// <para>
 /// A mutable struct: keep it in a field or local and call it in place (never copy a live cursor).
-/// It rents a key buffer (from this thread's pool); <see cref="Dispose"/> returns it. It does not own the block. Not thread-safe.
+/// It rents a key buffer (<see cref="BlockKeyBuffers"/>); <see cref="Dispose"/> returns it. It does not own the block. Not thread-safe.
 /// </para>
 /// </summary>
 internal struct BlockCursor : IDisposable
@@ -42,7 +42,7 @@ internal struct BlockCursor : IDisposable
         _keyFormat = keyFormat;
         _valueFormat = valueFormat;
         _indexHasFirstKey = indexHasFirstKey;
-        _key = RentKeyBuffer();
+        _key = BlockKeyBuffers.Rent();
         _current = _restarts;
         _next = _restarts;
         _restartIndex = _numRestarts;
@@ -286,67 +286,10 @@ internal struct BlockCursor : IDisposable
         _keyLength = 0;
         if (key is { Length: > 0 })
         {
-            ReturnKeyBuffer(key);
+            BlockKeyBuffers.Return(key);
         }
         _current = _restarts;
         _next = _restarts;
-    }
-
-    /// <summary>
-    /// Key buffers of the common size go back to this thread's pool, where the next cursor takes
-    /// them: <see cref="ArrayPool{T}.Shared"/>'s per-core stacks can be emptied by other threads
-    /// between a cursor's return and the next rent (it allocated under parallel load); grown
-    /// buffers go back to the shared pool they came from.
-    /// </summary>
-    private static void ReturnKeyBuffer(byte[] key)
-    {
-        if (key.Length == KeyBufferSize)
-        {
-            if (t_spareKey0 == null)
-            {
-                t_spareKey0 = key;
-            }
-            else if (t_spareKey1 == null)
-            {
-                t_spareKey1 = key;
-            }
-            else
-            {
-                ThreadLocalPool<byte[]>.Return(key);
-            }
-        }
-        else
-        {
-            ArrayPool<byte>.Shared.Return(key);
-        }
-    }
-
-    private const int KeyBufferSize = 64;
-
-    // Two spare key buffers per thread in front of ThreadLocalPool (a Get holds an index and a data
-    // cursor at once): non-generic thread statics are one load each, where the pool's shared
-    // generic code looks its thread statics up (Block.Rent says more).
-    [ThreadStatic]
-    private static byte[]? t_spareKey0;
-
-    [ThreadStatic]
-    private static byte[]? t_spareKey1;
-
-    private static byte[] RentKeyBuffer()
-    {
-        byte[]? key = t_spareKey0;
-        if (key != null)
-        {
-            t_spareKey0 = null;
-            return key;
-        }
-        key = t_spareKey1;
-        if (key != null)
-        {
-            t_spareKey1 = null;
-            return key;
-        }
-        return ThreadLocalPool<byte[]>.TryRent() ?? new byte[KeyBufferSize];
     }
 
     private void Invalidate()
@@ -450,7 +393,7 @@ internal struct BlockCursor : IDisposable
         {
             byte[] bigger = ArrayPool<byte>.Shared.Rent(Math.Max(keyLength, _key.Length * 2));
             _key.AsSpan(0, (int)shared).CopyTo(bigger);
-            ReturnKeyBuffer(_key);
+            BlockKeyBuffers.Return(_key);
             _key = bigger;
         }
         entries.Slice(p, (int)nonShared).CopyTo(_key.AsSpan((int)shared));
