@@ -214,6 +214,83 @@ public class NativeCachedBlockTests
         Assert.Equal(0, LiveBytes(allocator, NativeUse.SecondaryCache));
     }
 
+    [Fact]
+    public void ConcurrentReadersInsertersAndErasersFreeEveryBlockOnce()
+    {
+        // Four threads look up (reading each block through a view), insert native blocks and erase
+        // keys of one small cache, so entries are replaced, evicted and erased while others hold
+        // views of them. The checking allocator throws on a double free, and poisons freed bytes:
+        // a view read after its entry was freed would see the wrong value.
+        using NativeAllocator allocator = NewAllocator();
+        var errors = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
+        using (var cache = new LruCache(new LruCacheOptions { Capacity = 64 << 10, NumShardBits = 2, Allocator = allocator }))
+        {
+            var threads = new Thread[4];
+            for (int t = 0; t < threads.Length; t++)
+            {
+                int seed = t;
+                threads[t] = new Thread(() =>
+                {
+                    try
+                    {
+                        var rnd = new Random(seed);
+                        for (int i = 0; i < 4000; i++)
+                        {
+                            int k = rnd.Next(64);
+                            var key = new CacheKey(3, (ulong)k * 4096);
+                            int op = rnd.Next(100);
+                            if (op < 60)
+                            {
+                                if (cache.Lookup(key) is LruHandle h)
+                                {
+                                    BlockLease lease = BlockLease.Cached(h, cache, "t.sst", "data");
+                                    string expected = $"value{k}-{k % 20}";
+                                    string actual = ValueAt(lease.Block, k % 20);
+                                    lease.Release();
+                                    if (actual != expected)
+                                    {
+                                        throw new InvalidOperationException($"read {actual}, expected {expected}");
+                                    }
+                                }
+                            }
+                            else if (op < 95)
+                            {
+                                Block block = NewNativeBlock(allocator, 20, k, out _);
+                                if (cache.TryInsertBlock(key, block, CachePriority.Low, out LruHandle? h))
+                                {
+                                    new BlockLease(block, h, cache).Release();
+                                }
+                                else
+                                {
+                                    block.Dispose();
+                                }
+                            }
+                            else
+                            {
+                                cache.Erase(key);
+                            }
+                        }
+                    }
+                    catch (Exception e)
+                    {
+                        errors.Enqueue(e);
+                    }
+                });
+                threads[t].Start();
+            }
+            foreach (Thread t in threads)
+            {
+                t.Join();
+            }
+            Assert.Empty(errors);
+            Assert.Equal(0, cache.PinnedUsage);
+            Assert.True(cache.Usage <= cache.Capacity);
+            cache.EraseUnreferenced();
+        }
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+    }
+
     /// <summary>Rebuilds promoted data blocks as native blocks (what a table reader does).</summary>
     private sealed class NativeBlockFactory : ICacheValueFactory
     {
