@@ -38,6 +38,14 @@ public class NativeCachedBlockTests
         return byUse[(int)use];
     }
 
+    /// <summary>No block, cache entry or secondary cache chunk of <paramref name="allocator"/> is still allocated.</summary>
+    private static void AssertNothingLive(NativeAllocator allocator)
+    {
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+        Assert.Equal(0, LiveBytes(allocator, NativeUse.SecondaryCache));
+    }
+
     private static string ValueAt(Block block, int i)
     {
         var cursor = new BlockCursor(block, BlockKeyFormat.Bytewise);
@@ -90,8 +98,7 @@ public class NativeCachedBlockTests
         Assert.Equal(usable, LiveBytes(allocator, NativeUse.TableBlock)); // still referenced by the second lease
         Assert.Equal("value1-7", ValueAt(lease.Block, 7));
         lease.Release();
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+        AssertNothingLive(allocator);
         Assert.Equal(0, cache.Usage);
     }
 
@@ -170,9 +177,7 @@ public class NativeCachedBlockTests
         Assert.True(promoted > 10, $"{promoted} promoted");
         primary.EraseUnreferenced();
         secondary.Inner.EraseUnreferenced();
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.SecondaryCache));
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+        AssertNothingLive(allocator);
     }
 
     [Fact]
@@ -209,9 +214,7 @@ public class NativeCachedBlockTests
             secondary.Inner.EraseUnreferenced();
             Assert.Equal(0, cache.Count);
         }
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.SecondaryCache));
+        AssertNothingLive(allocator);
     }
 
     [Fact]
@@ -287,8 +290,7 @@ public class NativeCachedBlockTests
             Assert.True(cache.Usage <= cache.Capacity);
             cache.EraseUnreferenced();
         }
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
-        Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
+        AssertNothingLive(allocator);
     }
 
     /// <summary>Rebuilds promoted data blocks as native blocks (what a table reader does).</summary>
