@@ -6,7 +6,8 @@ namespace KvEngine.Cache;
 
 /// <summary>
 /// RocksDB 7.8's compressed secondary cache: an <see cref="LruCache"/> of
-/// <see cref="CompressedSecondaryEntry"/>s below the block cache. Admission: the first demotion of
+/// <see cref="CompressedSecondaryEntry"/>s (native records the inner cache holds, no managed object
+/// per entry; this cache frees them as their <see cref="INativeValueOwner"/>) below the block cache. Admission: the first demotion of
 /// a key leaves a <see cref="CachePlaceholder"/> (charged only the entry overhead), the second
 /// stores the value, compressed (filters raw; a compression that saves nothing keeps the raw bytes)
 /// and cut into size-class chunks when <see cref="CompressedSecondaryCacheOptions.Split"/>.
@@ -14,7 +15,7 @@ namespace KvEngine.Cache;
 /// a corrupt entry is erased and reported as a miss.
 /// Thread-safe (the inner cache's locks; compression runs outside them).
 /// </summary>
-internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
+internal sealed class CompressedSecondaryCache : ISecondaryCache, INativeValueOwner, IDisposable
 {
     private readonly CompressedSecondaryCacheOptions _options;
     private readonly LruCache _cache;
@@ -32,6 +33,7 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
             HighPriPoolRatio = 0,
             EntryOverheadBytes = options.EntryOverheadBytes,
             Allocator = options.Allocator,
+            NativeValues = this,
         });
     }
 
@@ -50,15 +52,20 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
             _cache.Insert(key, CachePlaceholder.Instance, CachePriority.Low);
             return;
         }
-        bool placeholder = h.Value is CachePlaceholder;
+        bool placeholder = h.IsPlaceholder;
         _cache.Release(h);
         if (!placeholder)
         {
             return; // already stored
         }
         CompressedSecondaryEntry entry = Compress(contents, role);
-        _cache.Insert(key, entry, CachePriority.Low);
+        _cache.InsertNative(key, entry.Record, role, CachePriority.Low);
     }
+
+    /// <summary>The entry behind <paramref name="handle"/>, a handle of <see cref="Inner"/> on a stored value.</summary>
+    internal CompressedSecondaryEntry EntryOf(in LruHandle handle) => new(handle.NativeValue, _options.Allocator);
+
+    public void FreeNativeValue(nint value) => new CompressedSecondaryEntry(value, _options.Allocator).Free();
 
     public bool TryPromote(in CacheKey key, out NativeBuffer contents, out CacheEntryRole role, KvStatistics? stats)
     {
@@ -69,13 +76,14 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
             stats?.Record(Ticker.SecondaryCacheMisses);
             return false;
         }
-        if (h.Value is not CompressedSecondaryEntry entry)
+        if (!h.IsNativeValue)
         {
             _cache.Release(h);
             stats?.Record(Ticker.CompressedSecondaryCacheDummyHits);
             stats?.Record(Ticker.SecondaryCacheMisses);
             return false;
         }
+        CompressedSecondaryEntry entry = EntryOf(h);
         bool ok;
         long requested = entry.RequestedBytes;
         long allocated = entry.AllocatedBytes;
@@ -88,7 +96,7 @@ internal sealed class CompressedSecondaryCache : ISecondaryCache, IDisposable
         {
             _cache.Release(h);
         }
-        _cache.Erase(key); // may free the entry, which then goes back to this thread's pool
+        _cache.Erase(key); // frees the entry, unless another promotion of the key still holds it
         if (!ok)
         {
             Interlocked.Increment(ref _corruptDropped);

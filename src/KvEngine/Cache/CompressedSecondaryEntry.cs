@@ -1,5 +1,4 @@
 using System.Buffers.Binary;
-using System.Runtime.CompilerServices;
 using KvEngine.Compression;
 using KvEngine.Memory;
 using KvEngine.Util;
@@ -12,63 +11,198 @@ namespace KvEngine.Cache;
 /// <code>
 /// SecondaryChunk := next: fixed64 (address of the next chunk, 0 in the last) size: fixed32 (payload bytes) reserved: fixed32 payload: byte[size]
 /// </code>
-/// cut by <see cref="ChunkSplitter"/> (or one exact chunk without split), with a CRC32C of the
-/// stored bytes. Reading walks the chain, checking every link and size against the allocations it
-/// owns, so damaged headers are caught rather than followed. Immutable from <see cref="Create"/>
-/// until the cache frees it (once). <see cref="Free"/> recycles the object (with its chunk table)
-/// through <see cref="ThreadLocalPool{T}"/>, so a demotion creates no managed object in steady
-/// state; any use after Free is a bug. The chunk table is inline for the first
-/// <see cref="InlineChunks"/> chunks (a value of up to ~4 KiB, the common block, takes 1-3) and
-/// an overflow array, made once per pooled object, past them: the cache holds tens of thousands of
-/// entries, so each entry's managed size is resident memory (a 16-slot array was ~540 B each).
+/// cut by <see cref="ChunkSplitter"/> (or one exact chunk without split), owned by a native record
+/// the cache entry holds (no managed object per entry):
+/// <code>
+/// SecondaryRecord := requested: i32 allocated: i32   // the chunks' bytes asked for and usable (LruCache reads these two first)
+///                    checksum: u32 (CRC32C of the stored bytes) stored_length: i32 uncompressed_length: i32
+///                    compression: u8 role: u8 count: u8 split: u8 chunk: ptr[count]
+///                    [tag: i64[count + 1]]              // the chunks' and the record's allocator tags, only with debug checks
+/// </code>
+/// The record is the trusted account of the allocations: the chunk sizes follow from the stored
+/// length and the split flag (<see cref="ChunkSizes"/>), and reading walks the chain checking every
+/// link and size against it, so damaged chunk headers are caught rather than followed. Immutable
+/// from <see cref="Create"/> until <see cref="Free"/> (once, by the cache); any use after that is a
+/// bug. A 16-byte value: copies refer to the same record.
 /// </summary>
-internal sealed unsafe class CompressedSecondaryEntry : CacheValue
+internal readonly unsafe struct CompressedSecondaryEntry
 {
-    /// <summary>Most chunks an entry has (see <see cref="Create"/>).</summary>
+    /// <summary>Most chunks an entry has: a bin chunk takes the largest bin at or below what remains (more than half of it), so at most 8 follow the first.</summary>
     private const int MaxChunks = 16;
 
-    /// <summary>Chunks kept in the object itself; more go to <see cref="_overflow"/>.</summary>
-    internal const int InlineChunks = 4;
+    private const int ChunksOffset = 24;
 
-    private InlineChunkTable _inline; // chunks [0, min(_count, InlineChunks)) owned
-    private NativeBuffer[]? _overflow; // chunks [InlineChunks, _count) owned, at index - InlineChunks
-    private int _count;
-    private CacheEntryRole _role;
-    private long _requested;
-    private long _allocated;
+    private readonly byte* _record;
+    private readonly NativeAllocator _allocator;
 
-    private CompressedSecondaryEntry()
+    /// <summary>The entry whose record <paramref name="record"/> (from <see cref="Record"/>) came from <paramref name="allocator"/>.</summary>
+    public CompressedSecondaryEntry(nint record, NativeAllocator allocator)
     {
+        _record = (byte*)record;
+        _allocator = allocator;
     }
 
-    public int StoredLength { get; private set; }
+    /// <summary>The record's address, what the cache entry holds.</summary>
+    public nint Record => (nint)_record;
 
-    public int UncompressedLength { get; private set; }
+    public long RequestedBytes => *(int*)_record;
 
-    public CompressionType Compression { get; private set; }
+    public long AllocatedBytes => *(int*)(_record + 4);
 
-    public uint Checksum { get; private set; }
+    public uint Checksum => *(uint*)(_record + 8);
 
-    public int ChunkCount => _count;
+    public int StoredLength => *(int*)(_record + 12);
 
-    public override CacheEntryRole Role => _role;
+    public int UncompressedLength => *(int*)(_record + 16);
 
-    public override long RequestedBytes => _requested;
+    public CompressionType Compression => (CompressionType)_record[20];
 
-    public override long AllocatedBytes => _allocated;
+    public CacheEntryRole Role => (CacheEntryRole)_record[21];
 
-    public override bool CanDemote => false;
+    public int ChunkCount => _record[22];
 
-    public override ReadOnlySpan<byte> Contents => [];
+    private bool Split => _record[23] != 0;
 
-    /// <summary>Copies <paramref name="stored"/> into chunks from <paramref name="allocator"/>.</summary>
+    /// <summary>Copies <paramref name="stored"/> into chunks from <paramref name="allocator"/>, under a new record.</summary>
     public static CompressedSecondaryEntry Create(ReadOnlySpan<byte> stored, int uncompressedLength, CompressionType compression, CacheEntryRole role, NativeAllocator allocator, bool split)
     {
-        // A bin chunk takes the largest bin <= pred (more than half of it) and pred < 16384, so
-        // at most 8 chunks follow the first: 16 slots always suffice.
-        int count = 0;
-        int remaining = stored.Length;
         Span<int> sizes = stackalloc int[MaxChunks];
+        int count = Plan(stored.Length, split, sizes);
+        bool debug = allocator.DebugChecks;
+        NativeBuffer record = allocator.Allocate(RecordBytes(count, debug), use: NativeUse.SecondaryCache);
+        byte* r = record.Pointer;
+        var chunks = (byte**)(r + ChunksOffset);
+        int filled = 0;
+        try
+        {
+            for (; filled < count; filled++)
+            {
+                NativeBuffer chunk = allocator.Allocate(sizes[filled], use: NativeUse.SecondaryCache);
+                chunks[filled] = chunk.Pointer;
+                if (debug)
+                {
+                    Tags(r, count)[filled] = chunk.Tag;
+                }
+            }
+        }
+        catch
+        {
+            for (int i = 0; i < filled; i++)
+            {
+                ChunkBuffer(allocator, chunks[i], sizes[i], debug ? Tags(r, count)[i] : (long)NativeUse.SecondaryCache).Dispose();
+            }
+            record.Dispose();
+            throw;
+        }
+        int offset = 0;
+        long requested = 0, allocated = 0;
+        for (int i = 0; i < count; i++)
+        {
+            byte* p = chunks[i];
+            int payload = sizes[i] - ChunkSplitter.HeaderBytes;
+            var header = new Span<byte>(p, ChunkSplitter.HeaderBytes);
+            BinaryPrimitives.WriteUInt64LittleEndian(header, i + 1 < count ? (ulong)(nint)chunks[i + 1] : 0UL);
+            BinaryPrimitives.WriteInt32LittleEndian(header[8..], payload);
+            BinaryPrimitives.WriteInt32LittleEndian(header[12..], 0);
+            stored.Slice(offset, payload).CopyTo(new Span<byte>(p + ChunkSplitter.HeaderBytes, payload));
+            offset += payload;
+            requested += sizes[i];
+            allocated += SizeClasses.UsableSize(sizes[i]);
+        }
+        *(int*)r = (int)requested;
+        *(int*)(r + 4) = (int)allocated;
+        *(uint*)(r + 8) = Crc32C.Compute(stored);
+        *(int*)(r + 12) = stored.Length;
+        *(int*)(r + 16) = uncompressedLength;
+        r[20] = (byte)compression;
+        r[21] = (byte)role;
+        r[22] = (byte)count;
+        r[23] = split ? (byte)1 : (byte)0;
+        if (debug)
+        {
+            Tags(r, count)[count] = record.Tag;
+        }
+        return new CompressedSecondaryEntry((nint)r, allocator);
+    }
+
+    /// <summary>Merges the chunks into <paramref name="destination"/> (<see cref="StoredLength"/> bytes); false when a header or the checksum is wrong.</summary>
+    public bool TryMerge(Span<byte> destination)
+    {
+        if (destination.Length != StoredLength)
+        {
+            return false;
+        }
+        int count = ChunkCount;
+        Span<int> sizes = stackalloc int[MaxChunks];
+        Plan(StoredLength, Split, sizes);
+        var chunks = (byte**)(_record + ChunksOffset);
+        int offset = 0;
+        byte* p = chunks[0];
+        for (int i = 0; i < count; i++)
+        {
+            if (p != chunks[i])
+            {
+                return false;
+            }
+            var header = new ReadOnlySpan<byte>(p, ChunkSplitter.HeaderBytes);
+            ulong next = BinaryPrimitives.ReadUInt64LittleEndian(header);
+            int size = BinaryPrimitives.ReadInt32LittleEndian(header[8..]);
+            if (size < 0 || size > sizes[i] - ChunkSplitter.HeaderBytes || size > StoredLength - offset)
+            {
+                return false;
+            }
+            new ReadOnlySpan<byte>(p + ChunkSplitter.HeaderBytes, size).CopyTo(destination[offset..]);
+            offset += size;
+            p = (byte*)(nint)next;
+        }
+        return p == null && offset == StoredLength && Crc32C.Compute(destination) == Checksum;
+    }
+
+    /// <summary>Flips one payload bit of chunk <paramref name="chunk"/> (fault injection for tests).</summary>
+    internal void CorruptPayloadForTesting(int chunk, int byteIndex)
+    {
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(chunk, ChunkCount);
+        Span<int> sizes = stackalloc int[MaxChunks];
+        Plan(StoredLength, Split, sizes);
+        byte* c = ((byte**)(_record + ChunksOffset))[chunk];
+        c[ChunkSplitter.HeaderBytes + (byteIndex % (sizes[chunk] - ChunkSplitter.HeaderBytes))] ^= 0x10;
+    }
+
+    /// <summary>The allocation sizes of the chunks (requested and usable).</summary>
+    internal (int Requested, int Usable)[] ChunkSizes()
+    {
+        var sizes = new int[MaxChunks];
+        int count = Plan(StoredLength, Split, sizes);
+        var result = new (int, int)[count];
+        for (int i = 0; i < count; i++)
+        {
+            result[i] = (sizes[i], SizeClasses.UsableSize(sizes[i]));
+        }
+        return result;
+    }
+
+    /// <summary>Frees the chunks and the record. Once, by the entry's one owner.</summary>
+    public void Free()
+    {
+        int count = ChunkCount;
+        bool debug = _allocator.DebugChecks;
+        Span<int> sizes = stackalloc int[MaxChunks];
+        Plan(StoredLength, Split, sizes);
+        var chunks = (byte**)(_record + ChunksOffset);
+        for (int i = 0; i < count; i++)
+        {
+            ChunkBuffer(_allocator, chunks[i], sizes[i], debug ? Tags(_record, count)[i] : (long)NativeUse.SecondaryCache).Dispose();
+        }
+        int recordBytes = RecordBytes(count, debug);
+        long recordTag = debug ? Tags(_record, count)[count] : (long)NativeUse.SecondaryCache;
+        new NativeBuffer(_allocator, _record, recordBytes, SizeClasses.UsableSize(recordBytes), recordTag).Dispose();
+    }
+
+    /// <summary>The chunk allocation sizes for <paramref name="storedLength"/> bytes into <paramref name="sizes"/>; returns their count.</summary>
+    private static int Plan(int storedLength, bool split, Span<int> sizes)
+    {
+        int count = 0;
+        int remaining = storedLength;
         while (true)
         {
             int size;
@@ -86,135 +220,15 @@ internal sealed unsafe class CompressedSecondaryEntry : CacheValue
             remaining -= size - ChunkSplitter.HeaderBytes;
             if (last || remaining <= 0)
             {
-                break;
+                return count;
             }
-        }
-        CompressedSecondaryEntry entry = ThreadLocalPool<CompressedSecondaryEntry>.TryRent() ?? new CompressedSecondaryEntry();
-        if (count > InlineChunks)
-        {
-            entry._overflow ??= new NativeBuffer[MaxChunks - InlineChunks];
-        }
-        int filled = 0;
-        try
-        {
-            int offset = 0;
-            for (; filled < count; filled++)
-            {
-                entry.Chunk(filled) = allocator.Allocate(sizes[filled], use: NativeUse.SecondaryCache);
-            }
-            for (int i = 0; i < count; i++)
-            {
-                ref NativeBuffer chunk = ref entry.Chunk(i);
-                byte* p = chunk.Pointer;
-                int payload = chunk.Length - ChunkSplitter.HeaderBytes;
-                var header = new Span<byte>(p, ChunkSplitter.HeaderBytes);
-                BinaryPrimitives.WriteUInt64LittleEndian(header, i + 1 < count ? (ulong)(nint)entry.Chunk(i + 1).Pointer : 0UL);
-                BinaryPrimitives.WriteInt32LittleEndian(header[8..], payload);
-                BinaryPrimitives.WriteInt32LittleEndian(header[12..], 0);
-                stored.Slice(offset, payload).CopyTo(new Span<byte>(p + ChunkSplitter.HeaderBytes, payload));
-                offset += payload;
-            }
-        }
-        catch
-        {
-            for (int i = 0; i < filled; i++)
-            {
-                entry.Chunk(i).Dispose();
-                entry.Chunk(i) = default;
-            }
-            ThreadLocalPool<CompressedSecondaryEntry>.Return(entry);
-            throw;
-        }
-        entry._count = count;
-        entry._role = role;
-        entry.StoredLength = stored.Length;
-        entry.UncompressedLength = uncompressedLength;
-        entry.Compression = compression;
-        entry.Checksum = Crc32C.Compute(stored);
-        entry._requested = 0;
-        entry._allocated = 0;
-        for (int i = 0; i < count; i++)
-        {
-            ref NativeBuffer chunk = ref entry.Chunk(i);
-            entry._requested += chunk.Length;
-            entry._allocated += chunk.UsableSize;
-        }
-        return entry;
-    }
-
-    /// <summary>Merges the chunks into <paramref name="destination"/> (<see cref="StoredLength"/> bytes); false when a header or the checksum is wrong.</summary>
-    public bool TryMerge(Span<byte> destination)
-    {
-        if (destination.Length != StoredLength)
-        {
-            return false;
-        }
-        int offset = 0;
-        byte* p = Chunk(0).Pointer;
-        for (int i = 0; i < _count; i++)
-        {
-            ref NativeBuffer chunk = ref Chunk(i);
-            if (p != chunk.Pointer)
-            {
-                return false;
-            }
-            var header = new ReadOnlySpan<byte>(p, ChunkSplitter.HeaderBytes);
-            ulong next = BinaryPrimitives.ReadUInt64LittleEndian(header);
-            int size = BinaryPrimitives.ReadInt32LittleEndian(header[8..]);
-            if (size < 0 || size > chunk.Length - ChunkSplitter.HeaderBytes || size > StoredLength - offset)
-            {
-                return false;
-            }
-            new ReadOnlySpan<byte>(p + ChunkSplitter.HeaderBytes, size).CopyTo(destination[offset..]);
-            offset += size;
-            p = (byte*)(nint)next;
-        }
-        return p == null && offset == StoredLength && Crc32C.Compute(destination) == Checksum;
-    }
-
-    /// <summary>Flips one payload bit of chunk <paramref name="chunk"/> (fault injection for tests).</summary>
-    internal void CorruptPayloadForTesting(int chunk, int byteIndex)
-    {
-        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(chunk, _count);
-        NativeBuffer c = Chunk(chunk);
-        c.Pointer[ChunkSplitter.HeaderBytes + (byteIndex % (c.Length - ChunkSplitter.HeaderBytes))] ^= 0x10;
-    }
-
-    /// <summary>The allocation sizes of the chunks (requested and usable).</summary>
-    internal IEnumerable<(int Requested, int Usable)> ChunkSizes()
-    {
-        for (int i = 0; i < _count; i++)
-        {
-            NativeBuffer chunk = Chunk(i);
-            yield return (chunk.Length, chunk.UsableSize);
         }
     }
 
-    public override void Free()
-    {
-        int count = _count;
-        if (count == 0)
-        {
-            return;
-        }
-        _count = 0;
-        for (int i = 0; i < count; i++)
-        {
-            ref NativeBuffer chunk = ref Chunk(i);
-            chunk.Dispose();
-            chunk = default;
-        }
-        ThreadLocalPool<CompressedSecondaryEntry>.Return(this);
-    }
+    private static int RecordBytes(int count, bool debug) => ChunksOffset + (count * sizeof(nint)) + (debug ? (count + 1) * sizeof(long) : 0);
 
-    /// <summary>Chunk <paramref name="i"/>'s slot (the overflow array exists whenever i needs it).</summary>
-    private ref NativeBuffer Chunk(int i) =>
-        ref i < InlineChunks ? ref _inline[i] : ref _overflow![i - InlineChunks];
+    private static long* Tags(byte* record, int count) => (long*)(record + ChunksOffset + (count * sizeof(nint)));
 
-    /// <summary>The first <see cref="InlineChunks"/> chunk slots, inside the entry object.</summary>
-    [InlineArray(InlineChunks)]
-    private struct InlineChunkTable
-    {
-        private NativeBuffer _first;
-    }
+    private static NativeBuffer ChunkBuffer(NativeAllocator allocator, byte* chunk, int size, long tag) =>
+        new(allocator, chunk, size, SizeClasses.UsableSize(size), tag);
 }

@@ -28,6 +28,7 @@ internal sealed unsafe class LruCache : IDisposable
     private readonly long _overhead;
     private readonly ISecondaryCache? _secondary;
     private readonly NativeAllocator _allocator;
+    private readonly INativeValueOwner? _nativeValues;
     private readonly int _entryBytes; // an LruEntry, and with debug checks the allocator tags of the entry and its block after it
     private long _nextId;
     private long _capacity;
@@ -44,6 +45,7 @@ internal sealed unsafe class LruCache : IDisposable
         _overhead = options.EntryOverheadBytes;
         _secondary = secondary;
         _allocator = options.Allocator;
+        _nativeValues = options.NativeValues;
         _entryBytes = sizeof(LruEntry) + (_allocator.DebugChecks ? 2 * sizeof(long) : 0);
         _capacity = options.Capacity;
         long perShard = (options.Capacity + _shards.Length - 1) / _shards.Length;
@@ -256,6 +258,27 @@ internal sealed unsafe class LruCache : IDisposable
         FreeChain(freed);
     }
 
+    /// <summary>
+    /// Inserts a native record (see <see cref="INativeValueOwner"/>) without a handle; the cache owns
+    /// it from now on and has <see cref="LruCacheOptions.NativeValues"/> free it (at once when it
+    /// does not fit).
+    /// </summary>
+    public void InsertNative(in CacheKey key, nint value, CacheEntryRole role, CachePriority priority)
+    {
+        if (_nativeValues == null)
+        {
+            throw new InvalidOperationException("This cache has no owner for native values.");
+        }
+        int requested = *(int*)value;
+        int allocated = *(int*)(value + 4);
+        LruEntry* e = NewEntry(key, allocated, role, priority);
+        e->Value = value;
+        e->Flags |= LruEntryFlags.NativeValue;
+        LruEntry* freed = null;
+        ShardOf(key).Insert(e, requested, allocated, wantHandle: false, ref freed);
+        FreeChain(freed);
+    }
+
     public void Release(LruHandle handle)
     {
         LruEntry* freed = null;
@@ -339,6 +362,13 @@ internal sealed unsafe class LruCache : IDisposable
                 new NativeBuffer(_allocator, (byte*)e->Value, e->Length, SizeClasses.UsableSize(e->Length), tag).Dispose();
             }
         }
+        else if (e->Has(LruEntryFlags.NativeValue))
+        {
+            if (freeValue)
+            {
+                _nativeValues!.FreeNativeValue(e->Value);
+            }
+        }
         else if (e->Value != 0)
         {
             GCHandle gc = GCHandle.FromIntPtr(e->Value);
@@ -376,7 +406,7 @@ internal sealed unsafe class LruCache : IDisposable
                     {
                         _secondary.Demote(h.Key, new ReadOnlySpan<byte>(h.BlockData, e->Length), h.Role);
                     }
-                    else if (h.Value is { CanDemote: true } value)
+                    else if (!h.IsNativeValue && h.Value is { CanDemote: true } value)
                     {
                         _secondary.Demote(h.Key, value.Contents, value.Role);
                     }

@@ -24,6 +24,9 @@ internal sealed record LruCacheOptions
     /// </summary>
     public NativeAllocator Allocator { get; init; } = NativeAllocator.Shared;
 
+    /// <summary>Frees the native records inserted with <see cref="LruCache.InsertNative"/> (none without).</summary>
+    public INativeValueOwner? NativeValues { get; init; }
+
     /// <summary>Charged per entry on top of the value's usable size: the entry (64 bytes) and its table slot.</summary>
     public int EntryOverheadBytes { get; init; } = 96;
 

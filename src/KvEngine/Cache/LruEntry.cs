@@ -7,9 +7,10 @@ namespace KvEngine.Cache;
 /// <see cref="Memory.NativeAllocator"/> (<see cref="Memory.NativeUse.CacheEntry"/>; RocksDB 7.8's
 /// handle with its key takes ~88), so a cache of ~90,000 blocks keeps no managed object per entry.
 /// The value is either a native block whose bytes the entry owns (<see cref="LruEntryFlags.NativeBlock"/>:
-/// <see cref="Value"/> is the buffer's address), a managed <see cref="CacheValue"/> held through a
-/// strong GC handle (<see cref="Value"/> is the handle), or nothing (a secondary cache's
-/// placeholder: 0).
+/// <see cref="Value"/> is the buffer's address), a native record the cache's
+/// <see cref="INativeValueOwner"/> frees (<see cref="LruEntryFlags.NativeValue"/>: a compressed
+/// secondary cache entry), a managed <see cref="CacheValue"/> held through a strong GC handle
+/// (<see cref="Value"/> is the handle), or nothing (a secondary cache's placeholder: 0).
 /// <code>
 /// LruEntry := owner: u64 offset: u64 prev: ptr next: ptr next_hash: ptr value: ptr
 ///             charge: i32 length: i32 refs: i32 role: u8 flags: u8 data_use: u8 pad: u8
@@ -29,7 +30,7 @@ internal unsafe struct LruEntry
     public LruEntry* Prev;
     public LruEntry* Next;
     public LruEntry* NextHash; // the next entry in its LruHandleTable bucket
-    public nint Value; // a native block's bytes (owned by the entry), or the GCHandle of a managed value, or 0
+    public nint Value; // a native block's bytes (owned by the entry), a native record, the GCHandle of a managed value, or 0
     public int Charge;
     public int Length; // a native block's bytes
     public int Refs;

@@ -20,4 +20,7 @@ internal enum LruEntryFlags : byte
 
     /// <summary>The value is a native block held in the entry (set once).</summary>
     NativeBlock = 16,
+
+    /// <summary>The value is a native record its cache's <see cref="INativeValueOwner"/> frees (set once).</summary>
+    NativeValue = 32,
 }

@@ -31,15 +31,24 @@ internal readonly unsafe struct LruHandle : IEquatable<LruHandle>
     /// <summary>True when the value is a native block held in the entry (read it with <see cref="BlockData"/>); false for a managed <see cref="Value"/>.</summary>
     public bool IsNativeBlock => Entry->Has(LruEntryFlags.NativeBlock);
 
-    /// <summary>The managed value (a placeholder's is <see cref="CachePlaceholder.Instance"/>); throws for a native block.</summary>
+    /// <summary>True when the value is a native record (read it with <see cref="NativeValue"/>).</summary>
+    public bool IsNativeValue => Entry->Has(LruEntryFlags.NativeValue);
+
+    /// <summary>A native record's address (only when <see cref="IsNativeValue"/>).</summary>
+    public nint NativeValue => Entry->Value;
+
+    /// <summary>True for a placeholder: an entry with no value.</summary>
+    public bool IsPlaceholder => (Entry->Flags & (LruEntryFlags.NativeBlock | LruEntryFlags.NativeValue)) == 0 && Entry->Value == 0;
+
+    /// <summary>The managed value (a placeholder's is <see cref="CachePlaceholder.Instance"/>); throws for a native block or record.</summary>
     public CacheValue Value
     {
         get
         {
             LruEntry* e = Entry;
-            if (e->Has(LruEntryFlags.NativeBlock))
+            if ((e->Flags & (LruEntryFlags.NativeBlock | LruEntryFlags.NativeValue)) != 0)
             {
-                throw new InvalidOperationException($"Cache entry {e->Key} holds a native block, not a managed value.");
+                throw new InvalidOperationException($"Cache entry {e->Key} holds a native value, not a managed one.");
             }
             return e->Value == 0 ? CachePlaceholder.Instance : (CacheValue)GCHandle.FromIntPtr(e->Value).Target!;
         }
@@ -51,10 +60,12 @@ internal readonly unsafe struct LruHandle : IEquatable<LruHandle>
     public int BlockLength => Entry->Length;
 
     /// <summary>Bytes the value asked its allocator for.</summary>
-    public long RequestedBytes => IsNativeBlock ? Entry->Length : Value.RequestedBytes;
+    public long RequestedBytes =>
+        IsNativeBlock ? Entry->Length : IsNativeValue ? *(int*)Entry->Value : Value.RequestedBytes;
 
     /// <summary>Usable bytes of the value's allocations.</summary>
-    public long AllocatedBytes => IsNativeBlock ? SizeClasses.UsableSize(Entry->Length) : Value.AllocatedBytes;
+    public long AllocatedBytes =>
+        IsNativeBlock ? SizeClasses.UsableSize(Entry->Length) : IsNativeValue ? *(int*)(Entry->Value + 4) : Value.AllocatedBytes;
 
     public bool Equals(LruHandle other) => Entry == other.Entry;
 

@@ -69,27 +69,26 @@ public class CompressedSecondaryCacheTests
     }
 
     [Fact]
-    public void ChunksPastTheInlineSlotsRoundTripAndAreChecked()
+    public void LongChunkChainsRoundTripAndAreChecked()
     {
         // 16,067 payload bytes: 8192, 4096, 2048, 1024, 512 and 256-byte bins (16 B of each is its
-        // header) and a 51-byte tail; seven chunks, three of them in the overflow table.
+        // header) and a 51-byte tail: seven chunks under one record.
         using CompressedSecondaryCache secondary = NewCache(CompressionType.None);
         byte[] bytes = RandomBytes(16_067, 5);
-        for (int round = 0; round < 2; round++) // the second reuses the pooled entry and its overflow table
+        for (int round = 0; round < 2; round++) // the second reuses the freed chunks and record
         {
             CompressedSecondaryEntry e = secondary.Compress(bytes, CacheEntryRole.Data);
             Assert.Equal(7, e.ChunkCount);
-            Assert.True(e.ChunkCount > CompressedSecondaryEntry.InlineChunks);
             Assert.Equal([8192, 4096, 2048, 1024, 512, 256, 51], e.ChunkSizes().Select(c => c.Requested).ToArray());
             var merged = new byte[e.StoredLength];
             Assert.True(e.TryMerge(merged));
             Assert.Equal(bytes, merged);
-            e.CorruptPayloadForTesting(5, 7); // an overflow chunk
+            e.CorruptPayloadForTesting(5, 7); // a chunk late in the chain
             Assert.False(e.TryMerge(merged));
             e.Free();
         }
         CompressedSecondaryEntry small = secondary.Compress(RandomBytes(3000, 6), CacheEntryRole.Data);
-        Assert.True(small.ChunkCount <= CompressedSecondaryEntry.InlineChunks);
+        Assert.Equal(2, small.ChunkCount); // a 2048 bin and the tail
         var back = new byte[small.StoredLength];
         Assert.True(small.TryMerge(back));
         small.Free();
@@ -122,7 +121,8 @@ public class CompressedSecondaryCacheTests
         secondary.Demote(key, v.Contents, v.Role);
         v.Free();
         LruHandle h = secondary.Inner.Lookup(key)!.Value;
-        var entry = Assert.IsType<CompressedSecondaryEntry>(h.Value);
+        Assert.True(h.IsNativeValue); // a stored entry is a native record, no managed object
+        CompressedSecondaryEntry entry = secondary.EntryOf(h);
         entry.CorruptPayloadForTesting(entry.ChunkCount - 1, 3);
         secondary.Inner.Release(h);
         var stats = new KvStatistics();
