@@ -477,17 +477,39 @@ internal sealed class VersionSet : IDisposable
             // file's length now, which a writer beside it may have grown past the listed tables
             // (RocksDB's manifest_file_size_).
             manifestSize = (ulong)(_manifestFile?.Size ?? _recoveredManifestLength);
-            // The bound a recovery of this MANIFEST computes, from the log numbers it records: an
-            // idle family's in-memory advance is not in it, and a copy that left out the WALs below
-            // that advance would miss WALs its MANIFEST tracks as live (refused at open).
-            ulong recordedMin = ulong.MaxValue;
-            foreach (ColumnFamilyVersions f in _families.Values)
-            {
-                recordedMin = Math.Min(recordedMin, f.RecordedLogNumber);
-            }
-            minLogNumberToKeep = Math.Max(_persistedMinLogToKeep, recordedMin);
+            // A copy that left out the WALs below an idle family's in-memory advance would miss
+            // WALs its MANIFEST tracks as live (refused at open).
+            minLogNumberToKeep = RecordedMinLogLocked();
             return list;
         }
+    }
+
+    /// <summary>
+    /// The bound a recovery of the MANIFEST as written computes (the recorded MinLogNumberToKeep or
+    /// every family's recorded log number, whichever is larger): the WALs at or above it that the
+    /// MANIFEST tracks must exist for it to open, so none of them may be deleted, even when
+    /// <see cref="MinLogNumberToKeep"/> (which counts idle families' in-memory advances) has run
+    /// ahead of it. RocksDB too deletes WALs only below the persisted bound.
+    /// </summary>
+    public ulong RecordedMinLogNumberToKeep
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return RecordedMinLogLocked();
+            }
+        }
+    }
+
+    private ulong RecordedMinLogLocked()
+    {
+        ulong recordedMin = ulong.MaxValue;
+        foreach (ColumnFamilyVersions f in _families.Values)
+        {
+            recordedMin = Math.Min(recordedMin, f.RecordedLogNumber);
+        }
+        return Math.Max(_persistedMinLogToKeep, recordedMin);
     }
 
     internal void OnVersionReleased(Version v)

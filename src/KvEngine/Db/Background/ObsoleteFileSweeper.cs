@@ -189,7 +189,10 @@ internal sealed class ObsoleteFileSweeper
         {
             live = _pendingOutputs.Copy();
             firstUnallocated = _versions.NextFileNumberPeek;
-            minLog = _oldestLiveWal();
+            // Never at or above what the MANIFEST as written still needs at open: an idle family's
+            // in-memory log number may run ahead of it (a switch that advanced it after a flush
+            // built its MinLogNumberToKeep edit), and a crash then would find tracked WALs gone.
+            minLog = Math.Min(_oldestLiveWal(), _versions.RecordedMinLogNumberToKeep);
             families = _families.All();
         }
         live.UnionWith(_versions.LiveTableNumbers());
