@@ -42,22 +42,36 @@ internal static class ChunkSplitter
         return bin;
     }
 
-    /// <summary>The chunk allocation sizes for a value of <paramref name="length"/> payload bytes (for tests and reports).</summary>
-    public static List<int> Plan(int length)
+    /// <summary>Most chunks a value is cut into: a bin chunk takes the largest bin at or below what remains (more than half of it), so at most 8 follow the first.</summary>
+    public const int MaxChunks = 16;
+
+    /// <summary>
+    /// The chunk allocation sizes for a value of <paramref name="length"/> payload bytes into
+    /// <paramref name="sizes"/> (at least <see cref="MaxChunks"/> long); returns their count. Without
+    /// <paramref name="split"/>, one exact chunk.
+    /// </summary>
+    public static int Plan(int length, bool split, Span<int> sizes)
     {
-        var sizes = new List<int>();
+        int count = 0;
         int remaining = length;
-        do
+        while (true)
         {
-            int size = NextChunkSize(remaining, out bool last);
-            sizes.Add(size);
+            bool last = true;
+            int size = split ? NextChunkSize(remaining, out last) : HeaderBytes + remaining;
+            sizes[count++] = size;
             remaining -= size - HeaderBytes;
-            if (last)
+            if (last || remaining <= 0)
             {
-                break;
+                return count;
             }
         }
-        while (remaining > 0);
-        return sizes;
+    }
+
+    /// <summary>The split chunk allocation sizes for a value of <paramref name="length"/> payload bytes (for tests and reports).</summary>
+    public static List<int> Plan(int length)
+    {
+        Span<int> sizes = stackalloc int[MaxChunks];
+        int count = Plan(length, split: true, sizes);
+        return [.. sizes[..count]];
     }
 }

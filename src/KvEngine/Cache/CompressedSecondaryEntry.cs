@@ -20,16 +20,13 @@ namespace KvEngine.Cache;
 ///                    [tag: i64[count + 1]]              // the chunks' and the record's allocator tags, only with debug checks
 /// </code>
 /// The record is the trusted account of the allocations: the chunk sizes follow from the stored
-/// length and the split flag (<see cref="ChunkSizes"/>), and reading walks the chain checking every
+/// length and the split flag (<see cref="ChunkSplitter.Plan(int, bool, Span{int})"/>), and reading walks the chain checking every
 /// link and size against it, so damaged chunk headers are caught rather than followed. Immutable
 /// from <see cref="Create"/> until <see cref="Free"/> (once, by the cache); any use after that is a
 /// bug. A 16-byte value: copies refer to the same record.
 /// </summary>
 internal readonly unsafe struct CompressedSecondaryEntry
 {
-    /// <summary>Most chunks an entry has: a bin chunk takes the largest bin at or below what remains (more than half of it), so at most 8 follow the first.</summary>
-    private const int MaxChunks = 16;
-
     private const int ChunksOffset = 24;
 
     private readonly byte* _record;
@@ -66,8 +63,8 @@ internal readonly unsafe struct CompressedSecondaryEntry
     /// <summary>Copies <paramref name="stored"/> into chunks from <paramref name="allocator"/>, under a new record.</summary>
     public static CompressedSecondaryEntry Create(ReadOnlySpan<byte> stored, int uncompressedLength, CompressionType compression, CacheEntryRole role, NativeAllocator allocator, bool split)
     {
-        Span<int> sizes = stackalloc int[MaxChunks];
-        int count = Plan(stored.Length, split, sizes);
+        Span<int> sizes = stackalloc int[ChunkSplitter.MaxChunks];
+        int count = ChunkSplitter.Plan(stored.Length, split, sizes);
         bool debug = allocator.DebugChecks;
         NativeBuffer record = allocator.Allocate(RecordBytes(count, debug), use: NativeUse.SecondaryCache);
         byte* r = record.Pointer;
@@ -133,8 +130,8 @@ internal readonly unsafe struct CompressedSecondaryEntry
             return false;
         }
         int count = ChunkCount;
-        Span<int> sizes = stackalloc int[MaxChunks];
-        Plan(StoredLength, Split, sizes);
+        Span<int> sizes = stackalloc int[ChunkSplitter.MaxChunks];
+        ChunkSplitter.Plan(StoredLength, Split, sizes);
         var chunks = (byte**)(_record + ChunksOffset);
         int offset = 0;
         byte* p = chunks[0];
@@ -162,8 +159,8 @@ internal readonly unsafe struct CompressedSecondaryEntry
     internal void CorruptPayloadForTesting(int chunk, int byteIndex)
     {
         ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(chunk, ChunkCount);
-        Span<int> sizes = stackalloc int[MaxChunks];
-        Plan(StoredLength, Split, sizes);
+        Span<int> sizes = stackalloc int[ChunkSplitter.MaxChunks];
+        ChunkSplitter.Plan(StoredLength, Split, sizes);
         byte* c = ((byte**)(_record + ChunksOffset))[chunk];
         c[ChunkSplitter.HeaderBytes + (byteIndex % (sizes[chunk] - ChunkSplitter.HeaderBytes))] ^= 0x10;
     }
@@ -171,8 +168,8 @@ internal readonly unsafe struct CompressedSecondaryEntry
     /// <summary>The allocation sizes of the chunks (requested and usable).</summary>
     internal (int Requested, int Usable)[] ChunkSizes()
     {
-        var sizes = new int[MaxChunks];
-        int count = Plan(StoredLength, Split, sizes);
+        var sizes = new int[ChunkSplitter.MaxChunks];
+        int count = ChunkSplitter.Plan(StoredLength, Split, sizes);
         var result = new (int, int)[count];
         for (int i = 0; i < count; i++)
         {
@@ -186,8 +183,8 @@ internal readonly unsafe struct CompressedSecondaryEntry
     {
         int count = ChunkCount;
         bool debug = _allocator.DebugChecks;
-        Span<int> sizes = stackalloc int[MaxChunks];
-        Plan(StoredLength, Split, sizes);
+        Span<int> sizes = stackalloc int[ChunkSplitter.MaxChunks];
+        ChunkSplitter.Plan(StoredLength, Split, sizes);
         var chunks = (byte**)(_record + ChunksOffset);
         for (int i = 0; i < count; i++)
         {
@@ -196,33 +193,6 @@ internal readonly unsafe struct CompressedSecondaryEntry
         int recordBytes = RecordBytes(count, debug);
         long recordTag = debug ? Tags(_record, count)[count] : (long)NativeUse.SecondaryCache;
         new NativeBuffer(_allocator, _record, recordBytes, SizeClasses.UsableSize(recordBytes), recordTag).Dispose();
-    }
-
-    /// <summary>The chunk allocation sizes for <paramref name="storedLength"/> bytes into <paramref name="sizes"/>; returns their count.</summary>
-    private static int Plan(int storedLength, bool split, Span<int> sizes)
-    {
-        int count = 0;
-        int remaining = storedLength;
-        while (true)
-        {
-            int size;
-            bool last;
-            if (split)
-            {
-                size = ChunkSplitter.NextChunkSize(remaining, out last);
-            }
-            else
-            {
-                size = ChunkSplitter.HeaderBytes + remaining;
-                last = true;
-            }
-            sizes[count++] = size;
-            remaining -= size - ChunkSplitter.HeaderBytes;
-            if (last || remaining <= 0)
-            {
-                return count;
-            }
-        }
     }
 
     private static int RecordBytes(int count, bool debug) => ChunksOffset + (count * sizeof(nint)) + (debug ? (count + 1) * sizeof(long) : 0);

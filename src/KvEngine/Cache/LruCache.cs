@@ -199,13 +199,7 @@ internal sealed unsafe class LruCache : IDisposable
     public bool TryInsert(in CacheKey key, CacheValue value, CachePriority priority, out LruHandle? handle)
     {
         LruEntry* e = NewManagedEntry(key, value, priority);
-        LruEntry* freed = null;
-        bool ok = ShardOf(key).Insert(e, value.RequestedBytes, value.AllocatedBytes, wantHandle: true, ref freed);
-        if (!ok)
-        {
-            FreeEntry(e, freeValue: false); // never published: no one else saw it, and the caller keeps the value
-        }
-        FreeChain(freed);
+        bool ok = Publish(key, e, wantHandle: true); // refused: the caller keeps the value
         handle = ok ? new LruHandle(e) : null;
         return ok;
     }
@@ -234,17 +228,11 @@ internal sealed unsafe class LruCache : IDisposable
             DebugTags(e)[1] = buffer.Tag;
         }
         e->Flags |= LruEntryFlags.NativeBlock;
-        LruEntry* freed = null;
-        bool ok = ShardOf(key).Insert(e, buffer.Length, buffer.UsableSize, wantHandle: true, ref freed);
+        bool ok = Publish(key, e, wantHandle: true); // refused: the block keeps its buffer
         if (ok)
         {
             block.BecomeView(); // the entry owns the buffer now; it is referenced, so nothing frees it meanwhile
         }
-        else
-        {
-            FreeEntry(e, freeValue: false); // never published; the block keeps its buffer
-        }
-        FreeChain(freed);
         handle = ok ? new LruHandle(e) : null;
         return ok;
     }
@@ -252,10 +240,7 @@ internal sealed unsafe class LruCache : IDisposable
     /// <summary>Inserts without a handle; the cache owns <paramref name="value"/> from now on (it may be freed at once when it does not fit).</summary>
     public void Insert(in CacheKey key, CacheValue value, CachePriority priority)
     {
-        LruEntry* e = NewManagedEntry(key, value, priority);
-        LruEntry* freed = null;
-        ShardOf(key).Insert(e, value.RequestedBytes, value.AllocatedBytes, wantHandle: false, ref freed);
-        FreeChain(freed);
+        Publish(key, NewManagedEntry(key, value, priority), wantHandle: false);
     }
 
     /// <summary>
@@ -269,14 +254,10 @@ internal sealed unsafe class LruCache : IDisposable
         {
             throw new InvalidOperationException("This cache has no owner for native values.");
         }
-        int requested = *(int*)value;
-        int allocated = *(int*)(value + 4);
-        LruEntry* e = NewEntry(key, allocated, role, priority);
+        LruEntry* e = NewEntry(key, *(int*)(value + 4), role, priority); // charged its allocated bytes
         e->Value = value;
         e->Flags |= LruEntryFlags.NativeValue;
-        LruEntry* freed = null;
-        ShardOf(key).Insert(e, requested, allocated, wantHandle: false, ref freed);
-        FreeChain(freed);
+        Publish(key, e, wantHandle: false);
     }
 
     public void Release(LruHandle handle)
@@ -311,6 +292,23 @@ internal sealed unsafe class LruCache : IDisposable
         {
             EraseUnreferenced();
         }
+    }
+
+    /// <summary>
+    /// Inserts the new entry <paramref name="e"/> into its shard, then frees what that evicted. Only
+    /// a strict cache refuses an entry, and only one that wants a handle: then the entry is freed
+    /// here without its value (never published: its value stays the caller's) and false returned.
+    /// </summary>
+    private bool Publish(in CacheKey key, LruEntry* e, bool wantHandle)
+    {
+        LruEntry* freed = null;
+        bool ok = ShardOf(key).Insert(e, wantHandle, ref freed);
+        if (!ok)
+        {
+            FreeEntry(e, freeValue: false);
+        }
+        FreeChain(freed);
+        return ok;
     }
 
     private LruCacheShard ShardOf(in CacheKey key) => _shards.Length == 1 ? _shards[0] : _shards[(int)(key.Hash >> _shift)];

@@ -137,7 +137,7 @@ internal sealed unsafe class LruCacheShard
     /// handle is wanted (then the value is chained into <paramref name="freed"/>, as if inserted
     /// and evicted at once, and true is returned). <paramref name="freed"/> collects what to free.
     /// </summary>
-    public bool Insert(LruEntry* h, long requested, long allocated, bool wantHandle, ref LruEntry* freed)
+    public bool Insert(LruEntry* h, bool wantHandle, ref LruEntry* freed)
     {
         lock (_lock)
         {
@@ -166,10 +166,11 @@ internal sealed unsafe class LruCacheShard
                     Detach(old, demote: false, ref freed);
                 }
             }
+            var handle = new LruHandle(h);
             h->Set(LruEntryFlags.InCache, true);
             _usage += h->Charge;
-            _requested += requested;
-            _allocated += allocated;
+            _requested += handle.RequestedBytes;
+            _allocated += handle.AllocatedBytes;
             if (wantHandle)
             {
                 h->Refs = 1;
