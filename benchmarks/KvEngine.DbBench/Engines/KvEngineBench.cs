@@ -82,6 +82,7 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         MaxWriteBufferNumber = _f.MaxWriteBufferNumber,
         MinWriteBufferNumberToMerge = _f.MinWriteBufferNumberToMerge,
         MemTableHashIndexRatio = _f.MemTableHashIndexRatio,
+        MemTableHugePages = _f.MemTableHugePages,
         Compression = _f.CompressionType,
         CompressionLevel = _f.CompressionLevel,
         Checksum = _f.ChecksumType,

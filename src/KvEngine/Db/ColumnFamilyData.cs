@@ -1,4 +1,5 @@
 using KvEngine.Compaction;
+using KvEngine.Memory;
 using KvEngine.Memtable;
 using KvEngine.Storage;
 using KvEngine.Table;
@@ -138,8 +139,9 @@ internal sealed class ColumnFamilyData
     public ReadState CurrentReadState => Volatile.Read(ref _readState);
 
     public MemTable NewMemTable() => new(new MemTableOptions(
-        ArenaBlockSize: ArenaBlockSize(Options.WriteBufferSize),
-        HashIndexBuckets: MemTableHashIndex.BucketsFor(Options.WriteBufferSize, Options.MemTableHashIndexRatio)));
+        ArenaBlockSize: ArenaBlockSize(Options.WriteBufferSize, UsesHugePages(Options)),
+        HashIndexBuckets: MemTableHashIndex.BucketsFor(Options.WriteBufferSize, Options.MemTableHashIndexRatio),
+        HugePages: UsesHugePages(Options)));
 
     /// <summary>
     /// Publishes a new read state from the current memtables and version. Holds the database mutex.
@@ -314,9 +316,19 @@ internal sealed class ColumnFamilyData
         Tables.Dispose();
     }
 
-    /// <summary>RocksDB's default arena block: an eighth of the write buffer, 4 KiB..1 MiB here.</summary>
-    private static int ArenaBlockSize(long writeBufferSize) =>
-        (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20);
+    /// <summary>
+    /// RocksDB's default arena block: an eighth of the write buffer, 4 KiB..1 MiB; with huge pages
+    /// one huge page (RocksDB's arena rounds a block up to whole huge pages too).
+    /// </summary>
+    internal static int ArenaBlockSize(long writeBufferSize, bool hugePages) =>
+        hugePages ? PageMemory.HugePageSize : (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20);
+
+    /// <summary>
+    /// Memtables use huge pages when asked to, the kernel offers them, and a block of one huge page
+    /// is at most an eighth of the write buffer (so a memtable still spans several blocks).
+    /// </summary>
+    internal static bool UsesHugePages(ColumnFamilyOptions options) =>
+        options.MemTableHugePages && PageMemory.HugePageSize > 0 && options.WriteBufferSize / 8 >= PageMemory.HugePageSize;
 
     /// <summary>The table-format settings (<see cref="TableOptions.ForFamily"/>, shared with SstFileWriter) plus the reading side: cache, pinning, statistics.</summary>
     private static TableOptions BuildTableOptions(ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats) =>

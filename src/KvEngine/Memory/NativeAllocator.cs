@@ -105,7 +105,13 @@ internal sealed unsafe class NativeAllocator : IDisposable
     /// otherwise the contents are undefined. <paramref name="use"/> is what the block is counted as
     /// (<see cref="GetLiveBytesByUse"/>).
     /// </summary>
-    public NativeBuffer Allocate(int length, bool zeroed = false, NativeUse use = NativeUse.Other)
+    /// <remarks>
+    /// With <paramref name="hugePages"/>, a block the allocator maps (see
+    /// <see cref="NativeAllocatorOptions.MapThresholdBytes"/>) is aligned to huge pages and advised
+    /// so (<see cref="PageMemory.MapHugePages"/>). Only for memory filled from the bottom up, since
+    /// a touched huge page is resident as a whole.
+    /// </remarks>
+    public NativeBuffer Allocate(int length, bool zeroed = false, NativeUse use = NativeUse.Other, bool hugePages = false)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
         int index = SizeClasses.IndexOf(length);
@@ -121,7 +127,9 @@ internal sealed unsafe class NativeAllocator : IDisposable
         }
         else
         {
-            p = IsMapped(usable) ? (byte*)PageMemory.Map((nuint)usable) : (byte*)NativeMemory.AlignedAlloc((nuint)usable, (nuint)_options.PageSize);
+            p = !IsMapped(usable) ? (byte*)NativeMemory.AlignedAlloc((nuint)usable, (nuint)_options.PageSize)
+                : hugePages ? (byte*)PageMemory.MapHugePages((nuint)usable)
+                : (byte*)PageMemory.Map((nuint)usable);
             Interlocked.Add(ref _largeRequested, length);
             Interlocked.Add(ref _largeAllocated, usable);
             Interlocked.Increment(ref _largeLive);

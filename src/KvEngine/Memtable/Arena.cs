@@ -59,12 +59,22 @@ internal sealed unsafe class Arena : IDisposable
     // _allocatedBytes less the free region of the current block; grows only.
     private long _memoryUsage;
 
-    public Arena(int blockSize = DefaultBlockSize, NativeAllocator? allocator = null)
+    // Blocks are mapped as huge pages (see NativeAllocator.Allocate).
+    private readonly bool _hugePages;
+
+    /// <param name="blockSize">Bytes per block.</param>
+    /// <param name="allocator">Where blocks come from (the shared allocator by default).</param>
+    /// <param name="hugePages">
+    /// Ask for blocks backed by transparent huge pages (an arena fills each block from both ends
+    /// before the next, so at most its current block is resident but not yet used).
+    /// </param>
+    public Arena(int blockSize = DefaultBlockSize, NativeAllocator? allocator = null, bool hugePages = false)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(blockSize, MinBlockSize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(blockSize, MaxBlockSize);
         _blockSize = (blockSize + Alignment - 1) & ~(Alignment - 1);
         _allocator = allocator ?? NativeAllocator.Shared;
+        _hugePages = hugePages;
         _blocks = new NativeBuffer[InitialBlockTableCapacity];
     }
 
@@ -162,7 +172,7 @@ internal sealed unsafe class Arena : IDisposable
             Array.Resize(ref blocks, blocks.Length * 2);
             _blocks = blocks;
         }
-        NativeBuffer block = _allocator.Allocate(size, use: NativeUse.Memtable);
+        NativeBuffer block = _allocator.Allocate(size, use: NativeUse.Memtable, hugePages: _hugePages);
         blocks[_blockCount++] = block;
         // Charged at usable size: what the allocator really set aside for this block.
         Volatile.Write(ref _allocatedBytes, _allocatedBytes + block.UsableSize);

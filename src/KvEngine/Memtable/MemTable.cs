@@ -75,7 +75,7 @@ internal sealed unsafe class MemTable : IDisposable
     public MemTable(MemTableOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
-        _arena = new Arena(options.ArenaBlockSize);
+        _arena = new Arena(options.ArenaBlockSize, hugePages: options.HugePages);
         try
         {
             _table = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed);

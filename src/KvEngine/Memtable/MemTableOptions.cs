@@ -8,12 +8,14 @@ namespace KvEngine.Memtable;
 /// <param name="Branching">Skiplist branching factor: 1 in Branching nodes reaches the next level (4).</param>
 /// <param name="RandomSeed">Seed of the writer's PRNG that draws node heights.</param>
 /// <param name="HashIndexBuckets">Buckets of the point entries' <see cref="MemTableHashIndex"/> (a power of two), or 0 for none.</param>
+/// <param name="HugePages">Arena blocks backed by transparent huge pages (see <see cref="Arena"/>).</param>
 internal sealed record MemTableOptions(
     int ArenaBlockSize = Arena.DefaultBlockSize,
     int MaxHeight = SkipList.DefaultMaxHeight,
     int Branching = SkipList.DefaultBranching,
     ulong RandomSeed = 0xdeadbeef,
-    int HashIndexBuckets = 0)
+    int HashIndexBuckets = 0,
+    bool HugePages = false)
 {
     public static MemTableOptions Default { get; } = new();
 }

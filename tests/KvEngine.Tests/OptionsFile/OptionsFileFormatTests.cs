@@ -16,7 +16,7 @@ public class OptionsFileFormatTests
     internal static readonly HashSet<string> NotPersisted = new(StringComparer.Ordinal)
     {
         nameof(ColumnFamilyOptions.BlockCache), nameof(ColumnFamilyOptions.CompactionFilter),
-        nameof(ColumnFamilyOptions.DecouplePartitionedFilters), nameof(ColumnFamilyOptions.MemTableHashIndexRatio),
+        nameof(ColumnFamilyOptions.DecouplePartitionedFilters), nameof(ColumnFamilyOptions.MemTableHashIndexRatio), nameof(ColumnFamilyOptions.MemTableHugePages),
         nameof(KvOptions.Statistics), nameof(KvOptions.MeterFactory), nameof(KvOptions.LoggerFactory),
         nameof(KvOptions.WriteThreadSpinIterations), nameof(KvOptions.MemoryMappedWal), nameof(KvOptions.CompressedSecondaryCacheSize),
         nameof(KvOptions.CompressedSecondaryCacheCompression), nameof(KvOptions.CompressedSecondaryCacheSplit),
