@@ -59,14 +59,20 @@ internal sealed unsafe class Arena : IDisposable
     // _allocatedBytes less the free region of the current block; grows only.
     private long _memoryUsage;
 
-    // Blocks are mapped as huge pages (see NativeAllocator.Allocate).
+    // Regular blocks after the first are mapped as huge pages (see NativeAllocator.Allocate).
     private readonly bool _hugePages;
+
+    // Regular (_blockSize) blocks allocated so far.
+    private int _regularBlocks;
 
     /// <param name="blockSize">Bytes per block.</param>
     /// <param name="allocator">Where blocks come from (the shared allocator by default).</param>
     /// <param name="hugePages">
-    /// Ask for blocks backed by transparent huge pages (an arena fills each block from both ends
-    /// before the next, so at most its current block is resident but not yet used).
+    /// Back regular blocks after the first with transparent huge pages. An arena fills each block
+    /// from both ends before the next, so at most its current block is resident but not yet used;
+    /// the first block and blocks of their own (large requests such as a hash index's buckets,
+    /// touched at random from the start) keep small pages, so an idle memtable, or one of a
+    /// family that is rarely written, stays as small in memory as without huge pages.
     /// </param>
     public Arena(int blockSize = DefaultBlockSize, NativeAllocator? allocator = null, bool hugePages = false)
     {
@@ -139,13 +145,14 @@ internal sealed unsafe class Arena : IDisposable
         {
             // Its own block: the current block keeps its free region for later small requests.
             long before = _allocatedBytes;
-            byte* own = NewBlock(size);
+            byte* own = NewBlock(size, hugePages: false);
             Volatile.Write(ref _memoryUsage, _memoryUsage + (_allocatedBytes - before));
             return own;
         }
 
         // The rest of the current block is abandoned: it counts as used from now on.
-        byte* block = NewBlock(_blockSize);
+        byte* block = NewBlock(_blockSize, hugePages: _hugePages && _regularBlocks > 0);
+        _regularBlocks++;
         _alignedPtr = block;
         _unalignedPtr = block + _blockSize;
         long usage = _allocatedBytes - _blockSize;
@@ -164,7 +171,7 @@ internal sealed unsafe class Arena : IDisposable
         return result;
     }
 
-    private byte* NewBlock(int size)
+    private byte* NewBlock(int size, bool hugePages)
     {
         NativeBuffer[] blocks = _blocks!;
         if (_blockCount == blocks.Length)
@@ -172,7 +179,7 @@ internal sealed unsafe class Arena : IDisposable
             Array.Resize(ref blocks, blocks.Length * 2);
             _blocks = blocks;
         }
-        NativeBuffer block = _allocator.Allocate(size, use: NativeUse.Memtable, hugePages: _hugePages);
+        NativeBuffer block = _allocator.Allocate(size, use: NativeUse.Memtable, hugePages: hugePages);
         blocks[_blockCount++] = block;
         // Charged at usable size: what the allocator really set aside for this block.
         Volatile.Write(ref _allocatedBytes, _allocatedBytes + block.UsableSize);

@@ -31,8 +31,8 @@ public unsafe class PageMemoryTests
             if (PageMemory.HugePageSize > 0)
             {
                 Assert.Equal(0, (long)p % PageMemory.HugePageSize);
-                Assert.Contains("hg", VmFlags((nint)p));
-                Assert.Contains("hg", VmFlags((nint)p + length - 1));
+                Assert.Contains("hg", Smaps.VmFlags((nint)p));
+                Assert.Contains("hg", Smaps.VmFlags((nint)p + length - 1));
             }
         }
         finally
@@ -53,7 +53,7 @@ public unsafe class PageMemoryTests
         try
         {
             new Span<byte>(p, Length).Fill(1);
-            Assert.DoesNotContain("hg", VmFlags((nint)p));
+            Assert.DoesNotContain("hg", Smaps.VmFlags((nint)p));
         }
         finally
         {
@@ -106,28 +106,4 @@ public unsafe class PageMemoryTests
             Assert.Equal(huge, ColumnFamilyData.ArenaBlockSize(64 << 20, hugePages: true));
         }
     }
-
-    /// <summary>The VmFlags line of the mapping that holds <paramref name="address"/> in /proc/self/smaps.</summary>
-    private static string VmFlags(nint address)
-    {
-        bool inside = false;
-        foreach (string line in File.ReadLines("/proc/self/smaps"))
-        {
-            int dash = line.IndexOf('-', StringComparison.Ordinal);
-            int space = line.IndexOf(' ', StringComparison.Ordinal);
-            if (dash > 0 && space > dash && IsHex(line.AsSpan(0, dash)))
-            {
-                long start = long.Parse(line.AsSpan(0, dash), System.Globalization.NumberStyles.HexNumber, null);
-                long end = long.Parse(line.AsSpan(dash + 1, space - dash - 1), System.Globalization.NumberStyles.HexNumber, null);
-                inside = address >= start && address < end;
-            }
-            else if (inside && line.StartsWith("VmFlags:", StringComparison.Ordinal))
-            {
-                return line;
-            }
-        }
-        throw new InvalidOperationException($"No mapping holds 0x{address:x}.");
-    }
-
-    private static bool IsHex(ReadOnlySpan<char> s) => s.Length > 0 && s.IndexOfAnyExcept("0123456789abcdef") < 0;
 }

@@ -1,4 +1,6 @@
+using KvEngine.Memory;
 using KvEngine.Memtable;
+using KvEngine.Tests.Memory;
 
 namespace KvEngine.Tests.Memtable;
 
@@ -75,5 +77,35 @@ public unsafe class ArenaTests
         Assert.True(arena.IsDisposed);
         Assert.Throws<ObjectDisposedException>(() => arena.Allocate(1));
         Assert.Throws<ObjectDisposedException>(() => arena.AllocateAligned(8));
+    }
+
+    /// <summary>
+    /// With huge pages, the first regular block and blocks of their own keep small pages (an
+    /// idle memtable stays small); regular blocks after the first are advised as huge pages.
+    /// </summary>
+    [Fact]
+    public void HugePagesBackRegularBlocksAfterTheFirst()
+    {
+        if (!PageMemory.IsSupported || PageMemory.HugePageSize == 0)
+        {
+            return; // no THP here: the arena uses plain mappings (covered by the other tests)
+        }
+        int blockSize = PageMemory.HugePageSize;
+        using var arena = new Arena(blockSize, hugePages: true);
+        byte* first = arena.AllocateAligned(64);
+        byte* own = arena.AllocateAligned((blockSize / 4) + 8); // a block of its own
+        var later = new List<nint>();
+        for (int i = 0; i < 3 * blockSize / 4096; i++)
+        {
+            later.Add((nint)arena.AllocateAligned(4096));
+        }
+        *first = 1;
+        *own = 1;
+        Assert.DoesNotContain("hg", Smaps.VmFlags((nint)first));
+        Assert.DoesNotContain("hg", Smaps.VmFlags((nint)own));
+        nint last = later[^1];
+        *(byte*)last = 1;
+        Assert.True(last - (nint)first >= blockSize || (nint)first - last >= blockSize);
+        Assert.Contains("hg", Smaps.VmFlags(last));
     }
 }
