@@ -37,8 +37,12 @@ public class ColumnFamilyOptions
     /// Back memtables with transparent huge pages where the kernel offers them (Linux with THP
     /// "always" or "madvise") and <see cref="WriteBufferSize"/> is at least 8 huge pages (16 MiB):
     /// arena blocks are then one huge page (2 MiB), aligned and advised <c>MADV_HUGEPAGE</c>, so
-    /// a skip-list or hash-index search over a large memtable takes no page walk per miss. Each
-    /// memtable may then hold up to one huge page more resident than it has used. On by default.
+    /// a skip-list search over a large memtable takes no page walk per miss. A memtable's first
+    /// block and its hash-index buckets keep small pages (idle memtables stay small); each
+    /// memtable may hold up to one huge page more resident than it has used. Where the kernel
+    /// defragments for advised mappings (THP <c>defrag</c> = <c>madvise</c>) and memory is
+    /// fragmented, the first touch of a block may wait for that compaction: turn this off for
+    /// writers that cannot take such a pause on such hosts. On by default.
     /// KvEngine's own option (RocksDB's memtable_huge_page_size asks for reserved hugetlbfs pages
     /// instead): not written to the OPTIONS file.
     /// </summary>
