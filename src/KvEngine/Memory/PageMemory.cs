@@ -13,8 +13,8 @@ namespace KvEngine.Memory;
 /// <para>
 /// <see cref="MapHugePages"/> aligns a mapping to the kernel's transparent huge page size and
 /// advises it (<c>madvise(MADV_HUGEPAGE)</c>), so a structure searched at random (a memtable's skip
-/// list and hash index) costs one TLB entry per 2 MiB instead of per 4 KiB: on a 40 MB memtable a
-/// search's dependent misses otherwise each add a page walk. The kernel still backs the mapping
+/// list) costs one TLB entry per 2 MiB instead of per 4 KiB: on a 40 MB memtable a search's
+/// dependent misses otherwise each add a page walk. The kernel still backs the mapping
 /// with small pages when it has no huge page to give (or THP is off: <see cref="HugePageSize"/> is
 /// then 0 and nothing is advised). A huge page is resident as a whole once touched, so only
 /// memory filled from the bottom up should ask for it.
