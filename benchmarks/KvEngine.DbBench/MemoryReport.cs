@@ -42,8 +42,10 @@ internal static class MemoryReport
         using Process self = Process.GetCurrentProcess();
         MemorySnapshot atPeak = sampler.AtPeak;
         MemorySnapshot atEnd = sampler.Capture();
+        long hugePages = AnonymousHugePageBytes();
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"Memory: peak RSS {self.PeakWorkingSet64 / Mb:F1} MB (highest sample {atPeak.Rss / Mb:F1} MB, every {sampler.IntervalMs} ms), RSS {atEnd.Rss / Mb:F1} MB at the end"));
+            $"Memory: peak RSS {self.PeakWorkingSet64 / Mb:F1} MB (highest sample {atPeak.Rss / Mb:F1} MB, every {sampler.IntervalMs} ms), RSS {atEnd.Rss / Mb:F1} MB at the end")
+            + (hugePages >= 0 ? string.Create(CultureInfo.InvariantCulture, $" ({hugePages / Mb:F1} MB of it on transparent huge pages)") : ""));
         if (atPeak.Rss > 0)
         {
             output.WriteLine(Format("Memory at peak", atPeak));
@@ -113,6 +115,25 @@ internal static class MemoryReport
         NativeUse.Other => "other",
         _ => "use " + ((int)use).ToString(CultureInfo.InvariantCulture),
     };
+
+    /// <summary>AnonHugePages of /proc/self/smaps_rollup (Linux), or -1 where there is none.</summary>
+    private static long AnonymousHugePageBytes()
+    {
+        const string Path = "/proc/self/smaps_rollup";
+        if (!OperatingSystem.IsLinux() || !File.Exists(Path))
+        {
+            return -1;
+        }
+        foreach (string line in File.ReadLines(Path))
+        {
+            if (line.StartsWith("AnonHugePages:", StringComparison.Ordinal))
+            {
+                string[] parts = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+                return parts.Length >= 2 && long.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out long kb) ? kb * 1024 : -1;
+            }
+        }
+        return -1;
+    }
 
     private static string Field(long bytes) =>
         bytes < 0 ? "?" : (bytes / Mb).ToString("F1", CultureInfo.InvariantCulture) + " MB";
