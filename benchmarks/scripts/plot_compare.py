@@ -5,6 +5,10 @@
   /usr/bin/python3 benchmarks/scripts/plot_compare.py sweep sweep.txt docs/img/partition_sweep.png
   /usr/bin/python3 benchmarks/scripts/plot_compare.py memory docs/data/memory-10M/peak_rss.tsv docs/img/memory_peak_rss.png
 
+  /usr/bin/python3 benchmarks/scripts/plot_compare.py ratios "1M, 1 thread=a.txt;1M, 2 threads=b.txt" docs/img/ratios.png
+
+ratios: compare.py outputs (label=path, separated by ';'), one group of bars per benchmark, one
+bar per output, with issue 13's 1.5x (1M) and 1.25x (10M) lines.
 memory: a tab-separated file with a header line "keys<TAB>series<TAB>peak_rss_mib", one row per
 kvbench run (peak RSS as /usr/bin/time or kvbench's Memory line gives it); one line per series.
 """
@@ -33,6 +37,37 @@ def blocks(path):
             out[-1][1][m.group(1)] = (int(m.group(2)), int(m.group(3)))
     return out
 
+
+
+COMPARE_ROW = re.compile(r"^(\w+)\s+(\d+)\s+(\d+)\s+([\d.]+)$")
+
+
+def ratios(spec, png):
+    runs = []
+    for part in spec.split(";"):
+        label, path = part.split("=", 1)
+        rows = {}
+        for line in open(path):
+            m = COMPARE_ROW.match(line.strip())
+            if m:
+                rows[m.group(1)] = float(m.group(4))
+        runs.append((label, rows))
+    benches = [b for b in runs[0][1]]
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    width = 0.8 / len(runs)
+    for i, (label, rows) in enumerate(runs):
+        xs = [j + (i - (len(runs) - 1) / 2) * width for j in range(len(benches))]
+        ax.bar(xs, [rows.get(b, 0) for b in benches], width, label=label)
+    ax.axhline(1.5, color="tab:red", linestyle="--", linewidth=1, label="1.5x (1M target)")
+    ax.axhline(1.25, color="tab:orange", linestyle=":", linewidth=1, label="1.25x (10M target)")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(benches)), benches, rotation=20)
+    ax.set_ylabel("KvEngine / RocksDB 11.12 ops/s")
+    ax.set_title("KvEngine vs release RocksDB (kvbench -engine=rocksdb), session 14")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
 
 
 def memory(path, png):
@@ -101,4 +136,4 @@ def sweep(path, png):
 
 
 if __name__ == "__main__":
-    {"rangedel": rangedel, "sweep": sweep, "memory": memory}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    {"rangedel": rangedel, "sweep": sweep, "memory": memory, "ratios": ratios}[sys.argv[1]](sys.argv[2], sys.argv[3])
