@@ -38,7 +38,7 @@ public class ColumnFamilyOptions
     /// "always" or "madvise") and <see cref="WriteBufferSize"/> is at least 8 huge pages (16 MiB):
     /// arena blocks are then one huge page (2 MiB), aligned and advised <c>MADV_HUGEPAGE</c>, so
     /// a skip-list search over a large memtable takes no page walk per miss. A memtable's first
-    /// block and its hash-index buckets keep small pages (idle memtables stay small); each
+    /// block (half a huge page) and its hash-index buckets keep small pages (idle memtables stay small); each
     /// memtable may hold up to one huge page more resident than it has used. Where the kernel
     /// defragments for advised mappings (THP <c>defrag</c> = <c>madvise</c>) and memory is
     /// fragmented, the first touch of a block may wait for that compaction: turn this off for

@@ -101,7 +101,8 @@ internal sealed unsafe class NativeAllocator : IDisposable
 
     /// <summary>
     /// Allocates <paramref name="length"/> bytes (0 .. <see cref="SizeClasses.MaxSize"/>); the
-    /// buffer's usable size is the size class. With <paramref name="zeroed"/> every usable byte is 0;
+    /// buffer's usable size is the size class. With <paramref name="zeroed"/> every usable byte is 0
+    /// (a new page mapping is not written to: its pages stay non-resident until first touched);
     /// otherwise the contents are undefined. <paramref name="use"/> is what the block is counted as
     /// (<see cref="GetLiveBytesByUse"/>).
     /// </summary>
@@ -117,6 +118,7 @@ internal sealed unsafe class NativeAllocator : IDisposable
         int index = SizeClasses.IndexOf(length);
         int usable = SizeClasses.SizeOf(index);
         byte* p;
+        bool fresh = false; // a new mapping: the kernel's pages are zero already
         if (index < SizeClasses.SlabClassCount)
         {
             p = AllocateSmall(index, length, usable, out bool reused);
@@ -127,14 +129,15 @@ internal sealed unsafe class NativeAllocator : IDisposable
         }
         else
         {
-            p = !IsMapped(usable) ? (byte*)NativeMemory.AlignedAlloc((nuint)usable, (nuint)_options.PageSize)
+            fresh = IsMapped(usable);
+            p = !fresh ? (byte*)NativeMemory.AlignedAlloc((nuint)usable, (nuint)_options.PageSize)
                 : hugePages ? (byte*)PageMemory.MapHugePages((nuint)usable)
                 : (byte*)PageMemory.Map((nuint)usable);
             Interlocked.Add(ref _largeRequested, length);
             Interlocked.Add(ref _largeAllocated, usable);
             Interlocked.Increment(ref _largeLive);
         }
-        if (zeroed)
+        if (zeroed && !fresh) // clearing a new mapping would only make every page resident
         {
             NativeMemory.Clear(p, (nuint)usable);
         }

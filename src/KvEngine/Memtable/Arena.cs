@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using KvEngine.Memory;
 
 namespace KvEngine.Memtable;
@@ -70,9 +71,9 @@ internal sealed unsafe class Arena : IDisposable
     /// <param name="hugePages">
     /// Back regular blocks after the first with transparent huge pages. An arena fills each block
     /// from both ends before the next, so at most its current block is resident but not yet used;
-    /// the first block and blocks of their own (large requests such as a hash index's buckets,
-    /// touched at random from the start) keep small pages, so an idle memtable, or one of a
-    /// family that is rarely written, stays as small in memory as without huge pages.
+    /// the first block (half a block then) and blocks of their own (a hash index's buckets, which
+    /// are touched at random and only as keys arrive; large values) keep small pages, so an idle
+    /// memtable, or one of a family that is rarely written, stays as small in memory as without.
     /// </param>
     public Arena(int blockSize = DefaultBlockSize, NativeAllocator? allocator = null, bool hugePages = false)
     {
@@ -126,6 +127,24 @@ internal sealed unsafe class Arena : IDisposable
     }
 
     /// <summary>
+    /// <see cref="AllocateAligned"/> of zeroed bytes. A request that gets a block of its own takes
+    /// a new mapping as it comes (zero, and resident only where it is touched later), so a large
+    /// table that is filled sparsely costs only the pages it uses.
+    /// </summary>
+    public byte* AllocateAlignedZeroed(int size)
+    {
+        ObjectDisposedException.ThrowIf(_blocks == null, this);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(size);
+        if (size > _blockSize / 4)
+        {
+            return AllocateOwnBlock(size, zeroed: true);
+        }
+        byte* p = AllocateAligned(size);
+        NativeMemory.Clear(p, (nuint)size);
+        return p;
+    }
+
+    /// <summary>
     /// <see cref="AllocateAligned"/> for several threads at once (concurrent memtable inserts),
     /// under a lock held for a bump of a pointer. Must not overlap the unlocked calls.
     /// </summary>
@@ -143,19 +162,18 @@ internal sealed unsafe class Arena : IDisposable
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(size);
         if (size > _blockSize / 4)
         {
-            // Its own block: the current block keeps its free region for later small requests.
-            long before = _allocatedBytes;
-            byte* own = NewBlock(size, hugePages: false);
-            Volatile.Write(ref _memoryUsage, _memoryUsage + (_allocatedBytes - before));
-            return own;
+            return AllocateOwnBlock(size, zeroed: false);
         }
 
-        // The rest of the current block is abandoned: it counts as used from now on.
-        byte* block = NewBlock(_blockSize, hugePages: _hugePages && _regularBlocks > 0);
+        // The rest of the current block is abandoned: it counts as used from now on. With huge
+        // pages the first block is half a huge page, which the kernel never backs with one (with
+        // THP "always" it would back a whole, aligned one unasked): an idle memtable stays small.
+        int blockSize = _hugePages && _regularBlocks == 0 ? _blockSize / 2 : _blockSize;
+        byte* block = NewBlock(blockSize, zeroed: false, hugePages: _hugePages && _regularBlocks > 0);
         _regularBlocks++;
         _alignedPtr = block;
-        _unalignedPtr = block + _blockSize;
-        long usage = _allocatedBytes - _blockSize;
+        _unalignedPtr = block + blockSize;
+        long usage = _allocatedBytes - blockSize;
         byte* result;
         if (aligned)
         {
@@ -171,7 +189,16 @@ internal sealed unsafe class Arena : IDisposable
         return result;
     }
 
-    private byte* NewBlock(int size, bool hugePages)
+    /// <summary>A block of its own for one request: the current block keeps its free region for later small requests.</summary>
+    private byte* AllocateOwnBlock(int size, bool zeroed)
+    {
+        long before = _allocatedBytes;
+        byte* own = NewBlock(size, zeroed, hugePages: false);
+        Volatile.Write(ref _memoryUsage, _memoryUsage + (_allocatedBytes - before));
+        return own;
+    }
+
+    private byte* NewBlock(int size, bool zeroed, bool hugePages)
     {
         NativeBuffer[] blocks = _blocks!;
         if (_blockCount == blocks.Length)
@@ -179,7 +206,7 @@ internal sealed unsafe class Arena : IDisposable
             Array.Resize(ref blocks, blocks.Length * 2);
             _blocks = blocks;
         }
-        NativeBuffer block = _allocator.Allocate(size, use: NativeUse.Memtable, hugePages: hugePages);
+        NativeBuffer block = _allocator.Allocate(size, zeroed, NativeUse.Memtable, hugePages);
         blocks[_blockCount++] = block;
         // Charged at usable size: what the allocator really set aside for this block.
         Volatile.Write(ref _allocatedBytes, _allocatedBytes + block.UsableSize);

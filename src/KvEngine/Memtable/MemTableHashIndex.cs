@@ -56,8 +56,8 @@ internal sealed unsafe class MemTableHashIndex
         {
             throw new ArgumentOutOfRangeException(nameof(bucketCount), bucketCount, $"A power of two from {MinBuckets} to {MaxBuckets}.");
         }
-        _buckets = (nint*)arena.AllocateAligned(bucketCount * sizeof(nint));
-        NativeMemory.Clear(_buckets, (nuint)bucketCount * (nuint)sizeof(nint));
+        // Zeroed without touching a new mapping: a bucket page is resident once a key hashes to it.
+        _buckets = (nint*)arena.AllocateAlignedZeroed(bucketCount * sizeof(nint));
         _mask = (ulong)bucketCount - 1;
     }
 

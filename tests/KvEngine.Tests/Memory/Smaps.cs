@@ -1,8 +1,33 @@
+using System.Runtime.InteropServices;
+
 namespace KvEngine.Tests.Memory;
 
-/// <summary>Reads this process's /proc/self/smaps (Linux): what the kernel records of a mapping.</summary>
-internal static class Smaps
+/// <summary>Reads this process's /proc/self/smaps and page residency (Linux): what the kernel records of a mapping.</summary>
+internal static unsafe partial class Smaps
 {
+    /// <summary>Pages of [<paramref name="address"/>, +<paramref name="length"/>) in memory (mincore(2)); the address page-aligned.</summary>
+    public static int ResidentPages(nint address, int length)
+    {
+        int pages = (length + Environment.SystemPageSize - 1) / Environment.SystemPageSize;
+        byte[] vector = new byte[pages];
+        fixed (byte* v = vector)
+        {
+            if (MinCore(address, (nuint)length, v) != 0)
+            {
+                throw new InvalidOperationException($"mincore failed (errno {Marshal.GetLastPInvokeError()}).");
+            }
+        }
+        int resident = 0;
+        foreach (byte b in vector)
+        {
+            resident += b & 1;
+        }
+        return resident;
+    }
+
+    [LibraryImport("libc", EntryPoint = "mincore", SetLastError = true)]
+    private static partial int MinCore(nint address, nuint length, byte* vector);
+
     /// <summary>The VmFlags line of the mapping that holds <paramref name="address"/> in /proc/self/smaps.</summary>
     public static string VmFlags(nint address)
     {

@@ -108,4 +108,37 @@ public unsafe class ArenaTests
         Assert.True(last - (nint)first >= blockSize || (nint)first - last >= blockSize);
         Assert.Contains("hg", Smaps.VmFlags(last));
     }
+
+    /// <summary>
+    /// Zeroed requests: one that gets a block of its own takes a new mapping untouched (its pages
+    /// become resident only where written: a hash index's buckets cost an idle memtable nothing),
+    /// one inside a block is cleared.
+    /// </summary>
+    [Fact]
+    public void ZeroedRequestsAreZeroAndAnOwnBlockIsResidentOnlyWhereTouched()
+    {
+        using var arena = new Arena(1 << 20);
+        const int Large = 2 << 20;
+        byte* own = arena.AllocateAlignedZeroed(Large);
+        if (PageMemory.IsSupported)
+        {
+            Assert.Equal(0, (long)own % Environment.SystemPageSize);
+            Assert.Equal(0, Smaps.ResidentPages((nint)own, Large));
+            own[Large / 2] = 1;
+            Assert.Equal(1, Smaps.ResidentPages((nint)own, Large));
+            own[Large / 2] = 0;
+        }
+        Assert.True(new ReadOnlySpan<byte>(own, Large).IndexOfAnyExcept((byte)0) < 0);
+
+        // Inside a block that reuses freed, dirty memory: one shard, so the freed slot comes back.
+        using var allocator = new NativeAllocator(new NativeAllocatorOptions { Shards = 1, DebugChecks = false });
+        NativeBuffer freed = allocator.Allocate(Arena.MinBlockSize);
+        freed.Span.Fill(0xEE);
+        nint address = (nint)freed.Pointer;
+        freed.Dispose();
+        using var small = new Arena(Arena.MinBlockSize, allocator);
+        byte* zeroed = small.AllocateAlignedZeroed(512);
+        Assert.Equal(address, (nint)zeroed); // the dirty slot, as the test means
+        Assert.True(new ReadOnlySpan<byte>(zeroed, 512).IndexOfAnyExcept((byte)0) < 0);
+    }
 }
