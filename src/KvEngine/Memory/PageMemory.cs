@@ -74,10 +74,15 @@ internal static unsafe class PageMemory
     /// <summary>
     /// Maps <paramref name="length"/> bytes of zeroed memory aligned to <see cref="HugePageSize"/>
     /// and advised as huge pages; a plain <see cref="Map"/> when there are none or the length is
-    /// below one. <see cref="Unmap"/> takes it back with the same length.
+    /// below one. <see cref="Unmap"/> takes it back with the same length, a whole number of pages
+    /// (so the trimmed tail starts on a page boundary).
     /// </summary>
     public static void* MapHugePages(nuint length)
     {
+        if (length == 0 || length % (nuint)Environment.SystemPageSize != 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(length), length, "A positive whole number of pages.");
+        }
         nuint huge = (nuint)HugePageSize;
         if (huge == 0 || length < huge)
         {

@@ -61,6 +61,13 @@ public unsafe class PageMemoryTests
         }
     }
 
+    [Fact]
+    public void HugePageMappingsAreWholePages()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => { _ = PageMemory.MapHugePages((2 << 20) + 100); });
+        Assert.Throws<ArgumentOutOfRangeException>(() => { _ = PageMemory.MapHugePages(0); });
+    }
+
     [Theory]
     [InlineData(256 << 10, 2 << 20)]
     [InlineData(256 << 10, 100_000)]
