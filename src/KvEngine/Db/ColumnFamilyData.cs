@@ -138,10 +138,14 @@ internal sealed class ColumnFamilyData
     /// <summary>The read state now published (not pinned: use <see cref="AcquireReadState"/> to read through it).</summary>
     public ReadState CurrentReadState => Volatile.Read(ref _readState);
 
-    public MemTable NewMemTable() => new(new MemTableOptions(
-        ArenaBlockSize: ArenaBlockSize(Options.WriteBufferSize, UsesHugePages(Options)),
-        HashIndexBuckets: MemTableHashIndex.BucketsFor(Options.WriteBufferSize, Options.MemTableHashIndexRatio),
-        HugePages: UsesHugePages(Options)));
+    public MemTable NewMemTable()
+    {
+        bool hugePages = UsesHugePages(Options);
+        return new(new MemTableOptions(
+            ArenaBlockSize: ArenaBlockSize(Options.WriteBufferSize, hugePages),
+            HashIndexBuckets: MemTableHashIndex.BucketsFor(Options.WriteBufferSize, Options.MemTableHashIndexRatio),
+            HugePages: hugePages));
+    }
 
     /// <summary>
     /// Publishes a new read state from the current memtables and version. Holds the database mutex.
