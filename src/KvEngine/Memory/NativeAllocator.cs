@@ -16,9 +16,10 @@ namespace KvEngine.Memory;
 /// cut one after another from anonymous mappings of <see cref="SlabRegionBytes"/> (a page of the
 /// region is resident only once a slab on it is used); through posix_memalign each page-aligned
 /// slab cost glibc a chunk header and an alignment fragment, a touched page per ~64 KiB slab
-/// (~6%: ~20 MB outside the allocator's count with 400 MB of cached blocks). Larger classes come straight from
-/// <see cref="NativeMemory.AlignedAlloc"/> (page-aligned), or from <see cref="PageMemory"/> from
-/// <see cref="NativeAllocatorOptions.MapThresholdBytes"/> up, and go back on free.
+/// (~6%: ~20 MB outside the allocator's count with 400 MB of cached blocks). Larger classes are mappings of their own from
+/// <see cref="PageMemory"/> (from <see cref="NativeAllocatorOptions.MapThresholdBytes"/> up: by
+/// default every larger class), or come from <see cref="NativeMemory.AlignedAlloc"/>
+/// (page-aligned) below that threshold or where mappings are unsupported, and go back on free.
 /// </para>
 /// <para>
 /// Counters (requested, allocated = usable, resident, live) are kept per bin under its lock and

@@ -121,6 +121,7 @@ public unsafe class NativeAllocatorTests
     [InlineData(256 << 10, 300_000)]
     [InlineData(256 << 10, 100_000)]
     [InlineData(256 << 10, 9_000_000)]
+    [InlineData(SizeClasses.LargestSlabClass + 1, 20_000)]
     public void LargeBlocksAreMappedFromTheThresholdUp(int threshold, int length)
     {
         if (threshold > 0 && OperatingSystem.IsLinux())
@@ -143,6 +144,32 @@ public unsafe class NativeAllocatorTests
             b.Dispose();
             Assert.Equal(new MemoryUsage(0, 0, 0, 0), allocator.GetUsage());
         }
+    }
+
+    /// <summary>
+    /// By default every block above the slab classes is a mapping of its own: glibc kept freed
+    /// 16-256 KiB blocks resident in per-thread heaps. A new mapping is zero already, so a zeroed
+    /// request leaves it untouched (no page resident), where a block from malloc is cleared.
+    /// </summary>
+    [Theory]
+    [InlineData(SizeClasses.LargestSlabClass + 1)]
+    [InlineData(100_000)]
+    [InlineData(255_000)]
+    public void ByDefaultEveryBlockAboveTheSlabClassesIsAMappingOfItsOwn(int length)
+    {
+        Assert.True(SizeClasses.IndexOf(length) >= SizeClasses.SlabClassCount);
+        if (!PageMemory.IsSupported)
+        {
+            return; // malloc serves every large block where mappings are unsupported
+        }
+        using var allocator = new NativeAllocator(new NativeAllocatorOptions { DebugChecks = false });
+        NativeBuffer b = allocator.Allocate(length, zeroed: true);
+        Assert.Equal(0, Smaps.ResidentPages((nint)b.Pointer, b.UsableSize));
+        Assert.True(b.UsableSpan.IndexOfAnyExcept((byte)0) < 0);
+        b.UsableSpan.Fill(7);
+        Assert.Equal(b.UsableSize / Environment.SystemPageSize, Smaps.ResidentPages((nint)b.Pointer, b.UsableSize));
+        b.Dispose();
+        Assert.Equal(new MemoryUsage(0, 0, 0, 0), allocator.GetUsage());
     }
 
     [Fact]
