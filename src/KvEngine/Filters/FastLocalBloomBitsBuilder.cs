@@ -15,14 +15,18 @@ namespace KvEngine.Filters;
 /// <summary>
 /// Collects the XXPH3 hashes of a filter's keys and writes a FastLocalBloom filter block
 /// bit-identical to RocksDB 7.8's FastLocalBloomBitsBuilder. A key whose hash equals the previous
-/// key's is counted once. Hashes live in a growable buffer, so adding keys does not allocate per
-/// key: a pooled array up to <see cref="BoundedArrayPool{T}.PooledLimitBytes"/> (reused across
-/// <see cref="Finish(IBufferWriter{byte})"/> calls), beyond it native memory from
-/// <see cref="NativeAllocator.Shared"/> (page mappings for the large sizes), freed when the filter is
-/// finished. A whole-table filter of a 64 MiB table holds about a million hashes (8 MiB, 16 MiB of
-/// capacity after doubling); as managed arrays every table built left ~32 MiB of doubling steps on
-/// the large-object heap until a full collection, which at 10M keys kept ~100 MiB of dead arrays in
-/// the resident set (docs/benchmarks.md, "Memory at 10M keys").
+/// key's is counted once. Adding keys does not allocate per key: the first
+/// <see cref="ChunkHashes"/> hashes live in a pooled array (reused across
+/// <see cref="Finish(IBufferWriter{byte})"/> calls), the rest in native chunks of as many hashes
+/// (64 KiB) from <see cref="NativeAllocator.Shared"/>, freed when the filter is finished. Like the
+/// deque of RocksDB's builder, chunks are never copied or doubled: a whole-table filter of a
+/// 64 MiB memtable's flush (~420,000 hashes, 3.4 MB) holds at most one chunk more than it uses,
+/// where a doubling buffer held 4 MiB and, while growing, 6 MiB. (As managed arrays, every table
+/// built once left ~32 MiB of doubling steps on the large-object heap until a full collection:
+/// docs/benchmarks.md, "Memory at 10M keys".)
+/// <code>
+/// hash i := i &lt; ChunkHashes ? _hashes[i] : _chunks[(i >> ChunkShift) - 1][i &amp; (ChunkHashes - 1)]
+/// </code>
 /// With a <see cref="FilterMemoryOptimizer"/> the default size gives way to one whose bit array
 /// fills an allocator size class exactly, and the probe count follows the final bits per key.
 /// Not thread-safe; one builder per filter being written. <see cref="Dispose"/> returns the buffer.
@@ -31,15 +35,21 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
 {
     private const int InitialCapacity = 256;
 
+    /// <summary>Hashes per chunk (and in the pooled array at most): 64 KiB of them.</summary>
+    public const int ChunkHashes = 1 << ChunkShift;
+
+    private const int ChunkShift = 13;
+
     private readonly int _millibitsPerKey;
     private readonly FilterMemoryOptimizer? _optimizer;
-    private static readonly int s_pooledCapacity = BoundedArrayPool<ulong>.PooledLimitBytes / sizeof(ulong);
 
-    private ulong[] _hashes; // the pooled array; its hashes are the live ones unless _large is allocated
-    private NativeBuffer _large; // native hashes past the pooled capacity; its one owner
-    private unsafe ulong* _largeData;
-    private int _capacity;
+    private ulong[] _hashes; // hashes [0, ChunkHashes): the pooled array (grows by doubling up to ChunkHashes)
+    private NativeBuffer[] _chunks = []; // chunk k holds hashes [(k + 1) * ChunkHashes, +ChunkHashes); their one owner
+    private int _chunkCount; // chunks allocated (the table keeps its length across filters)
+    private unsafe ulong* _tail; // the chunk (or array) the next hash goes into, at its slot 0
+    private int _capacity; // hashes the storage holds now
     private int _count;
+    private ulong _last; // the last hash added (valid when _count > 0)
     private bool _disposed;
 
     /// <param name="millibitsPerKey">Target density in thousandths of a bit per key (at least 1000).</param>
@@ -50,18 +60,15 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         _millibitsPerKey = millibitsPerKey;
         _optimizer = optimizer;
         _hashes = BoundedArrayPool<ulong>.Rent(InitialCapacity);
-        _capacity = _hashes.Length;
+        _capacity = Math.Min(_hashes.Length, ChunkHashes);
     }
 
     public int MillibitsPerKey => _millibitsPerKey;
 
     public int KeyCount => _count;
 
-    /// <summary>The hashes added since the last finish, in order (valid until the next add or finish).</summary>
-    public unsafe ReadOnlySpan<ulong> Hashes => _large.IsAllocated ? new ReadOnlySpan<ulong>(_largeData, _count) : _hashes.AsSpan(0, _count);
-
-    /// <summary>Bytes the hash buffer holds now (pooled array or native block).</summary>
-    public long BufferBytes => _large.IsAllocated ? _large.UsableSize : (long)_hashes.Length * sizeof(ulong);
+    /// <summary>Bytes the hashes' storage holds now (the pooled array and the native chunks).</summary>
+    public long BufferBytes => ((long)_hashes.Length + ((long)_chunkCount * ChunkHashes)) * sizeof(ulong);
 
     public void AddKey(ReadOnlySpan<byte> key) => AddHash(XxPh3.Hash64(key));
 
@@ -69,33 +76,24 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     public unsafe void AddHash(ulong hash)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
-        if (_large.IsAllocated)
-        {
-            if (_largeData[_count - 1] == hash)
-            {
-                return;
-            }
-            if (_count == _capacity)
-            {
-                Grow();
-            }
-            _largeData[_count++] = hash;
-            return;
-        }
-        if (_count > 0 && _hashes[_count - 1] == hash)
+        if (_count > 0 && _last == hash)
         {
             return;
         }
         if (_count == _capacity)
         {
             Grow();
-            if (_large.IsAllocated)
-            {
-                _largeData[_count++] = hash;
-                return;
-            }
         }
-        _hashes[_count++] = hash;
+        if (_count < ChunkHashes)
+        {
+            _hashes[_count] = hash;
+        }
+        else
+        {
+            _tail[_count & (ChunkHashes - 1)] = hash;
+        }
+        _count++;
+        _last = hash;
     }
 
     /// <summary>The length, trailer included, that <see cref="Finish(IBufferWriter{byte})"/> would write now.</summary>
@@ -203,19 +201,25 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         Reset();
     }
 
-    /// <summary>Forgets the hashes and frees a native buffer (the pooled array stays for the next filter).</summary>
+    /// <summary>Forgets the hashes and frees the native chunks (the pooled array stays for the next filter).</summary>
     private unsafe void Reset()
     {
         _count = 0;
-        if (_large.IsAllocated)
+        for (int k = 0; k < _chunkCount; k++)
         {
-            NativeBuffer large = _large;
-            _large = default;
-            _largeData = null;
-            _capacity = _hashes.Length;
-            large.Dispose();
+            NativeBuffer chunk = _chunks[k];
+            _chunks[k] = default;
+            chunk.Dispose();
         }
+        _chunkCount = 0;
+        _tail = null;
+        _capacity = Math.Min(_hashes.Length, ChunkHashes);
     }
+
+    /// <summary>Hash <paramref name="i"/> (below <see cref="KeyCount"/>): see the type's comment.</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+    private unsafe ulong HashAt(int i) =>
+        i < ChunkHashes ? _hashes[i] : ((ulong*)_chunks[(i >> ChunkShift) - 1].Pointer)[i & (ChunkHashes - 1)];
 
     /// <summary>
     /// Sets every added hash's probe bits in <paramref name="bits"/> (whole lines, zeroed). Like
@@ -226,24 +230,22 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     {
         const int Ahead = 8;
         uint numLines = (uint)(bits.Length / FastLocalBloomMath.CacheLineBytes);
-        ReadOnlySpan<ulong> hashes = Hashes;
-        int n = hashes.Length;
+        int n = _count;
         int* offsets = stackalloc int[Ahead];
         fixed (byte* data = bits)
-        fixed (ulong* h = hashes)
         {
             int primed = Math.Min(Ahead, n);
             for (int i = 0; i < primed; i++)
             {
-                offsets[i] = Prepare(data, (uint)h[i], numLines);
+                offsets[i] = Prepare(data, (uint)HashAt(i), numLines);
             }
             for (int i = 0; i < n; i++)
             {
                 int slot = i & (Ahead - 1);
-                SetProbes(data + offsets[slot], (uint)(h[i] >> 32), numProbes);
+                SetProbes(data + offsets[slot], (uint)(HashAt(i) >> 32), numProbes);
                 if (i + Ahead < n)
                 {
-                    offsets[slot] = Prepare(data, (uint)h[i + Ahead], numLines);
+                    offsets[slot] = Prepare(data, (uint)HashAt(i + Ahead), numLines);
                 }
             }
         }
@@ -269,31 +271,30 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         }
     }
 
+    /// <summary>Room for one more hash: a doubled pooled array below <see cref="ChunkHashes"/>, else one more chunk.</summary>
     private unsafe void Grow()
     {
-        if (_capacity < s_pooledCapacity)
+        if (_count < ChunkHashes)
         {
-            int want = Math.Min(_capacity * 2, s_pooledCapacity);
-            ulong[] bigger = BoundedArrayPool<ulong>.Rent(want);
+            ulong[] bigger = BoundedArrayPool<ulong>.Rent(Math.Min(_capacity * 2, ChunkHashes));
             _hashes.AsSpan(0, _count).CopyTo(bigger);
             BoundedArrayPool<ulong>.Return(_hashes);
             _hashes = bigger;
-            _capacity = Math.Min(bigger.Length, s_pooledCapacity);
+            _capacity = Math.Min(bigger.Length, ChunkHashes);
             return;
         }
-        long wantBytes = (long)_capacity * 2 * sizeof(ulong);
-        if (wantBytes > SizeClasses.MaxSize)
+        if ((long)_capacity + ChunkHashes > int.MaxValue)
         {
             throw new InvalidOperationException("Too many keys for one filter.");
         }
-        NativeBuffer grown = NativeAllocator.Shared.Allocate((int)wantBytes, use: NativeUse.FilterBuild);
-        ulong* data = (ulong*)grown.Pointer;
-        Hashes.CopyTo(new Span<ulong>(data, _count));
-        NativeBuffer old = _large;
-        _large = grown;
-        _largeData = data;
-        _capacity = grown.UsableSize / sizeof(ulong);
-        old.Dispose();
+        if (_chunkCount == _chunks.Length)
+        {
+            Array.Resize(ref _chunks, Math.Max(8, _chunks.Length * 2));
+        }
+        NativeBuffer chunk = NativeAllocator.Shared.Allocate(ChunkHashes * sizeof(ulong), use: NativeUse.FilterBuild);
+        _chunks[_chunkCount++] = chunk;
+        _tail = (ulong*)chunk.Pointer;
+        _capacity += ChunkHashes;
     }
 
     public void Dispose()
