@@ -28,7 +28,7 @@ public class KvDbReadBenchmarks
     private KvDb? _tableDb;
     private KvDb? _partitionedDb;
     private KvBlockCache? _partitionedCache;
-    private KvIterator? _iterator;
+    private KvIterator _iterator; // default until set up (Dispose of default does nothing)
     private int _next;
 
     [GlobalSetup]
@@ -66,7 +66,7 @@ public class KvDbReadBenchmarks
     [GlobalCleanup]
     public void GlobalCleanup()
     {
-        _iterator?.Dispose();
+        _iterator.Dispose();
         _memDb?.Dispose();
         _tableDb?.Dispose();
         _partitionedDb?.Dispose();
@@ -106,7 +106,7 @@ public class KvDbReadBenchmarks
     [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
     public int IteratorNext()
     {
-        return ReadLoops.Nexts(_iterator!, OpsPerInvoke);
+        return ReadLoops.Nexts(_iterator, OpsPerInvoke);
     }
 
     private int TryGets(KvDb db, byte[] keys) => ReadLoops.TryGets(db, keys, NextStart(), OpsPerInvoke, _valueOut);

@@ -31,8 +31,8 @@ public class ReadPathAllocationBenchmarks
     private KvDb? _hitDb;
     private KvDb? _missDb;
     private KvDb? _writeDb;
-    private KvIterator? _seekIterator;
-    private KvIterator? _nextIterator;
+    private KvIterator _seekIterator; // default until set up (Dispose of default does nothing)
+    private KvIterator _nextIterator; // default until set up (Dispose of default does nothing)
     private WriteBatch? _batch;
     private int _next;
 
@@ -75,8 +75,8 @@ public class ReadPathAllocationBenchmarks
     [GlobalCleanup]
     public void GlobalCleanup()
     {
-        _seekIterator?.Dispose();
-        _nextIterator?.Dispose();
+        _seekIterator.Dispose();
+        _nextIterator.Dispose();
         _batch?.Dispose();
         _memDb?.Dispose();
         _hitDb?.Dispose();
@@ -102,7 +102,7 @@ public class ReadPathAllocationBenchmarks
     [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
     public int SeekReused()
     {
-        KvIterator it = _seekIterator!;
+        KvIterator it = _seekIterator;
         int start = NextStart();
         int sum = 0;
         for (int i = 0; i < OpsPerInvoke; i++)
@@ -117,7 +117,7 @@ public class ReadPathAllocationBenchmarks
     [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
     public int Next()
     {
-        return ReadLoops.Nexts(_nextIterator!, OpsPerInvoke);
+        return ReadLoops.Nexts(_nextIterator, OpsPerInvoke);
     }
 
     /// <summary>NewIterator, one Seek, Dispose: the public iterator object is the one allocation left.</summary>
@@ -140,7 +140,7 @@ public class ReadPathAllocationBenchmarks
     [Benchmark(OperationsPerInvoke = OpsPerInvoke)]
     public int RefreshSeek()
     {
-        KvIterator it = _seekIterator!;
+        KvIterator it = _seekIterator;
         int start = NextStart();
         int sum = 0;
         for (int i = 0; i < OpsPerInvoke; i++)

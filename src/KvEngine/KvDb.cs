@@ -531,7 +531,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// <summary>A new iterator over the database; dispose it when done.</summary>
     public KvIterator NewIterator(ReadOptions? options = null)
     {
-        return new KvIterator(_impl, _impl.NewIterator(_impl.DefaultFamily, options ?? ReadOptions.Default));
+        return _impl.LeaseIterator(_impl.NewIterator(_impl.DefaultFamily, options ?? ReadOptions.Default));
     }
 
     /// <summary>A new iterator over <paramref name="columnFamily"/>; dispose it when done.</summary>
@@ -539,7 +539,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     public KvIterator NewIterator(ColumnFamilyHandle columnFamily, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
-        return new KvIterator(_impl, _impl.NewIterator(_impl.ResolveForRead(columnFamily), options ?? ReadOptions.Default));
+        return _impl.LeaseIterator(_impl.NewIterator(_impl.ResolveForRead(columnFamily), options ?? ReadOptions.Default));
     }
 
     /// <summary>

@@ -10,10 +10,18 @@ namespace KvEngine;
 /// and <see cref="Value"/> are valid until the next move. Holds memtables and table files alive
 /// until disposed or refreshed (<see cref="Refresh"/>). Not thread-safe: one thread at a time.
 /// <para>
-/// Allocation: once positioned, moves allocate nothing. Creating an iterator allocates only this
-/// object when the database has a spare internal iterator tree over its current state (one left by
-/// a disposed iterator with the same checksum and fill-cache options, before any memtable switch,
-/// flush or compaction); <see cref="Refresh"/> allocates nothing while that state is current.
+/// A handle, like <see cref="System.Threading.Tasks.ValueTask"/>: a struct naming one lease of a
+/// pooled cursor. Copies name the same iterator (a move through one is seen through all), and
+/// once any of them is disposed every copy throws <see cref="ObjectDisposedException"/>, while a
+/// second Dispose does nothing, even after the cursor went on to serve another iterator.
+/// <c>default(KvIterator)</c> behaves as a disposed iterator.
+/// </para>
+/// <para>
+/// Allocation: none in steady state. Creating an iterator takes a pooled cursor and, when the
+/// database has a spare internal iterator tree over its current state (one left by a disposed
+/// iterator with the same checksum and fill-cache options, before any memtable switch, flush or
+/// compaction), that tree; moves allocate nothing once positioned; <see cref="Refresh"/>
+/// allocates nothing while that state is current.
 /// </para>
 /// <para>
 /// Prefix seek: in a family with a <see cref="ColumnFamilyOptions.PrefixExtractor"/>, Seek and
@@ -23,93 +31,62 @@ namespace KvEngine;
 /// at the prefix's end, or TotalOrderSeek for a range scan across prefixes.
 /// </para>
 /// </summary>
-public sealed class KvIterator : IDisposable
+public readonly struct KvIterator : IDisposable, IEquatable<KvIterator>
 {
-    private readonly DbImpl _db;
-    private DbIterator _inner;
-    private PinnedIterator? _pinned;
+    private readonly IteratorCursor? _cursor;
+    private readonly int _token;
 
-    internal KvIterator(DbImpl db, PinnedIterator pinned)
+    internal KvIterator(IteratorCursor cursor, int token)
     {
-        _db = db;
-        _inner = pinned.Iterator;
-        _pinned = pinned;
+        _cursor = cursor;
+        _token = token;
     }
 
     /// <summary>True when the iterator is positioned on an entry; false before the first positioning and after moving past either end.</summary>
-    public bool Valid
-    {
-        get
-        {
-            ThrowIfDisposed();
-            return _inner.Valid;
-        }
-    }
+    public bool Valid => Live.Inner.Valid;
 
     /// <summary>The current entry's key; valid until the next move. Throws <see cref="InvalidOperationException"/> when not <see cref="Valid"/>.</summary>
-    public ReadOnlySpan<byte> Key
-    {
-        get
-        {
-            ThrowIfNotValid();
-            return _inner.Key;
-        }
-    }
+    public ReadOnlySpan<byte> Key => Positioned.Key;
 
     /// <summary>The current entry's value; valid until the next move. Throws <see cref="InvalidOperationException"/> when not <see cref="Valid"/>.</summary>
-    public ReadOnlySpan<byte> Value
-    {
-        get
-        {
-            ThrowIfNotValid();
-            return _inner.Value;
-        }
-    }
+    public ReadOnlySpan<byte> Value => Positioned.Value;
 
     /// <summary>Moves to the first key; not <see cref="Valid"/> when there is none.</summary>
-    public void SeekToFirst()
-    {
-        ThrowIfDisposed();
-        _inner.SeekToFirst();
-    }
+    public void SeekToFirst() => Live.Inner.SeekToFirst();
 
     /// <summary>Moves to the last key; not <see cref="Valid"/> when there is none.</summary>
-    public void SeekToLast()
-    {
-        ThrowIfDisposed();
-        _inner.SeekToLast();
-    }
+    public void SeekToLast() => Live.Inner.SeekToLast();
 
     /// <summary>Moves to the first key &gt;= <paramref name="key"/>.</summary>
     public void Seek(ReadOnlySpan<byte> key)
     {
-        ThrowIfDisposed();
-        _db.Statistics?.Record(Ticker.NumberDbSeek);
-        _inner.Seek(key);
+        IteratorCursor c = Live;
+        c.Db.Statistics?.Record(Ticker.NumberDbSeek);
+        c.Inner.Seek(key);
     }
 
     /// <summary>Moves to the last key &lt;= <paramref name="key"/>.</summary>
     public void SeekForPrev(ReadOnlySpan<byte> key)
     {
-        ThrowIfDisposed();
-        _db.Statistics?.Record(Ticker.NumberDbSeek);
-        _inner.SeekForPrev(key);
+        IteratorCursor c = Live;
+        c.Db.Statistics?.Record(Ticker.NumberDbSeek);
+        c.Inner.SeekForPrev(key);
     }
 
     /// <summary>Moves to the next key; requires <see cref="Valid"/>.</summary>
     public void Next()
     {
-        ThrowIfNotValid();
-        _db.Statistics?.Record(Ticker.NumberDbNext);
-        _inner.Next();
+        DbIterator inner = Positioned;
+        _cursor!.Db.Statistics?.Record(Ticker.NumberDbNext);
+        inner.Next();
     }
 
     /// <summary>Moves to the previous key; requires <see cref="Valid"/>.</summary>
     public void Prev()
     {
-        ThrowIfNotValid();
-        _db.Statistics?.Record(Ticker.NumberDbPrev);
-        _inner.Prev();
+        DbIterator inner = Positioned;
+        _cursor!.Db.Statistics?.Record(Ticker.NumberDbPrev);
+        inner.Prev();
     }
 
     /// <summary>
@@ -123,38 +100,72 @@ public sealed class KvIterator : IDisposable
     /// <exception cref="ObjectDisposedException">The iterator or its database was disposed.</exception>
     public void Refresh()
     {
-        ThrowIfDisposed();
-        PinnedIterator renewed = _db.RefreshIterator(_pinned!);
-        _pinned = renewed;
-        _inner = renewed.Iterator;
+        IteratorCursor c = Live;
+        c.Replace(c.Db.RefreshIterator(c.Pinned!));
     }
 
-    /// <summary>Releases the memtables and table files the iterator holds; further calls throw <see cref="ObjectDisposedException"/>.</summary>
+    /// <summary>Releases the memtables and table files the iterator holds; further calls throw <see cref="ObjectDisposedException"/>. A second Dispose does nothing.</summary>
     public void Dispose()
     {
-        PinnedIterator? pinned = Interlocked.Exchange(ref _pinned, null);
-        if (pinned == null)
+        IteratorCursor? c = _cursor;
+        if (c?.TryEnd(_token) is not { } pinned)
         {
             return;
         }
-        _db.ReturnIterator(pinned);
+        c.Db.ReturnIterator(pinned);
+        c.Db.IteratorCursors.Return(c);
     }
 
-    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(_pinned == null, this);
+    /// <summary>True when both name the same iterator (copies of one <see cref="KvDb.NewIterator(ReadOptions?)"/> result).</summary>
+    public bool Equals(KvIterator other) => ReferenceEquals(_cursor, other._cursor) && _token == other._token;
 
-    // Inlined on every Key/Value/Next (a scan calls them per entry); the throwing part is cold.
-    private void ThrowIfNotValid()
+    /// <inheritdoc/>
+    public override bool Equals(object? obj) => obj is KvIterator other && Equals(other);
+
+    /// <inheritdoc/>
+    public override int GetHashCode() => HashCode.Combine(_cursor, _token);
+
+    /// <summary>True when both name the same iterator.</summary>
+    public static bool operator ==(KvIterator left, KvIterator right) => left.Equals(right);
+
+    /// <summary>True unless both name the same iterator.</summary>
+    public static bool operator !=(KvIterator left, KvIterator right) => !left.Equals(right);
+
+    // The cursor while this lease is current; inlined on every call (a scan makes several per entry).
+    private IteratorCursor Live
     {
-        if (_pinned == null || !_inner.Valid)
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+        get
         {
-            ThrowNotValid();
+            IteratorCursor? c = _cursor;
+            if (c == null || c.Token != _token)
+            {
+                ThrowDisposed();
+            }
+            return c;
         }
     }
 
-    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private void ThrowNotValid()
+    // The lease's iterator when positioned on an entry (Key, Value, Next, Prev); the throwing part is cold.
+    private DbIterator Positioned
     {
-        ThrowIfDisposed();
-        throw new InvalidOperationException("The iterator is not positioned on an entry.");
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+        get
+        {
+            DbIterator inner = Live.Inner;
+            if (!inner.Valid)
+            {
+                ThrowNotValid();
+            }
+            return inner;
+        }
     }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void ThrowDisposed() => throw new ObjectDisposedException(nameof(KvIterator));
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void ThrowNotValid() => throw new InvalidOperationException("The iterator is not positioned on an entry.");
 }

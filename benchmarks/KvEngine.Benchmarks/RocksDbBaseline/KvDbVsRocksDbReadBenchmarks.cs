@@ -41,8 +41,8 @@ public class KvDbVsRocksDbReadBenchmarks
     private KvDb? _kvMem;
     private KvDb? _kvHit;
     private KvDb? _kvMiss;
-    private KvIterator? _kvSeek;
-    private KvIterator? _kvNext;
+    private KvIterator _kvSeek; // default until set up (Dispose of default does nothing)
+    private KvIterator _kvNext; // default until set up (Dispose of default does nothing)
     private RocksDbBaselineDb? _rocksMem;
     private RocksDbBaselineDb? _rocksHit;
     private RocksDbBaselineDb? _rocksMiss;
@@ -177,7 +177,7 @@ public class KvDbVsRocksDbReadBenchmarks
     [BenchmarkCategory("Seek")]
     public int KvEngineSeek()
     {
-        KvIterator it = _kvSeek!;
+        KvIterator it = _kvSeek;
         int start = NextStart();
         int sum = 0;
         for (int i = 0; i < OpsPerInvoke; i++)
@@ -210,7 +210,7 @@ public class KvDbVsRocksDbReadBenchmarks
     [BenchmarkCategory("Next")]
     public int KvEngineNext()
     {
-        KvIterator it = _kvNext!;
+        KvIterator it = _kvNext;
         int sum = 0;
         for (int i = 0; i < OpsPerInvoke; i++)
         {

@@ -104,6 +104,13 @@ internal sealed partial class DbImpl
         }
     }
 
+    /// <summary>A public iterator over <paramref name="pinned"/>: a lease of a pooled cursor (see <see cref="IteratorCursor"/>).</summary>
+    public KvIterator LeaseIterator(PinnedIterator pinned)
+    {
+        IteratorCursor cursor = IteratorCursors.Rent();
+        return new KvIterator(cursor, cursor.Lease(pinned));
+    }
+
     /// <summary>
     /// RocksDB's Iterator::Refresh: the iterator now reads the database's latest state (sequence,
     /// memtables, files), not Valid until positioned. The tree is reset in place when the read state

@@ -119,6 +119,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _internalStats = new InternalStats(_mutex, _versions, _snapshots, _blockCache, _errors);
         _pointReader = new PointReader(_stats);
         _multiGetReader = new MultiGetReader(_stats);
+        IteratorCursors = new IteratorCursorPool(this, Math.Clamp(2 * Environment.ProcessorCount, 8, 64));
     }
 
     internal string Directory => _dir;
@@ -136,6 +137,9 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     internal SnapshotList Snapshots => _snapshots;
 
     internal KvStatistics? Statistics => _stats;
+
+    /// <summary>The cursors of disposed <see cref="KvIterator"/>s, for the next ones.</summary>
+    internal IteratorCursorPool IteratorCursors { get; }
 
     private bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 

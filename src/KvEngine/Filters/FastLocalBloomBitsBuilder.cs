@@ -46,7 +46,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     private ulong[] _hashes; // hashes [0, ChunkHashes): the pooled array (grows by doubling up to ChunkHashes)
     private NativeBuffer[] _chunks = []; // chunk k holds hashes [(k + 1) * ChunkHashes, +ChunkHashes); their one owner
     private int _chunkCount; // chunks allocated (the table keeps its length across filters)
-    private unsafe ulong* _tail; // the chunk (or array) the next hash goes into, at its slot 0
+    private unsafe ulong* _tail; // the newest chunk (null while the pooled array holds every hash)
     private int _capacity; // hashes the storage holds now
     private int _count;
     private ulong _last; // the last hash added (valid when _count > 0)

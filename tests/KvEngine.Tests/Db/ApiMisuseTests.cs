@@ -179,6 +179,44 @@ public sealed class ApiMisuseTests : IDisposable
         Assert.Throws<ObjectDisposedException>(() => it.SeekForPrev("k"u8));
         Assert.Throws<ObjectDisposedException>(() => it.Next());
         Assert.Throws<ObjectDisposedException>(() => it.Prev());
+        Assert.Throws<ObjectDisposedException>(() => it.Refresh());
+    }
+
+    /// <summary>
+    /// A KvIterator names one lease of a pooled cursor: the next iterator takes the cursor a
+    /// disposed one left, and the old handle (or any copy of it) must then neither reach nor
+    /// dispose the new iterator. Copies of a live handle are the same iterator. default is disposed.
+    /// </summary>
+    [Fact]
+    public void AStaleIteratorHandleNeverReachesTheIteratorThatReusedItsCursor()
+    {
+        using KvDb db = KvDb.Open(DbTestUtil.DbPath, new KvOptions { FileSystem = DbTestUtil.NewFs() });
+        db.Put("a"u8, "1"u8);
+        db.Put("b"u8, "2"u8);
+        KvIterator first = db.NewIterator();
+        KvIterator copy = first;
+        first.SeekToFirst();
+        copy.Next(); // the same iterator: moves first too
+        Assert.Equal("b", DbTestUtil.S(first.Key));
+        Assert.True(first == copy);
+        first.Dispose();
+
+        using KvIterator second = db.NewIterator(); // takes the cursor first left in the pool
+        Assert.False(second == first);
+        second.SeekToFirst();
+        copy.Dispose(); // a second Dispose of the first iterator, through a copy: nothing happens
+        first.Dispose();
+        Assert.True(second.Valid);
+        Assert.Equal("a", DbTestUtil.S(second.Key));
+        Assert.Throws<ObjectDisposedException>(() => first.SeekToLast());
+        Assert.Throws<ObjectDisposedException>(() => copy.Valid);
+        second.Next();
+        Assert.Equal("b", DbTestUtil.S(second.Key));
+
+        KvIterator none = default;
+        Assert.Throws<ObjectDisposedException>(() => none.Valid);
+        Assert.Throws<ObjectDisposedException>(() => none.Seek("a"u8));
+        none.Dispose();
     }
 
     /// <summary>
