@@ -216,10 +216,14 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         _capacity = Math.Min(_hashes.Length, ChunkHashes);
     }
 
-    /// <summary>Hash <paramref name="i"/> (below <see cref="KeyCount"/>): see the type's comment.</summary>
+    /// <summary>
+    /// Hash <paramref name="i"/> (below <see cref="KeyCount"/>): see the type's comment. Reads the
+    /// chunks' raw pointers: this builder owns them and frees them only in <see cref="Reset"/>, so the
+    /// allocator's per-access liveness check would only cost the filter loop a call per hash.
+    /// </summary>
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     private unsafe ulong HashAt(int i) =>
-        i < ChunkHashes ? _hashes[i] : ((ulong*)_chunks[(i >> ChunkShift) - 1].Pointer)[i & (ChunkHashes - 1)];
+        i < ChunkHashes ? _hashes[i] : ((ulong*)_chunks[(i >> ChunkShift) - 1].RawPointer)[i & (ChunkHashes - 1)];
 
     /// <summary>
     /// Sets every added hash's probe bits in <paramref name="bits"/> (whole lines, zeroed). Like
