@@ -2,6 +2,7 @@ using System.Net;
 using DotNext.Net.Cluster.Consensus.Raft;
 using DotNext.Net.Cluster.Consensus.Raft.Membership;
 using DotNext.Net.Cluster.Consensus.Raft.StateMachine;
+using KvEngine.Replication.Storage;
 
 namespace KvEngine.Replication;
 
@@ -78,8 +79,8 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
         RaftCluster? cluster = null;
         try
         {
-            // 2. The log over it.
-            log = new WriteAheadLog(new WriteAheadLog.Options
+            // 2. The log over it (DotNext's, made durable before a follower acknowledges: Storage/DurableWriteAheadLog).
+            log = new DurableWriteAheadLog(new WriteAheadLog.Options
             {
                 Location = Path.Combine(Path.GetFullPath(directory), "raft-log"),
             }, stateMachine);
