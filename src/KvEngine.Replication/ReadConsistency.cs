@@ -4,10 +4,12 @@ namespace KvEngine.Replication;
 public enum ReadConsistency
 {
     /// <summary>
-    /// Linearizable: the read sees every write acknowledged before it began. DotNext's strong read
-    /// barrier: the leader confirms its leadership with a replication round (ReadIndex); a
-    /// follower asks the leader's commit index and waits until it has applied it. Fails with
-    /// DotNext's <c>QuorumUnreachableException</c> when no majority answers.
+    /// Linearizable: the read sees every write acknowledged before it began. Served by the leader
+    /// only (DotNext's strong read barrier: the leader confirms its leadership with a replication
+    /// round, ReadIndex, and waits until it applied its last index); a follower throws
+    /// <see cref="KvNotLeaderException"/> naming the leader (see
+    /// <see cref="ReplicatedKvNode.ApplyReadBarrierAsync"/> for why). Fails with DotNext's
+    /// <c>QuorumUnreachableException</c> when no majority answers.
     /// </summary>
     Linearizable,
 

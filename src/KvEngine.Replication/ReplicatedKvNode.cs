@@ -172,20 +172,47 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
     }
 
     /// <summary>
-    /// Waits until this node's database reflects every write acknowledged before the call
-    /// (DotNext's strong read barrier: a ReadIndex round on the leader; on a follower, the leader's
-    /// commit index, then the local apply). Read the database through <see cref="Read{TState, TResult}"/> after.
+    /// Waits until this node's database reflects every write acknowledged before the call. Only the
+    /// leader serves it: DotNext's strong read barrier on a leader notes its last log index,
+    /// confirms its leadership with a replication round that began after the call (ReadIndex) and
+    /// waits until that index, which includes the no-op of its term, is applied. Read the database
+    /// through <see cref="Read{TState, TResult}"/> after.
     /// </summary>
+    /// <remarks>
+    /// Followers do not serve linearizable reads: DotNext 6.12's barrier on a follower asks the
+    /// leader for its commit index, which the leader returns without confirming its leadership or
+    /// waiting for the no-op of its term to commit, so a leader just elected (or deposed without
+    /// knowing it) can hand back an index older than a write already acknowledged. For the same
+    /// reason a leader that loses its leadership while the barrier runs (DotNext then finishes it
+    /// through its follower path) throws rather than answers. Use <see cref="ReadConsistency.Stale"/>
+    /// on followers.
+    /// </remarks>
     /// <param name="cancellationToken">Cancels the wait.</param>
+    /// <exception cref="KvNotLeaderException">This node does not lead, or stopped leading during the barrier; the exception names the leader.</exception>
     /// <exception cref="QuorumUnreachableException">No majority is reachable.</exception>
-    public ValueTask ApplyReadBarrierAsync(CancellationToken cancellationToken = default) =>
-        _cluster.ApplyReadBarrierAsync(ReadBarrierType.Strong, cancellationToken);
+    public async ValueTask ApplyReadBarrierAsync(CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        // Cancelled until this node leads with the no-op of its term committed; then cancelled
+        // when that leadership ends. Still live after the barrier: the barrier ran as a leader's.
+        CancellationToken leadership = _cluster.LeadershipToken;
+        if (leadership.IsCancellationRequested)
+        {
+            throw new KvNotLeaderException(LeaderEndPoint);
+        }
+        await _cluster.ApplyReadBarrierAsync(ReadBarrierType.Strong, cancellationToken).ConfigureAwait(false);
+        if (leadership.IsCancellationRequested)
+        {
+            throw new KvNotLeaderException(LeaderEndPoint);
+        }
+    }
 
     /// <summary>Reads the value of <paramref name="key"/> (default column family) with the given consistency.</summary>
     /// <param name="key">The key.</param>
-    /// <param name="consistency">Linearizable (a read barrier first) or stale (local, at once).</param>
+    /// <param name="consistency">Linearizable (the leader only: <see cref="ApplyReadBarrierAsync"/> first) or stale (any node: local, at once).</param>
     /// <param name="cancellationToken">Cancels the read barrier.</param>
     /// <returns>The value; null when the key has none.</returns>
+    /// <exception cref="KvNotLeaderException">A linearizable read reached a node that does not lead; the exception names the leader.</exception>
     public async ValueTask<byte[]?> GetAsync(ReadOnlyMemory<byte> key, ReadConsistency consistency = ReadConsistency.Linearizable,
         CancellationToken cancellationToken = default)
     {

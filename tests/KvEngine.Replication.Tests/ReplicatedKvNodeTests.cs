@@ -59,11 +59,17 @@ public sealed class ReplicatedKvNodeTests
                 Assert.Equal(leader.LocalEndPoint, refused.LeaderEndPoint);
             }
 
-            // A linearizable read on a follower sees the last acknowledged write.
+            // A linearizable read is the leader's: it sees the last acknowledged write there, and a
+            // follower refuses it, naming the leader (DotNext's follower barrier trusts an
+            // unconfirmed leader's commit index).
             using (var cts = new CancellationTokenSource(ClusterFixture.Deadline))
             {
-                byte[]? value = await follower.GetAsync("k29"u8.ToArray(), ReadConsistency.Linearizable, cts.Token);
+                byte[]? value = await leader.GetAsync("k29"u8.ToArray(), ReadConsistency.Linearizable, cts.Token);
                 Assert.Equal("v29", Encoding.UTF8.GetString(value!));
+                var refusedRead = await Assert.ThrowsAsync<KvNotLeaderException>(
+                    async () => await follower.GetAsync("k29"u8.ToArray(), ReadConsistency.Linearizable, cts.Token));
+                Assert.Equal(leader.LocalEndPoint, refusedRead.LeaderEndPoint);
+                await Assert.ThrowsAsync<KvNotLeaderException>(async () => await follower.ApplyReadBarrierAsync(cts.Token));
             }
 
             long applied = leader.AppliedIndex;

@@ -107,6 +107,11 @@ internal static class ClusterEndpoints
             {
                 await node!.ApplyReadBarrierAsync(cancellationToken);
             }
+            catch (KvNotLeaderException e)
+            {
+                // Leadership moved before or during the barrier: the leader answers.
+                return RedirectToLeader(context, cluster, e.LeaderEndPoint);
+            }
             catch (DotNext.Net.Cluster.Consensus.Raft.QuorumUnreachableException)
             {
                 return Results.Problem("No majority of the cluster is reachable: a linearizable read cannot be served.",
