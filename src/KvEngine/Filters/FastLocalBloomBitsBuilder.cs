@@ -29,6 +29,14 @@ namespace KvEngine.Filters;
 /// </code>
 /// With a <see cref="FilterMemoryOptimizer"/> the default size gives way to one whose bit array
 /// fills an allocator size class exactly, and the probe count follows the final bits per key.
+/// <para>
+/// Presized (<see cref="TryPresize"/>, a flush that knows how many user keys its memtable holds):
+/// the bit array of a filter for that many keys is allocated up front and each hash sets its bits
+/// as it is added, so no hash is kept. The filter is the one the buffered path writes for that key
+/// count; when fewer keys arrive (keys the flush dropped), it is that much larger and sharper. A
+/// count that runs high only costs size; one that ran low would raise the false-positive rate,
+/// never lose a key.
+/// </para>
 /// Not thread-safe; one builder per filter being written. <see cref="Dispose"/> returns the buffer.
 /// </summary>
 internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
@@ -50,6 +58,10 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     private int _capacity; // hashes the storage holds now
     private int _count;
     private ulong _last; // the last hash added (valid when _count > 0)
+    private NativeBuffer _direct; // presized: the bit array hashes are set into (its one owner); unallocated otherwise
+    private unsafe byte* _directBits; // _direct's memory
+    private uint _directLines;
+    private int _directProbes;
     private bool _disposed;
 
     /// <param name="millibitsPerKey">Target density in thousandths of a bit per key (at least 1000).</param>
@@ -80,6 +92,13 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         {
             return;
         }
+        if (_directBits != null)
+        {
+            SetProbes(_directBits + FastLocalBloomImpl.LineOffset((uint)hash, _directLines), (uint)(hash >> 32), _directProbes);
+            _count++;
+            _last = hash;
+            return;
+        }
         if (_count == _capacity)
         {
             Grow();
@@ -96,6 +115,37 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         _last = hash;
     }
 
+    /// <summary>
+    /// Sizes the filter for <paramref name="expectedKeys"/> keys before the first is added and sets
+    /// each key's bits as it comes (see the type's comment). False, and nothing changed, when keys
+    /// were already added, the count is not positive, or the filter would not fit one allocation.
+    /// </summary>
+    public unsafe bool TryPresize(long expectedKeys)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        if (_count != 0 || _directBits != null || expectedKeys <= 0 || expectedKeys > int.MaxValue)
+        {
+            return false;
+        }
+        long bitsLength = _optimizer == null
+            ? FastLocalBloomMath.CalculateSpace(expectedKeys, _millibitsPerKey) - FastLocalBloomMath.MetadataLength
+            : _optimizer.ChooseBitsLength(expectedKeys, _millibitsPerKey);
+        if (bitsLength <= 0 || bitsLength > Math.Min(SizeClasses.MaxSize, Array.MaxLength - FastLocalBloomMath.MetadataLength))
+        {
+            return false;
+        }
+        _directProbes = _optimizer != null
+            ? FastLocalBloomMath.NumProbesForSize(expectedKeys, bitsLength + FastLocalBloomMath.MetadataLength)
+            : FastLocalBloomMath.ChooseNumProbes(_millibitsPerKey);
+        _direct = NativeAllocator.Shared.Allocate((int)bitsLength, zeroed: true, NativeUse.FilterBuild);
+        _directBits = (byte*)_direct.RawPointer;
+        _directLines = (uint)(bitsLength / FastLocalBloomMath.CacheLineBytes);
+        return true;
+    }
+
+    /// <summary>True while the filter is presized (<see cref="TryPresize"/>) and not yet finished.</summary>
+    public unsafe bool IsPresized => _directBits != null;
+
     /// <summary>The length, trailer included, that <see cref="Finish(IBufferWriter{byte})"/> would write now.</summary>
     public long CalculateSpace() => FastLocalBloomMath.CalculateSpace(_count, _millibitsPerKey);
 
@@ -110,6 +160,11 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     /// </summary>
     public void Finish(IBufferWriter<byte> output)
     {
+        if (IsPresized)
+        {
+            FinishPresized(output);
+            return;
+        }
         if (_optimizer == null)
         {
             Finish(output, CalculateSpace(), probesFromActualSize: false);
@@ -118,6 +173,28 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         {
             Finish(output, ChooseBitsLength() + FastLocalBloomMath.MetadataLength, probesFromActualSize: true);
         }
+    }
+
+    /// <summary>Writes the presized bit array and its trailer (or, when no key came, the empty filter) and resets.</summary>
+    private unsafe void FinishPresized(IBufferWriter<byte> output)
+    {
+        ArgumentNullException.ThrowIfNull(output);
+        if (_count == 0)
+        {
+            Reset();
+            Finish(output, FastLocalBloomMath.CalculateSpace(0, _millibitsPerKey), probesFromActualSize: false);
+            return;
+        }
+        int len = (int)(_directLines * FastLocalBloomMath.CacheLineBytes);
+        int length = len + FastLocalBloomMath.MetadataLength;
+        Span<byte> block = output.GetSpan(length).Slice(0, length);
+        new ReadOnlySpan<byte>(_directBits, len).CopyTo(block);
+        block.Slice(len).Clear();
+        block[len] = FilterTrailer.NewBloomMarker;
+        block[len + 1] = FilterTrailer.FastLocalBloomSubImpl;
+        block[len + 2] = (byte)_directProbes;
+        output.Advance(length);
+        Reset();
     }
 
     /// <summary>
@@ -129,6 +206,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     {
         ArgumentNullException.ThrowIfNull(allocator);
         ObjectDisposedException.ThrowIf(_disposed, this);
+        ThrowIfPresized();
         long bitsLength = _optimizer == null ? CalculateSpace() - FastLocalBloomMath.MetadataLength : ChooseBitsLength();
         if (bitsLength == 0)
         {
@@ -169,6 +247,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     {
         ArgumentNullException.ThrowIfNull(output);
         ObjectDisposedException.ThrowIf(_disposed, this);
+        ThrowIfPresized();
         ArgumentOutOfRangeException.ThrowIfLessThan(lenWithMetadata, FastLocalBloomMath.MetadataLength);
         long bitsLength = lenWithMetadata - FastLocalBloomMath.MetadataLength;
         if (bitsLength % FastLocalBloomMath.CacheLineBytes != 0)
@@ -201,10 +280,25 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         Reset();
     }
 
-    /// <summary>Forgets the hashes and frees the native chunks (the pooled array stays for the next filter).</summary>
+    private unsafe void ThrowIfPresized()
+    {
+        if (_directBits != null)
+        {
+            throw new InvalidOperationException("A presized filter is finished at the size it was given.");
+        }
+    }
+
+    /// <summary>Forgets the hashes, frees the native chunks and a presized bit array (the pooled array stays for the next filter).</summary>
     private unsafe void Reset()
     {
         _count = 0;
+        if (_directBits != null)
+        {
+            _directBits = null;
+            NativeBuffer direct = _direct;
+            _direct = default;
+            direct.Dispose();
+        }
         for (int k = 0; k < _chunkCount; k++)
         {
             NativeBuffer chunk = _chunks[k];

@@ -60,6 +60,7 @@ internal sealed unsafe class MemTable : IDisposable
     private long _numEntries;
     private long _numDeletes;
     private long _numRangeDeletes;
+    private long _distinctUserKeys;
     private ulong _firstSequence;
 
     public MemTable()
@@ -103,6 +104,14 @@ internal sealed unsafe class MemTable : IDisposable
 
     /// <summary>RangeDeletion entries added.</summary>
     public long NumRangeDeletes => Volatile.Read(ref _numRangeDeletes);
+
+    /// <summary>
+    /// User keys among the point entries, counted at insert (an entry whose skip-list neighbour
+    /// already had its user key does not count): exact for a single writer adding in sequence
+    /// order, never low otherwise. A flush sizes its filter by it instead of buffering a hash per
+    /// key (<see cref="Table.TableBuilder.ExpectKeys"/>).
+    /// </summary>
+    public long DistinctUserKeys => Volatile.Read(ref _distinctUserKeys);
 
     /// <summary>The sequence number of the first entry added; 0 while empty.</summary>
     public ulong FirstSequence => Volatile.Read(ref _firstSequence);
@@ -156,9 +165,21 @@ internal sealed unsafe class MemTable : IDisposable
         }
         byte* entry = concurrent ? list.AllocateEntryConcurrently(size) : list.AllocateEntry(size);
         MemTableEntry.Encode(entry, userKey, InternalKeys.PackTrailer(sequence, type), value);
-        if (!(concurrent ? list.InsertConcurrently(entry) : list.Insert(entry)))
+        bool sharesUserKey;
+        if (!(concurrent ? list.InsertConcurrently(entry, out sharesUserKey) : list.Insert(entry, out sharesUserKey)))
         {
             return false;
+        }
+        if (!sharesUserKey && type != ValueType.RangeDeletion)
+        {
+            if (concurrent)
+            {
+                Interlocked.Increment(ref _distinctUserKeys);
+            }
+            else
+            {
+                Volatile.Write(ref _distinctUserKeys, _distinctUserKeys + 1);
+            }
         }
         if (index != null)
         {

@@ -7,7 +7,7 @@ namespace KvEngine.Memtable;
 /// <summary>
 /// Concurrent inserts, RocksDB's InlineSkipList::InsertConcurrently (what
 /// allow_concurrent_memtable_write uses): any number of threads may call
-/// <see cref="AllocateEntryConcurrently"/> and <see cref="InsertConcurrently"/> at once, while
+/// <see cref="AllocateEntryConcurrently"/> and <see cref="InsertConcurrently(byte*)"/> at once, while
 /// readers read as always.
 /// <para>
 /// Each inserting thread keeps a splice of its own (the nodes around its last insert, so runs of
@@ -52,8 +52,16 @@ internal sealed unsafe partial class SkipList
     /// <see cref="AllocateEntryConcurrently"/>). False, and nothing linked, when an entry with an
     /// equal internal key is present.
     /// </summary>
+    public bool InsertConcurrently(byte* entry) => InsertConcurrently(entry, out _);
+
+    /// <summary>
+    /// <see cref="InsertConcurrently(byte*)"/>; <paramref name="sharesUserKey"/> tells whether the
+    /// entry's level-0 neighbour on either side had the same user key when it was linked (concurrent
+    /// writers land a key's versions in any order). A version linked beside it at the same moment
+    /// may go unseen: counts built on this flag may only run high.
+    /// </summary>
     [SkipLocalsInit]
-    public bool InsertConcurrently(byte* entry)
+    public bool InsertConcurrently(byte* entry, out bool sharesUserKey)
     {
         byte* node = entry - EntryOffset;
         int height = (int)*(nint*)node;
@@ -84,20 +92,25 @@ internal sealed unsafe partial class SkipList
                 splice.Height = 0; // another list's nodes: start over
             }
             PositionSplice(key, prefix, prev, next, ref splice.Height, maxHeight);
-            return LinkConcurrently(node, height, key, prefix, prev, next);
+            return LinkConcurrently(node, height, key, prefix, prev, next, _head, out sharesUserKey);
         }
     }
 
     /// <summary>Links <paramref name="node"/> at levels 0..height-1 between the splice's nodes, re-searching a level whose swap fails; leaves the splice around the node.</summary>
-    private static bool LinkConcurrently(byte* node, int height, ReadOnlySpan<byte> key, ulong prefix, byte** prev, byte** next)
+    private static bool LinkConcurrently(byte* node, int height, ReadOnlySpan<byte> key, ulong prefix, byte** prev, byte** next, byte* head, out bool sharesUserKey)
     {
+        sharesUserKey = false;
         for (int level = 0; level < height; level++)
         {
             while (true)
             {
-                if (level == 0 && next[0] != null && InternalKeyComparer.Compare(KeyOf(next[0]), key) == 0)
+                if (level == 0)
                 {
-                    return false; // only level 0 can tell, and nothing is linked yet
+                    if (next[0] != null && InternalKeyComparer.Compare(KeyOf(next[0]), key) == 0)
+                    {
+                        return false; // only level 0 can tell, and nothing is linked yet
+                    }
+                    sharesUserKey = HasUserKeyOf(next[0], head, key) || HasUserKeyOf(prev[0], head, key);
                 }
                 SetNextNoBarrier(node, level, next[level]);
                 if (level > 0)
@@ -117,6 +130,11 @@ internal sealed unsafe partial class SkipList
         }
         return true;
     }
+
+    /// <summary>True when <paramref name="node"/> is an entry (not null, not <paramref name="head"/>) with <paramref name="key"/>'s user key.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool HasUserKeyOf(byte* node, byte* head, ReadOnlySpan<byte> key) =>
+        node != null && node != head && InternalKeys.UserKey(KeyOf(node)).SequenceEqual(InternalKeys.UserKey(key));
 
     /// <summary>Ends a phase of concurrent inserts (see the type's comment).</summary>
     public void EndConcurrentInserts() => _spliceHeight = 0;

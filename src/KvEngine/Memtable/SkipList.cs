@@ -143,7 +143,15 @@ internal sealed unsafe partial class SkipList
     /// Writer: links the entry written at <paramref name="entry"/> (from <see cref="AllocateEntry"/>).
     /// False, and nothing linked, when an entry with an equal internal key is already present.
     /// </summary>
-    public bool Insert(byte* entry)
+    public bool Insert(byte* entry) => Insert(entry, out _);
+
+    /// <summary>
+    /// <see cref="Insert(byte*)"/>; <paramref name="sharesUserKey"/> tells whether the entry's
+    /// level-0 successor has the same user key (an older version of it: the single writer's
+    /// sequences grow, so a key's new version lands just before its previous one). The successor's
+    /// key is read anyway, for the duplicate check, so this costs no extra memory access.
+    /// </summary>
+    public bool Insert(byte* entry, out bool sharesUserKey)
     {
         byte* node = entry - EntryOffset;
         int height = (int)*(nint*)node;
@@ -163,9 +171,18 @@ internal sealed unsafe partial class SkipList
         byte** next = _spliceNext;
         PositionSplice(key, prefix, prev, next, ref _spliceHeight, maxHeight);
 
-        if (next[0] != null && InternalKeyComparer.Compare(KeyOf(next[0]), key) == 0)
+        sharesUserKey = false;
+        if (next[0] != null)
         {
-            return false;
+            ReadOnlySpan<byte> successor = KeyOf(next[0]);
+            if (InternalKeys.UserKey(successor).SequenceEqual(InternalKeys.UserKey(key)))
+            {
+                if (InternalKeys.Trailer(successor) == InternalKeys.Trailer(key))
+                {
+                    return false;
+                }
+                sharesUserKey = true;
+            }
         }
 
         for (int level = 0; level < height; level++)

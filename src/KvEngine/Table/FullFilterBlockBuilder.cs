@@ -28,6 +28,18 @@ internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
 
     public long EntriesAdded => _bits.KeyCount;
 
+    /// <summary>
+    /// Presizes the filter for <paramref name="userKeys"/> keys when it holds whole user keys only
+    /// (with a prefix extractor the number of prefixes is not known ahead).
+    /// </summary>
+    public void ExpectKeys(long userKeys)
+    {
+        if (_added == 0 && _keys.Extractor == null && _keys.WholeKeyFiltering)
+        {
+            _bits.TryPresize(userKeys);
+        }
+    }
+
     public void Add(ReadOnlySpan<byte> userKey)
     {
         _added += _keys.Add(_bits, userKey);

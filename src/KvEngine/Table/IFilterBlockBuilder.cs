@@ -19,6 +19,15 @@ internal interface IFilterBlockBuilder : IDisposable
     /// <summary>True when nothing was added, so no filter block should be written.</summary>
     bool IsEmpty { get; }
 
+    /// <summary>
+    /// Tells the builder, before the first key, that the table will hold at most
+    /// <paramref name="userKeys"/> distinct user keys; a builder that can size its filter from that
+    /// does (<see cref="Filters.IFilterBitsBuilder.TryPresize"/>), others ignore it.
+    /// </summary>
+    void ExpectKeys(long userKeys)
+    {
+    }
+
     /// <summary>Keys that went into the filter (RocksDB's rocksdb.num.filter_entries).</summary>
     long EntriesAdded { get; }
 

@@ -97,6 +97,20 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
     /// <summary>The properties as written (complete after <see cref="Finish"/>).</summary>
     public TableProperties Properties => _props;
 
+    /// <summary>
+    /// Before the first entry: the table will hold at most <paramref name="userKeys"/> distinct user
+    /// keys (a flush knows its memtable's count), so a whole-table filter can be sized up front and
+    /// need not keep a hash per key until <see cref="Finish"/>.
+    /// </summary>
+    public void ExpectKeys(long userKeys)
+    {
+        EnsureOpen();
+        if (NumEntries == 0)
+        {
+            _filterBuilder?.ExpectKeys(userKeys);
+        }
+    }
+
     /// <summary>Adds a point entry; keys must strictly increase in internal-key order.</summary>
     public void Add(ReadOnlySpan<byte> internalKey, ReadOnlySpan<byte> value)
     {
