@@ -62,6 +62,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     private unsafe byte* _directBits; // _direct's memory
     private uint _directLines;
     private int _directProbes;
+    private PendingHashes _pending; // presized: the last hashes added, set once their lines were prefetched
     private bool _disposed;
 
     /// <param name="millibitsPerKey">Target density in thousandths of a bit per key (at least 1000).</param>
@@ -94,7 +95,17 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         }
         if (_directBits != null)
         {
-            SetProbes(_directBits + FastLocalBloomImpl.LineOffset((uint)hash, _directLines), (uint)(hash >> 32), _directProbes);
+            // As AddAll: a hash's line is prefetched now and its bits set PendingHashes.Length adds later.
+            int slot = _count & (PendingHashes.Length - 1);
+            if (_count >= PendingHashes.Length)
+            {
+                SetDirect(_pending[slot]);
+            }
+            _pending[slot] = hash;
+            if (Sse.IsSupported)
+            {
+                Sse.Prefetch0(_directBits + FastLocalBloomImpl.LineOffset((uint)hash, _directLines));
+            }
             _count++;
             _last = hash;
             return;
@@ -184,6 +195,10 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
             Reset();
             Finish(output, FastLocalBloomMath.CalculateSpace(0, _millibitsPerKey), probesFromActualSize: false);
             return;
+        }
+        for (int i = Math.Max(0, _count - PendingHashes.Length); i < _count; i++)
+        {
+            SetDirect(_pending[i & (PendingHashes.Length - 1)]);
         }
         int len = (int)(_directLines * FastLocalBloomMath.CacheLineBytes);
         int length = len + FastLocalBloomMath.MetadataLength;
@@ -278,6 +293,19 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         block[len + 2] = (byte)numProbes;
         output.Advance(length);
         Reset();
+    }
+
+    /// <summary>Sets one hash's probe bits in the presized bit array.</summary>
+    private unsafe void SetDirect(ulong hash) =>
+        SetProbes(_directBits + FastLocalBloomImpl.LineOffset((uint)hash, _directLines), (uint)(hash >> 32), _directProbes);
+
+    /// <summary>The last hashes added to a presized filter whose bits are not set yet (a power of two of them).</summary>
+    [System.Runtime.CompilerServices.InlineArray(Length)]
+    private struct PendingHashes
+    {
+        public const int Length = 8;
+
+        private ulong _first;
     }
 
     private unsafe void ThrowIfPresized()
