@@ -219,7 +219,13 @@ internal sealed unsafe class LruCache : IDisposable
         {
             return TryInsert(key, block, priority, out handle);
         }
-        LruEntry* e = NewEntry(key, buffer.UsableSize, block.Role, priority);
+        // The entry takes the tail of the block's own allocation when its size class leaves room
+        // (a 3,995-byte data block in the 4,096-byte class has 101 bytes spare): one allocation per
+        // cached block instead of two, 64 bytes fewer. Its charge stays the value's usable bytes
+        // (less the entry's) plus the per-entry overhead, which counts the entry.
+        LruEntry* e = buffer.UsableSize - buffer.Length >= _entryBytes
+            ? NewEntry(key, buffer.UsableSize - _entryBytes, block.Role, priority, (byte*)buffer.Pointer + buffer.UsableSize - _entryBytes)
+            : NewEntry(key, buffer.UsableSize, block.Role, priority);
         e->Value = (nint)buffer.Pointer;
         e->Length = buffer.Length;
         e->DataUse = (byte)buffer.Tag; // the low byte of a tag is the use
@@ -313,26 +319,40 @@ internal sealed unsafe class LruCache : IDisposable
 
     private LruCacheShard ShardOf(in CacheKey key) => _shards.Length == 1 ? _shards[0] : _shards[(int)(key.Hash >> _shift)];
 
-    /// <summary>A new entry for <paramref name="key"/>, unreferenced and outside any shard, with no value yet.</summary>
-    private LruEntry* NewEntry(in CacheKey key, long valueBytes, CacheEntryRole role, CachePriority priority)
+    /// <summary>
+    /// A new entry for <paramref name="key"/>, unreferenced and outside any shard, with no value yet:
+    /// an allocation of its own, or the <see cref="_entryBytes"/> at <paramref name="inBlock"/> (the
+    /// tail of the native block it will hold, <see cref="LruEntryFlags.InBlock"/>).
+    /// </summary>
+    private LruEntry* NewEntry(in CacheKey key, long valueBytes, CacheEntryRole role, CachePriority priority, byte* inBlock = null)
     {
         long charge = valueBytes + _overhead;
         if (charge > int.MaxValue)
         {
             throw new ArgumentOutOfRangeException(nameof(valueBytes), valueBytes, "A cache entry's charge must stay below 2 GiB.");
         }
-        NativeBuffer memory = _allocator.Allocate(_entryBytes, use: NativeUse.CacheEntry);
-        var e = (LruEntry*)memory.Pointer;
-        *e = default;
-        if (_allocator.DebugChecks)
+        LruEntry* e;
+        if (inBlock != null)
         {
-            DebugTags(e)[0] = memory.Tag;
+            e = (LruEntry*)inBlock;
+            *e = default;
+            e->Flags = LruEntryFlags.InBlock;
+        }
+        else
+        {
+            NativeBuffer memory = _allocator.Allocate(_entryBytes, use: NativeUse.CacheEntry);
+            e = (LruEntry*)memory.Pointer;
+            *e = default;
+            if (_allocator.DebugChecks)
+            {
+                DebugTags(e)[0] = memory.Tag;
+            }
         }
         e->OwnerId = key.OwnerId;
         e->Offset = key.Offset;
         e->Charge = (int)charge;
         e->Role = (byte)role;
-        e->Flags = priority == CachePriority.High ? LruEntryFlags.HighPriority : LruEntryFlags.None;
+        e->Set(LruEntryFlags.HighPriority, priority == CachePriority.High);
         return e;
     }
 
@@ -354,13 +374,19 @@ internal sealed unsafe class LruCache : IDisposable
         bool debug = _allocator.DebugChecks;
         if (e->Has(LruEntryFlags.NativeBlock))
         {
-            if (freeValue)
+            NativeBuffer block = freeValue
+                ? new NativeBuffer(_allocator, (byte*)e->Value, e->Length, SizeClasses.UsableSize(e->Length), debug ? DebugTags(e)[1] : e->DataUse)
+                : default;
+            if (!e->Has(LruEntryFlags.InBlock))
             {
-                long tag = debug ? DebugTags(e)[1] : e->DataUse;
-                new NativeBuffer(_allocator, (byte*)e->Value, e->Length, SizeClasses.UsableSize(e->Length), tag).Dispose();
+                FreeEntryMemory(e, debug);
             }
+            // An entry in the block's tail goes with the block (a refused one stays in the block
+            // its caller keeps): nothing reads it after this.
+            block.Dispose();
+            return;
         }
-        else if (e->Has(LruEntryFlags.NativeValue))
+        if (e->Has(LruEntryFlags.NativeValue))
         {
             if (freeValue)
             {
@@ -373,12 +399,18 @@ internal sealed unsafe class LruCache : IDisposable
             managed = (CacheValue)gc.Target!;
             gc.Free();
         }
-        long entryTag = debug ? DebugTags(e)[0] : (long)NativeUse.CacheEntry;
-        new NativeBuffer(_allocator, (byte*)e, _entryBytes, SizeClasses.UsableSize(_entryBytes), entryTag).Dispose();
+        FreeEntryMemory(e, debug);
         if (freeValue)
         {
             managed?.Free();
         }
+    }
+
+    /// <summary>Frees an entry's own allocation (not one in its block's tail).</summary>
+    private void FreeEntryMemory(LruEntry* e, bool debug)
+    {
+        long entryTag = debug ? DebugTags(e)[0] : (long)NativeUse.CacheEntry;
+        new NativeBuffer(_allocator, (byte*)e, _entryBytes, SizeClasses.UsableSize(_entryBytes), entryTag).Dispose();
     }
 
     /// <summary>The allocator tags of an entry and its native block, after the entry (only with debug checks).</summary>

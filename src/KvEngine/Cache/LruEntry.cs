@@ -6,6 +6,9 @@ namespace KvEngine.Cache;
 /// One cache entry in native memory (RocksDB's LRUHandle), 64 bytes from the cache's
 /// <see cref="Memory.NativeAllocator"/> (<see cref="Memory.NativeUse.CacheEntry"/>; RocksDB 7.8's
 /// handle with its key takes ~88), so a cache of ~90,000 blocks keeps no managed object per entry.
+/// A native block's entry lives in the spare tail of the block's own allocation when its size
+/// class leaves room (<see cref="LruEntryFlags.InBlock"/>; most data blocks, which end a little
+/// short of the block size): no allocation of its own, freed with the block.
 /// The value is either a native block whose bytes the entry owns (<see cref="LruEntryFlags.NativeBlock"/>:
 /// <see cref="Value"/> is the buffer's address), a native record the cache's
 /// <see cref="INativeValueOwner"/> frees (<see cref="LruEntryFlags.NativeValue"/>: a compressed

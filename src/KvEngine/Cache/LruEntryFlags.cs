@@ -23,4 +23,10 @@ internal enum LruEntryFlags : byte
 
     /// <summary>The value is a native record its cache's <see cref="INativeValueOwner"/> frees (set once).</summary>
     NativeValue = 32,
+
+    /// <summary>
+    /// The entry lives in the spare tail of its native block's allocation, not an allocation of its
+    /// own; freeing the block frees it (set once, with <see cref="NativeBlock"/>).
+    /// </summary>
+    InBlock = 64,
 }

@@ -65,7 +65,12 @@ internal readonly unsafe struct LruHandle : IEquatable<LruHandle>
 
     /// <summary>Usable bytes of the value's allocations.</summary>
     public long AllocatedBytes =>
-        IsNativeBlock ? SizeClasses.UsableSize(Entry->Length) : IsNativeValue ? *(int*)(Entry->Value + 4) : Value.AllocatedBytes;
+        IsNativeBlock ? NativeBlockAllocatedBytes : IsNativeValue ? *(int*)(Entry->Value + 4) : Value.AllocatedBytes;
+
+    /// <summary>A native block's usable bytes, less the entry when the entry lives in its tail.</summary>
+    private long NativeBlockAllocatedBytes => Entry->Has(LruEntryFlags.InBlock)
+        ? (byte*)Entry - (byte*)Entry->Value
+        : SizeClasses.UsableSize(Entry->Length);
 
     public bool Equals(LruHandle other) => Entry == other.Entry;
 

@@ -61,13 +61,34 @@ public class NativeCachedBlockTests
         }
     }
 
-    [Fact]
-    public void TheEntryTakesTheBufferAndTheBlockBecomesAView()
+    /// <summary>
+    /// A block of at least 50 entries whose size class leaves room for the cache entry after its
+    /// bytes (<paramref name="roomForEntry"/>) or not.
+    /// </summary>
+    private static Block NewNativeBlock(NativeAllocator allocator, bool roomForEntry, int seed, out byte[] bytes, out int entries)
+    {
+        const int EntryBytes = 64 + 16; // the entry and, with debug checks, two allocator tags
+        for (entries = 50; ; entries++)
+        {
+            Block block = NewNativeBlock(allocator, entries, seed, out bytes);
+            if ((SizeClasses.UsableSize(bytes.Length) - bytes.Length >= EntryBytes) == roomForEntry)
+            {
+                return block;
+            }
+            block.Dispose();
+        }
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void TheEntryTakesTheBufferAndTheBlockBecomesAView(bool entryInBlock)
     {
         using NativeAllocator allocator = NewAllocator();
         using var cache = new LruCache(new LruCacheOptions { Capacity = 1 << 20, NumShardBits = 0, Allocator = allocator });
-        Block block = NewNativeBlock(allocator, 100, 1, out byte[] bytes);
+        Block block = NewNativeBlock(allocator, entryInBlock, 1, out byte[] bytes, out int entries);
         int usable = SizeClasses.UsableSize(bytes.Length);
+        int entryBytes = 64 + 16;
         var key = new CacheKey(7, 4096);
 
         Assert.True(cache.TryInsertBlock(key, block, CachePriority.Low, out LruHandle? inserted));
@@ -75,12 +96,14 @@ public class NativeCachedBlockTests
         Assert.True(h.IsNativeBlock);
         Assert.True(block.IsView);
         Assert.Equal(0, block.AllocatedBytes); // the view owns nothing
-        Assert.Equal(usable + cache.EntryOverheadBytes, cache.Usage);
-        Assert.Equal((bytes.Length, (long)usable), cache.ValueBytes);
+        // The entry sits in the block's spare tail when it fits: one allocation, charged as two.
+        long valueShare = entryInBlock ? usable - entryBytes : usable;
+        Assert.Equal(valueShare + cache.EntryOverheadBytes, cache.Usage);
+        Assert.Equal((bytes.Length, valueShare), cache.ValueBytes);
         Assert.Equal(bytes.Length, h.RequestedBytes);
-        Assert.Equal(usable, h.AllocatedBytes);
+        Assert.Equal(valueShare, h.AllocatedBytes);
         Assert.Equal(usable, LiveBytes(allocator, NativeUse.TableBlock));
-        Assert.Equal(SizeClasses.UsableSize(64 + 16), LiveBytes(allocator, NativeUse.CacheEntry)); // the entry and, with debug checks, two allocator tags
+        Assert.Equal(entryInBlock ? 0 : SizeClasses.UsableSize(entryBytes), LiveBytes(allocator, NativeUse.CacheEntry));
         Assert.Throws<InvalidOperationException>(() => h.Value); // no managed value behind a native entry
         Assert.Equal("value1-42", ValueAt(block, 42));
 
@@ -90,7 +113,7 @@ public class NativeCachedBlockTests
         Assert.True(lease.Block.IsView);
         Assert.Equal(block.NumRestarts, lease.Block.NumRestarts);
         Assert.Equal(block.RestartsOffset, lease.Block.RestartsOffset);
-        Assert.Equal("value1-99", ValueAt(lease.Block, 99));
+        Assert.Equal($"value1-{entries - 1}", ValueAt(lease.Block, entries - 1));
         Assert.Equal("t.sst: data block at offset 4096", lease.Block.Source);
 
         new BlockLease(block, h, cache).Release(); // the inserter's lease: its view back to the pool, one reference less
@@ -126,13 +149,13 @@ public class NativeCachedBlockTests
     {
         using NativeAllocator allocator = NewAllocator();
         using var cache = new LruCache(new LruCacheOptions { Capacity = 256, NumShardBits = 0, StrictCapacity = true, Allocator = allocator });
-        Block block = NewNativeBlock(allocator, 100, 3, out byte[] bytes);
+        Block block = NewNativeBlock(allocator, roomForEntry: true, 3, out byte[] bytes, out _); // a refused entry in the tail stays there
         Assert.False(cache.TryInsertBlock(new CacheKey(1, 0), block, CachePriority.Low, out LruHandle? h));
         Assert.Null(h);
         Assert.False(block.IsView);
         Assert.Equal(bytes.Length, block.RequestedBytes);
         Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry)); // the refused entry was freed
-        Assert.Equal("value3-50", ValueAt(block, 50));
+        Assert.Equal("value3-49", ValueAt(block, 49));
         block.Dispose();
         Assert.Equal(0, LiveBytes(allocator, NativeUse.TableBlock));
     }
