@@ -24,9 +24,7 @@ public sealed class DurableWriteAheadLogTests
         using var cts = new CancellationTokenSource(s_timeout);
         var machine = new GatedStateMachine();
         await using var log = new DurableWriteAheadLog(new WriteAheadLog.Options { Location = dir.Sub("raft-log") }, machine);
-        await log.InitializeAsync(cts.Token);
-        await log.FlushAsync(cts.Token);
-        machine.HoldFlusher();
+        await OpenWithFlusherHeldAsync(log, machine, cts.Token);
 
         Task append = AppendAsFollowerAsync(log, cts.Token);
         // An append that waits for its flush cannot return while the flusher is held: after half a
@@ -56,9 +54,7 @@ public sealed class DurableWriteAheadLogTests
         using var cts = new CancellationTokenSource(s_timeout);
         var machine = new GatedStateMachine();
         await using var log = new WriteAheadLog(new WriteAheadLog.Options { Location = dir.Sub("raft-log") }, machine);
-        await log.InitializeAsync(cts.Token);
-        await log.FlushAsync(cts.Token);
-        machine.HoldFlusher();
+        await OpenWithFlusherHeldAsync(log, machine, cts.Token);
 
         await AppendAsFollowerAsync(log, cts.Token);
         Assert.Equal(3, log.LastEntryIndex); // what the follower replies to the leader
@@ -66,6 +62,14 @@ public sealed class DurableWriteAheadLogTests
         machine.ReleaseFlusher();
 
         Assert.Equal(0, await LastIndexAfterRestartAsync(dir.Sub("after-kill"), cts.Token));
+    }
+
+    /// <summary>Initializes the log, lets its flusher catch up, then holds it at its next pass.</summary>
+    private static async Task OpenWithFlusherHeldAsync(WriteAheadLog log, GatedStateMachine machine, CancellationToken token)
+    {
+        await log.InitializeAsync(token);
+        await log.FlushAsync(token);
+        machine.HoldFlusher();
     }
 
     /// <summary>RaftCluster's AppendEntries handler: three entries of term 1 from index 1, through the interface.</summary>
