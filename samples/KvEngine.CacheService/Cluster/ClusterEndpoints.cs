@@ -160,10 +160,12 @@ internal static class ClusterEndpoints
 
     private static IResult RedirectToLeader(HttpContext context, ClusterNode cluster, System.Net.EndPoint? leader)
     {
-        if (cluster.Options.HttpUrlOf(leader) is not { } leaderUrl)
+        // A leader just elected names itself before its first entry commits: not a place to send the
+        // client back to.
+        if (cluster.Options.HttpUrlOf(leader) is not { } leaderUrl || Equals(leader, cluster.Node?.LocalEndPoint))
         {
             context.Response.Headers.RetryAfter = "1";
-            return Results.Problem("No leader is known (an election is running or no majority is reachable); retry shortly.",
+            return Results.Problem("No leader is ready (an election is running, a new leader has not committed its first entry, or no majority is reachable); retry shortly.",
                 statusCode: StatusCodes.Status503ServiceUnavailable);
         }
         var target = new Uri(leaderUrl, context.Request.Path + context.Request.QueryString);

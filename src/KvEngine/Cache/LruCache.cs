@@ -30,6 +30,10 @@ internal sealed unsafe class LruCache : IDisposable
     private readonly NativeAllocator _allocator;
     private readonly INativeValueOwner? _nativeValues;
     private readonly int _entryBytes; // an LruEntry, and with debug checks the allocator tags of the entry and its block after it
+
+    // The page size an entry in a block's tail must share with the block's last byte (4 KiB: the
+    // smallest page, so the rule holds on any).
+    private const int PageBytes = 4096;
     private long _nextId;
     private long _capacity;
     private int _disposed;
@@ -222,9 +226,13 @@ internal sealed unsafe class LruCache : IDisposable
         // The entry takes the tail of the block's own allocation when its size class leaves room
         // (a 3,995-byte data block in the 4,096-byte class has 101 bytes spare): one allocation per
         // cached block instead of two, 64 bytes fewer. Its charge stays the value's usable bytes
-        // (less the entry's) plus the per-entry overhead, which counts the entry.
+        // (less the entry's) plus the per-entry overhead, which counts the entry. Only on the page
+        // of the block's last byte: a tail on a page of its own (a large class's) would make that
+        // page resident for 64 bytes.
+        byte* tail = (byte*)buffer.Pointer + buffer.UsableSize - _entryBytes;
         LruEntry* e = buffer.UsableSize - buffer.Length >= _entryBytes
-            ? NewEntry(key, buffer.UsableSize - _entryBytes, block.Role, priority, (byte*)buffer.Pointer + buffer.UsableSize - _entryBytes)
+            && ((nuint)(tail + _entryBytes - 1) / PageBytes) == ((nuint)((byte*)buffer.Pointer + buffer.Length - 1) / PageBytes)
+            ? NewEntry(key, buffer.UsableSize - _entryBytes, block.Role, priority, tail)
             : NewEntry(key, buffer.UsableSize, block.Role, priority);
         e->Value = (nint)buffer.Pointer;
         e->Length = buffer.Length;

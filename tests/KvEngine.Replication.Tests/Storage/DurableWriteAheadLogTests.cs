@@ -28,8 +28,9 @@ public sealed class DurableWriteAheadLogTests
 
         Task append = AppendAsFollowerAsync(log, cts.Token);
         // An append that waits for its flush cannot return while the flusher is held: after half a
-        // second the flusher goes on. If the append returned first, its entries must already be
-        // in the checkpoint; either way the copy is taken right after the append returned.
+        // second (any wait gives the same outcome) the flusher goes on. If the append returned
+        // first, its entries must already be in the checkpoint; either way the copy is taken right
+        // after the append returned.
         await Task.WhenAny(append, Task.Delay(TimeSpan.FromMilliseconds(500), cts.Token));
         bool returnedWhileHeld = append.IsCompleted;
         if (!returnedWhileHeld)
@@ -64,12 +65,19 @@ public sealed class DurableWriteAheadLogTests
         Assert.Equal(0, await LastIndexAfterRestartAsync(dir.Sub("after-kill"), cts.Token));
     }
 
-    /// <summary>Initializes the log, lets its flusher catch up, then holds it at its next pass.</summary>
+    /// <summary>
+    /// Initializes the log, lets its flusher catch up, then holds it: a flush is asked for, and the
+    /// method returns once the flusher's pass is blocked reading the snapshot (a pass that began
+    /// before the hold ends first; the next one reads the snapshot and stays).
+    /// </summary>
     private static async Task OpenWithFlusherHeldAsync(WriteAheadLog log, GatedStateMachine machine, CancellationToken token)
     {
         await log.InitializeAsync(token);
         await log.FlushAsync(token);
-        machine.HoldFlusher();
+        Task parked = machine.HoldFlusher();
+        Task flush = log.FlushAsync(token); // nothing to flush: it only wakes the flusher
+        await parked.WaitAsync(token);
+        await flush.WaitAsync(token);
     }
 
     /// <summary>RaftCluster's AppendEntries handler: three entries of term 1 from index 1, through the interface.</summary>
@@ -112,8 +120,15 @@ public sealed class DurableWriteAheadLogTests
     private sealed class GatedStateMachine : IStateMachine
     {
         private readonly ManualResetEventSlim _open = new(initialState: true);
+        private TaskCompletionSource _parked = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-        public void HoldFlusher() => _open.Reset();
+        /// <summary>Holds the next reader of the snapshot; the task completes once one is held.</summary>
+        public Task HoldFlusher()
+        {
+            _parked = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _open.Reset();
+            return _parked.Task;
+        }
 
         public void ReleaseFlusher() => _open.Set();
 
@@ -121,7 +136,11 @@ public sealed class DurableWriteAheadLogTests
         {
             get
             {
-                _open.Wait(s_timeout);
+                if (!_open.IsSet)
+                {
+                    _parked.TrySetResult();
+                    _open.Wait(s_timeout);
+                }
                 return null;
             }
         }

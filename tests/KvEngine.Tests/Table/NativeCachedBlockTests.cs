@@ -18,7 +18,10 @@ public class NativeCachedBlockTests
 {
     private static NativeAllocator NewAllocator() => new(new NativeAllocatorOptions { DebugChecks = true });
 
-    private static Block NewNativeBlock(NativeAllocator allocator, int entries, int seed, out byte[] bytes)
+    private static Block NewNativeBlock(NativeAllocator allocator, int entries, int seed, out byte[] bytes) =>
+        NewNativeBlock(allocator, entries, seed, out bytes, out _);
+
+    private static unsafe Block NewNativeBlock(NativeAllocator allocator, int entries, int seed, out byte[] bytes, out nint address)
     {
         using var builder = new BlockBuilder(4);
         for (int i = 0; i < entries; i++)
@@ -28,6 +31,7 @@ public class NativeCachedBlockTests
         bytes = builder.Finish().ToArray();
         NativeBuffer buffer = allocator.Allocate(bytes.Length, use: NativeUse.TableBlock);
         bytes.CopyTo(buffer.Span);
+        address = (nint)buffer.Pointer;
         return Block.RentNative(buffer, CacheEntryRole.Data, "t.sst", "data", 4096);
     }
 
@@ -70,8 +74,11 @@ public class NativeCachedBlockTests
         const int EntryBytes = 64 + 16; // the entry and, with debug checks, two allocator tags
         for (entries = 50; ; entries++)
         {
-            Block block = NewNativeBlock(allocator, entries, seed, out bytes);
-            if ((SizeClasses.UsableSize(bytes.Length) - bytes.Length >= EntryBytes) == roomForEntry)
+            Block block = NewNativeBlock(allocator, entries, seed, out bytes, out nint address);
+            int usable = SizeClasses.UsableSize(bytes.Length);
+            bool room = usable - bytes.Length >= EntryBytes
+                && (address + usable - 1) / 4096 == (address + bytes.Length - 1) / 4096; // LruCache's rule: the tail on the page of the last byte
+            if (room == roomForEntry)
             {
                 return block;
             }
@@ -144,12 +151,14 @@ public class NativeCachedBlockTests
         Assert.Equal(0, LiveBytes(allocator, NativeUse.CacheEntry));
     }
 
-    [Fact]
-    public void AStrictCacheWithoutRoomLeavesTheBlockItsBuffer()
+    [Theory]
+    [InlineData(true)] // the refused entry was written in the block's tail and stays there, unused
+    [InlineData(false)] // the refused entry was an allocation of its own, freed
+    public void AStrictCacheWithoutRoomLeavesTheBlockItsBuffer(bool entryInBlock)
     {
         using NativeAllocator allocator = NewAllocator();
         using var cache = new LruCache(new LruCacheOptions { Capacity = 256, NumShardBits = 0, StrictCapacity = true, Allocator = allocator });
-        Block block = NewNativeBlock(allocator, roomForEntry: true, 3, out byte[] bytes, out _); // a refused entry in the tail stays there
+        Block block = NewNativeBlock(allocator, entryInBlock, 3, out byte[] bytes, out _);
         Assert.False(cache.TryInsertBlock(new CacheKey(1, 0), block, CachePriority.Low, out LruHandle? h));
         Assert.Null(h);
         Assert.False(block.IsView);

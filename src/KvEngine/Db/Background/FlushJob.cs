@@ -87,11 +87,12 @@ internal sealed class FlushJob
             {
                 using (var builder = new TableBuilder(cfd.TableOptions, file, cfd.BuildContext))
                 {
-                    if (mems.Length == 1)
+                    if (mems.Length == 1 && rangeDel == null)
                     {
                         // Its user-key count sizes the filter up front: no hash kept per key (a
-                        // 64 MiB memtable's are 3.4 MB). Several memtables may share keys, so their
-                        // sum could oversize it; their filter collects hashes as compactions' do.
+                        // 64 MiB memtable's are 3.4 MB). Several memtables may share keys, and range
+                        // tombstones may drop most of them, so the count could oversize the filter
+                        // many times; those filters collect hashes as compactions' do.
                         builder.ExpectKeys(mems[0].DistinctUserKeys);
                     }
                     using (InternalIterator mergedMems = NewIterator(mems))

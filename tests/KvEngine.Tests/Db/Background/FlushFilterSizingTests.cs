@@ -14,6 +14,70 @@ namespace KvEngine.Tests.Db.Background;
 /// </summary>
 public sealed class FlushFilterSizingTests
 {
+    private static TableReader NewestLevel0Table(FaultInjectionFileSystem fs, KvDb db)
+    {
+        FileMetaData f = db.Impl.Versions.Current.Files(0)[0];
+        string path = FileNames.TableFile(db.Path, f.Number);
+        return TableReader.Open(fs.OpenRandomAccess(path), (long)f.FileSize, new TableOptions { FilterPolicy = new FastLocalBloomPolicy(10) }, path);
+    }
+
+    private static KvDb OpenDb(FaultInjectionFileSystem fs)
+    {
+        KvOptions options = SmallOptions(fs, writeBufferSize: 8 << 20);
+        options.DisableAutoCompactions = true;
+        return KvDb.Open(DbPath, options);
+    }
+
+    [Fact]
+    public void TheFilterIsSizedBeforeTheFlushKnowsWhichKeysItDrops()
+    {
+        // A Put met by its SingleDelete goes at the flush with it, after the filter was sized by
+        // the memtable's count: the filter is the one for every user key the memtable held (only
+        // presizing gives that; a filter built from the hashes would be sized for the survivors).
+        var fs = NewFs();
+        using KvDb db = OpenDb(fs);
+        const int Kept = 5000;
+        const int Dropped = 1000;
+        for (int k = 0; k < Kept + Dropped; k++)
+        {
+            db.Put(B($"key{k:D6}"), B("v"));
+        }
+        for (int k = Kept; k < Kept + Dropped; k++)
+        {
+            var batch = new WriteBatch();
+            batch.SingleDelete(B($"key{k:D6}"));
+            db.Write(batch);
+        }
+        db.Flush();
+
+        using TableReader reader = NewestLevel0Table(fs, db);
+        Assert.Equal((ulong)Kept, reader.Properties.NumFilterEntries);
+        Assert.Equal((ulong)FastLocalBloomMath.CalculateSpace(Kept + Dropped, 10_000), reader.Properties.FilterSize);
+        for (int k = 0; k < Kept; k++)
+        {
+            Assert.True(reader.KeyMayMatch(B($"key{k:D6}")));
+        }
+    }
+
+    [Fact]
+    public void WithRangeTombstonesTheFilterIsSizedForTheKeysThatStay()
+    {
+        // A DeleteRange may drop most of a memtable: such a flush collects hashes and sizes the
+        // filter for what it writes.
+        var fs = NewFs();
+        using KvDb db = OpenDb(fs);
+        for (int k = 0; k < 10_000; k++)
+        {
+            db.Put(B($"key{k:D6}"), B("v"));
+        }
+        db.DeleteRange(B("key000000"), B("key009000"));
+        db.Flush();
+
+        using TableReader reader = NewestLevel0Table(fs, db);
+        Assert.Equal(1000UL, reader.Properties.NumFilterEntries);
+        Assert.Equal((ulong)FastLocalBloomMath.CalculateSpace(1000, 10_000), reader.Properties.FilterSize);
+    }
+
     [Fact]
     public void AFlushedTablesFilterIsSizedForItsDistinctKeys()
     {
