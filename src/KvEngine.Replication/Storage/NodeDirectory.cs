@@ -11,7 +11,7 @@ namespace KvEngine.Replication.Storage;
 /// <summary>
 /// The directory layout of one replicated node and the atomic switch of its live database: a new
 /// database is built in a new <c>db-N</c> directory, then <c>CURRENT_DB</c> is replaced by
-/// write-temp, fsync, rename; the old directory is deleted after (or on the next open).
+/// write-temp, fsync, rename, fsync of the directory; the old directory is deleted after (or on the next open).
 /// Not thread-safe: the state machine calls it from open and from the applier only.
 /// </summary>
 internal sealed class NodeDirectory
@@ -113,6 +113,8 @@ internal sealed class NodeDirectory
             stream.Flush(flushToDisk: true);
         }
         File.Move(temp, pointer, overwrite: true);
+        // The rename itself survives a power loss only once the directory is synced.
+        KvEngine.Storage.LocalFileSystem.Instance.SyncDirectory(Root);
     }
 
     private void DeleteStaleDatabases()
