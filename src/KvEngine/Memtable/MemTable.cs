@@ -79,8 +79,9 @@ internal sealed unsafe class MemTable : IDisposable
         _arena = new Arena(options.ArenaBlockSize, hugePages: options.HugePages);
         try
         {
-            _table = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed);
-            _rangeDeletions = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed + 1);
+            // Link words only for the hash index's chains (8 bytes an entry on average without them).
+            _table = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed, linkWords: options.HashIndexBuckets != 0);
+            _rangeDeletions = new SkipList(_arena, options.MaxHeight, options.Branching, options.RandomSeed + 1, linkWords: false);
             if (options.HashIndexBuckets != 0)
             {
                 _index = new MemTableHashIndex(_arena, options.HashIndexBuckets);

@@ -29,14 +29,17 @@ public unsafe class SkipListTests
     private static byte[]? KeyOrNull(byte* entry) => entry == null ? null : MemTableEntry.InternalKey(entry).ToArray();
 
     [Theory]
-    [InlineData(1)]
-    [InlineData(2)]
-    [InlineData(3)]
-    public void MatchesSortedModel(int seed)
+    [InlineData(1, true)]
+    [InlineData(2, true)]
+    [InlineData(3, true)]
+    [InlineData(4, false)]
+    [InlineData(5, false)]
+    public void MatchesSortedModel(int seed, bool linkWords)
     {
         var rnd = new Random(seed);
         using var arena = new Arena(64 << 10);
-        var list = new SkipList(arena, seed: (ulong)seed);
+        var list = new SkipList(arena, seed: (ulong)seed, linkWords: linkWords);
+        Assert.Equal(linkWords, list.HasLinkWords);
         var model = new SortedDictionary<byte[], byte[]>(InternalKeyComparer.Instance);
 
         Assert.True(list.First() == null && list.FindLast() == null);
@@ -58,6 +61,42 @@ public unsafe class SkipListTests
         }
         Assert.True(model.Count > 15000);
         Assert.InRange(list.Height, 2, SkipList.DefaultMaxHeight);
+    }
+
+    [Fact]
+    public void WithoutLinkWordsHeightOneNodesTakeEightBytesLess()
+    {
+        // Same seed, same heights: the list without link words saves 8 bytes on each height-1 node
+        // (an entry of 4 + 8 + 2 + 2 bytes: 16 rounded to 8 either way) and nothing on taller ones.
+        using var withArena = new Arena(1 << 20);
+        using var withoutArena = new Arena(1 << 20);
+        var with = new SkipList(withArena, seed: 9);
+        var without = new SkipList(withoutArena, seed: 9, linkWords: false);
+        long withStart = withArena.MemoryUsage;
+        long withoutStart = withoutArena.MemoryUsage;
+        var key = new byte[4];
+        const int N = 20_000;
+        for (int i = 0; i < N; i++)
+        {
+            System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(key, (i * 7919) % N);
+            byte[] ikey = InternalKeys.Create(key, (ulong)i, ValueType.Value);
+            Assert.True(with.Insert(ikey, [1, 2]));
+            Assert.True(without.Insert(ikey, [1, 2]));
+        }
+        long saved = (withArena.MemoryUsage - withStart) - (withoutArena.MemoryUsage - withoutStart);
+        Assert.Equal(0, saved % 8);
+        Assert.InRange(saved / 8, N * 7 / 10, N * 8 / 10); // the height-1 nodes: 3 in 4 with branching 4
+        Assert.Equal(with.Height, without.Height);
+        var a = new SkipList.Iterator(with);
+        var b = new SkipList.Iterator(without);
+        int count = 0;
+        for (a.SeekToFirst(), b.SeekToFirst(); a.Valid; a.Next(), b.Next(), count++)
+        {
+            Assert.True(b.Valid);
+            Assert.True(a.Key.SequenceEqual(b.Key));
+        }
+        Assert.False(b.Valid);
+        Assert.Equal(N, count);
     }
 
     [Fact]
