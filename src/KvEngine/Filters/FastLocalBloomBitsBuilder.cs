@@ -59,7 +59,6 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     private int _count;
     private ulong _last; // the last hash added (valid when _count > 0)
     private NativeBuffer _direct; // presized: the bit array hashes are set into (its one owner); unallocated otherwise
-    private unsafe byte* _directBits; // _direct's memory
     private uint _directLines;
     private int _directProbes;
     private PendingHashes _pending; // presized: the last hashes added, set once their lines were prefetched
@@ -93,7 +92,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         {
             return;
         }
-        if (_directBits != null)
+        if (_direct.IsAllocated)
         {
             // As AddAll: a hash's line is prefetched now and its bits set PendingHashes.Length adds later.
             int slot = _count & (PendingHashes.Length - 1);
@@ -104,7 +103,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
             _pending[slot] = hash;
             if (Sse.IsSupported)
             {
-                Sse.Prefetch0(_directBits + FastLocalBloomImpl.LineOffset((uint)hash, _directLines));
+                Sse.Prefetch0((byte*)_direct.RawPointer + FastLocalBloomImpl.LineOffset((uint)hash, _directLines));
             }
             _count++;
             _last = hash;
@@ -134,7 +133,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     public unsafe bool TryPresize(long expectedKeys)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
-        if (_count != 0 || _directBits != null || expectedKeys <= 0 || expectedKeys > int.MaxValue)
+        if (_count != 0 || _direct.IsAllocated || expectedKeys <= 0 || expectedKeys > int.MaxValue)
         {
             return false;
         }
@@ -149,13 +148,12 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
             ? FastLocalBloomMath.NumProbesForSize(expectedKeys, bitsLength + FastLocalBloomMath.MetadataLength)
             : FastLocalBloomMath.ChooseNumProbes(_millibitsPerKey);
         _direct = NativeAllocator.Shared.Allocate((int)bitsLength, zeroed: true, NativeUse.FilterBuild);
-        _directBits = (byte*)_direct.RawPointer;
         _directLines = (uint)(bitsLength / FastLocalBloomMath.CacheLineBytes);
         return true;
     }
 
     /// <summary>True while the filter is presized (<see cref="TryPresize"/>) and not yet finished.</summary>
-    public unsafe bool IsPresized => _directBits != null;
+    public bool IsPresized => _direct.IsAllocated;
 
     /// <summary>The length, trailer included, that <see cref="Finish(IBufferWriter{byte})"/> would write now.</summary>
     public long CalculateSpace() => FastLocalBloomMath.CalculateSpace(_count, _millibitsPerKey);
@@ -203,11 +201,8 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         int len = (int)(_directLines * FastLocalBloomMath.CacheLineBytes);
         int length = len + FastLocalBloomMath.MetadataLength;
         Span<byte> block = output.GetSpan(length).Slice(0, length);
-        new ReadOnlySpan<byte>(_directBits, len).CopyTo(block);
-        block.Slice(len).Clear();
-        block[len] = FilterTrailer.NewBloomMarker;
-        block[len + 1] = FilterTrailer.FastLocalBloomSubImpl;
-        block[len + 2] = (byte)_directProbes;
+        new ReadOnlySpan<byte>(_direct.RawPointer, len).CopyTo(block);
+        WriteTrailer(block, len, _directProbes);
         output.Advance(length);
         Reset();
     }
@@ -288,16 +283,24 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         {
             AddAll(block.Slice(0, len), numProbes);
         }
-        block[len] = FilterTrailer.NewBloomMarker;
-        block[len + 1] = FilterTrailer.FastLocalBloomSubImpl;
-        block[len + 2] = (byte)numProbes;
+        WriteTrailer(block, len, numProbes);
         output.Advance(length);
         Reset();
     }
 
+    /// <summary>The 5-byte trailer after <paramref name="len"/> bytes of lines (see the grammar at the top).</summary>
+    private static void WriteTrailer(Span<byte> block, int len, int numProbes)
+    {
+        block[len] = FilterTrailer.NewBloomMarker;
+        block[len + 1] = FilterTrailer.FastLocalBloomSubImpl;
+        block[len + 2] = (byte)numProbes;
+        block[len + 3] = 0;
+        block[len + 4] = 0;
+    }
+
     /// <summary>Sets one hash's probe bits in the presized bit array.</summary>
     private unsafe void SetDirect(ulong hash) =>
-        SetProbes(_directBits + FastLocalBloomImpl.LineOffset((uint)hash, _directLines), (uint)(hash >> 32), _directProbes);
+        SetProbes((byte*)_direct.RawPointer + FastLocalBloomImpl.LineOffset((uint)hash, _directLines), (uint)(hash >> 32), _directProbes);
 
     /// <summary>The last hashes added to a presized filter whose bits are not set yet (a power of two of them).</summary>
     [System.Runtime.CompilerServices.InlineArray(Length)]
@@ -308,9 +311,9 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
         private ulong _first;
     }
 
-    private unsafe void ThrowIfPresized()
+    private void ThrowIfPresized()
     {
-        if (_directBits != null)
+        if (_direct.IsAllocated)
         {
             throw new InvalidOperationException("A presized filter is finished at the size it was given.");
         }
@@ -320,13 +323,9 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     private unsafe void Reset()
     {
         _count = 0;
-        if (_directBits != null)
-        {
-            _directBits = null;
-            NativeBuffer direct = _direct;
-            _direct = default;
-            direct.Dispose();
-        }
+        NativeBuffer direct = _direct;
+        _direct = default;
+        direct.Dispose(); // nothing when not presized
         for (int k = 0; k < _chunkCount; k++)
         {
             NativeBuffer chunk = _chunks[k];

@@ -171,17 +171,7 @@ internal sealed unsafe class MemTable : IDisposable
         {
             return false;
         }
-        if (!sharesUserKey && type != ValueType.RangeDeletion)
-        {
-            if (concurrent)
-            {
-                Interlocked.Increment(ref _distinctUserKeys);
-            }
-            else
-            {
-                Volatile.Write(ref _distinctUserKeys, _distinctUserKeys + 1);
-            }
-        }
+        bool newUserKey = !sharesUserKey && type != ValueType.RangeDeletion;
         if (index != null)
         {
             if (concurrent)
@@ -195,7 +185,7 @@ internal sealed unsafe class MemTable : IDisposable
         }
         if (concurrent)
         {
-            CountConcurrently(sequence, type);
+            CountConcurrently(sequence, type, newUserKey);
             if (type == ValueType.RangeDeletion)
             {
                 Volatile.Write(ref _rangeTombstoneCache, new RangeTombstoneCache());
@@ -208,6 +198,10 @@ internal sealed unsafe class MemTable : IDisposable
             Volatile.Write(ref _firstSequence, sequence);
         }
         Volatile.Write(ref _numEntries, _numEntries + 1);
+        if (newUserKey)
+        {
+            Volatile.Write(ref _distinctUserKeys, _distinctUserKeys + 1);
+        }
         if (type is ValueType.Deletion or ValueType.SingleDeletion)
         {
             Volatile.Write(ref _numDeletes, _numDeletes + 1);
@@ -241,9 +235,13 @@ internal sealed unsafe class MemTable : IDisposable
         _rangeDeletions.EndConcurrentInserts();
     }
 
-    private void CountConcurrently(ulong sequence, ValueType type)
+    private void CountConcurrently(ulong sequence, ValueType type, bool newUserKey)
     {
         Interlocked.Increment(ref _numEntries);
+        if (newUserKey)
+        {
+            Interlocked.Increment(ref _distinctUserKeys);
+        }
         ulong first = Volatile.Read(ref _firstSequence);
         while (first == 0 || sequence < first)
         {

@@ -106,11 +106,12 @@ internal sealed unsafe partial class SkipList
             {
                 if (level == 0)
                 {
-                    if (next[0] != null && InternalKeyComparer.Compare(KeyOf(next[0]), key) == 0)
+                    sharesUserKey = HasUserKeyOf(next[0], head, key, out bool duplicate);
+                    if (duplicate)
                     {
                         return false; // only level 0 can tell, and nothing is linked yet
                     }
-                    sharesUserKey = HasUserKeyOf(next[0], head, key) || HasUserKeyOf(prev[0], head, key);
+                    sharesUserKey |= HasUserKeyOf(prev[0], head, key, out _); // a predecessor sorts before: never the duplicate
                 }
                 SetNextNoBarrier(node, level, next[level]);
                 if (level > 0)
@@ -130,11 +131,6 @@ internal sealed unsafe partial class SkipList
         }
         return true;
     }
-
-    /// <summary>True when <paramref name="node"/> is an entry (not null, not <paramref name="head"/>) with <paramref name="key"/>'s user key.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool HasUserKeyOf(byte* node, byte* head, ReadOnlySpan<byte> key) =>
-        node != null && node != head && InternalKeys.UserKey(KeyOf(node)).SequenceEqual(InternalKeys.UserKey(key));
 
     /// <summary>Ends a phase of concurrent inserts (see the type's comment).</summary>
     public void EndConcurrentInserts() => _spliceHeight = 0;

@@ -188,18 +188,10 @@ internal sealed unsafe partial class SkipList
         byte** next = _spliceNext;
         PositionSplice(key, prefix, prev, next, ref _spliceHeight, maxHeight);
 
-        sharesUserKey = false;
-        if (next[0] != null)
+        sharesUserKey = HasUserKeyOf(next[0], _head, key, out bool duplicate);
+        if (duplicate)
         {
-            ReadOnlySpan<byte> successor = KeyOf(next[0]);
-            if (InternalKeys.UserKey(successor).SequenceEqual(InternalKeys.UserKey(key)))
-            {
-                if (InternalKeys.Trailer(successor) == InternalKeys.Trailer(key))
-                {
-                    return false;
-                }
-                sharesUserKey = true;
-            }
+            return false;
         }
 
         for (int level = 0; level < height; level++)
@@ -295,6 +287,28 @@ internal sealed unsafe partial class SkipList
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static ReadOnlySpan<byte> KeyOf(byte* node) => MemTableEntry.InternalKey(node + EntryOffset);
+
+    /// <summary>
+    /// True when <paramref name="node"/> is an entry (not null, not <paramref name="head"/>) with
+    /// <paramref name="key"/>'s user key; <paramref name="duplicate"/> when its whole internal key is
+    /// <paramref name="key"/> (the list's duplicate check: the comparator is bytewise).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool HasUserKeyOf(byte* node, byte* head, ReadOnlySpan<byte> key, out bool duplicate)
+    {
+        duplicate = false;
+        if (node == null || node == head)
+        {
+            return false;
+        }
+        ReadOnlySpan<byte> nodeKey = KeyOf(node);
+        if (!InternalKeys.UserKey(nodeKey).SequenceEqual(InternalKeys.UserKey(key)))
+        {
+            return false;
+        }
+        duplicate = InternalKeys.Trailer(nodeKey) == InternalKeys.Trailer(key);
+        return true;
+    }
 
     /// <summary>True when <paramref name="node"/> is not null and its key is &lt; <paramref name="key"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

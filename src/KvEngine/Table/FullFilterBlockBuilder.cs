@@ -34,7 +34,7 @@ internal sealed class FullFilterBlockBuilder : IFilterBlockBuilder
     /// </summary>
     public void ExpectKeys(long userKeys)
     {
-        if (_added == 0 && _keys.Extractor == null && _keys.WholeKeyFiltering)
+        if (_keys.Extractor == null && _keys.WholeKeyFiltering) // the bits builder refuses once keys came
         {
             _bits.TryPresize(userKeys);
         }
