@@ -67,7 +67,7 @@ internal static class BenchFlagsHelp
         ("write_buffer_size", "67108864", "Memtable bytes before it is flushed"),
         ("max_write_buffer_number", "2", "Memtables kept in memory at most"),
         ("min_write_buffer_number_to_merge", "1", "Immutable memtables waiting before a flush writes them into one table"),
-        ("memtable_hash_index_ratio", "0.03125", "KvEngine only: memtable hash index size as a fraction of write_buffer_size; 0 turns it off"),
+        ("memtable_hash_index_ratio", "0.015625", "KvEngine only: memtable hash index size as a fraction of write_buffer_size; 0 turns it off"),
         ("memtable_huge_pages", "true", "KvEngine only: back memtables of 16 MiB or more with transparent huge pages (Linux)"),
         ("num_column_families", "1", "Column families (default, column_family_name_000001...); fills and readrandom put key i in family i % N"),
         ("writes", "-1", "Number of write operations to do; -1 means -num"),

@@ -25,13 +25,13 @@ public class ColumnFamilyOptions
 
     /// <summary>
     /// Size of each memtable's hash index over user keys, as a fraction of
-    /// <see cref="WriteBufferSize"/> (1/32: 2 MiB of buckets for a 64 MiB memtable), or 0 for none.
-    /// A point lookup (Get, MultiGet, merge lookups) then finds its key's newest memtable entry in
-    /// one or two memory accesses instead of a skip-list search; every entry costs one more
-    /// pointer. KvEngine's own option (RocksDB's nearest is a memtable Bloom filter,
+    /// <see cref="WriteBufferSize"/> (1/64: 1 MiB of 4-byte buckets, 262,144 of them, for a 64 MiB
+    /// memtable), or 0 for none. A point lookup (Get, MultiGet, merge lookups) then finds its key's
+    /// newest memtable entry in one or two memory accesses instead of a skip-list search; every
+    /// entry costs a 4-byte link. KvEngine's own option (RocksDB's nearest is a memtable Bloom filter,
     /// memtable_whole_key_filtering): not written to the OPTIONS file. At most 0.25.
     /// </summary>
-    public double MemTableHashIndexRatio { get; set; } = 1.0 / 32;
+    public double MemTableHashIndexRatio { get; set; } = 1.0 / 64;
 
     /// <summary>
     /// Back memtables with transparent huge pages where the kernel offers them (Linux with THP

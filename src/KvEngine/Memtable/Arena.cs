@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using KvEngine.Memory;
@@ -8,15 +9,32 @@ namespace KvEngine.Memtable;
 /// A bump allocator over native memory, after LevelDB's util/arena.h and RocksDB's memory/arena.h.
 /// <para>
 /// Memory comes from the engine's <see cref="NativeAllocator"/> (so it is counted with the block
-/// cache and filters) in blocks of <see cref="BlockSize"/> bytes (8-byte aligned). Inside the current block, <see cref="AllocateAligned"/> carves from the bottom up
+/// cache and filters) in blocks of <see cref="BlockSize"/> bytes (8-byte aligned). Inside the current block, <see cref="AllocateAligned(int)"/> carves from the bottom up
 /// (pointer-aligned) and <see cref="Allocate"/> from the top down (unaligned), so that mixing the two
 /// wastes no padding. A request larger than a quarter of a block gets a block of its own, so that
 /// it neither wastes the rest of the current block nor starts a new one. Only the table of block
 /// handles is managed, and it grows by doubling: no managed allocation per entry.
 /// </para>
 /// <para>
+/// Ids: <see cref="AllocateAligned(int, int, out uint)"/> also names the memory it returns with a 32-bit
+/// id, so that structures in the arena link to each other in 4 bytes instead of 8 (a memtable's skip
+/// list and hash index: 8 bytes an entry). An id counts 4-byte units through a table of slots, each
+/// the base address of <see cref="SlotBytes"/> bytes of one block (a larger block takes consecutive
+/// slots):
+/// <code>
+/// id      := slot: bits 31..20, unit: bits 19..0     // address = slots[slot] + 4 * unit
+/// slots   := base: pointer[SlotCount]                // slot 0 is null, so id 0 decodes to null
+/// </code>
+/// <see cref="At"/> decodes an id in two loads of which the table's is an L1 hit (a 64 MiB memtable
+/// uses 16 slots). The ids reach <see cref="MaxIdBytes"/> (16 GiB) of blocks; once a quarter of the
+/// slots are taken, regular blocks grow to a whole slot, so an arena of small blocks still reaches
+/// most of that. Past it an allocation throws InvalidOperationException.
+/// </para>
+/// <para>
 /// Invariants: every byte handed out stays valid and never moves until <see cref="Dispose"/>, which
-/// frees all blocks exactly once (further calls do nothing). Nothing is freed individually.
+/// frees all blocks exactly once (further calls do nothing). Nothing is freed individually. A slot
+/// is written once, before any id in it is handed out, and the table never moves, so a reader that
+/// got an id through a release/acquire pair decodes it without a lock.
 /// </para>
 /// <para>
 /// Thread-safety: one allocating thread at a time (external synchronization), or any number
@@ -32,8 +50,25 @@ internal sealed unsafe class Arena : IDisposable
     public const int MinBlockSize = 4 << 10;
     public const int MaxBlockSize = 1 << 30;
 
-    /// <summary>Alignment of <see cref="AllocateAligned"/>: enough for pointers and 64-bit fields.</summary>
+    /// <summary>Alignment of <see cref="AllocateAligned(int)"/>: enough for pointers and 64-bit fields.</summary>
     public const int Alignment = 8;
+
+    /// <summary>Bytes an id unit spans: ids name 4-byte aligned addresses.</summary>
+    public const int IdUnitBytes = 4;
+
+    /// <summary>Bits of an id that count units inside its slot.</summary>
+    public const int SlotShift = 20;
+
+    /// <summary>Bytes one slot spans (4 MiB).</summary>
+    public const int SlotBytes = IdUnitBytes << SlotShift;
+
+    /// <summary>Slots in the table: every 32-bit id has one.</summary>
+    public const int SlotCount = 1 << (32 - SlotShift);
+
+    /// <summary>Bytes of blocks ids can reach: every slot but the null one.</summary>
+    public const long MaxIdBytes = (long)SlotBytes * (SlotCount - 1);
+
+    private const uint UnitMask = (1u << SlotShift) - 1;
 
     // A full memtable at the engine's block size (write buffer / 8) plus oversized entries fits
     // without growing; past that the table doubles (amortized, never per entry).
@@ -66,6 +101,19 @@ internal sealed unsafe class Arena : IDisposable
     // Regular (_blockSize) blocks allocated so far.
     private int _regularBlocks;
 
+    // Slot table (SlotCount bases, slot 0 null; see the header), its owner, and slots taken so far.
+    private readonly byte** _slots;
+    private NativeBuffer _slotTable;
+    private int _slotsUsed = 1;
+
+    // The current block's base and the id of its first byte: ids of what it hands out.
+    private byte* _currentBase;
+    private uint _currentFirstId;
+
+    // The last block of its own (a request over a quarter block) and its id.
+    private byte* _lastOwnBlock;
+    private uint _lastOwnBlockId;
+
     /// <param name="blockSize">Bytes per block.</param>
     /// <param name="allocator">Where blocks come from (the shared allocator by default).</param>
     /// <param name="hugePages">
@@ -83,7 +131,22 @@ internal sealed unsafe class Arena : IDisposable
         _allocator = allocator ?? NativeAllocator.Shared;
         _hugePages = hugePages;
         _blocks = new NativeBuffer[InitialBlockTableCapacity];
+        // Not zeroed: only slots already taken are ever read (and slot 0, set here). Unused slots
+        // stay untouched pages: a small arena's table costs one page.
+        _slotTable = _allocator.Allocate(SlotCount * sizeof(nint), zeroed: false, NativeUse.Memtable);
+        _slots = (byte**)_slotTable.Pointer;
+        _slots[0] = null;
     }
+
+    /// <summary>Slots taken so far, the null slot 0 included (tests and diagnostics).</summary>
+    public int SlotsUsed => _slotsUsed;
+
+    /// <summary>The slot table, for <see cref="At(byte**, uint)"/>: fixed for the arena's life.</summary>
+    public byte** Slots => _slots;
+
+    /// <summary>The address of <paramref name="id"/> (from <see cref="AllocateAligned(int, int, out uint)"/>, plus units); null for id 0.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static byte* At(byte** slots, uint id) => slots[id >> SlotShift] + ((nuint)(id & UnitMask) * IdUnitBytes);
 
     public int BlockSize => _blockSize;
 
@@ -113,9 +176,14 @@ internal sealed unsafe class Arena : IDisposable
 
     /// <summary>Returns <paramref name="size"/> bytes starting at an 8-byte aligned address.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public byte* AllocateAligned(int size)
+    public byte* AllocateAligned(int size) => AllocateAligned(size, Alignment);
+
+    /// <summary>Returns <paramref name="size"/> bytes starting at an address aligned to <paramref name="alignment"/> (a power of two up to <see cref="Alignment"/>).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte* AllocateAligned(int size, int alignment)
     {
-        nint padding = -(nint)_alignedPtr & (Alignment - 1);
+        Debug.Assert(alignment is > 0 and <= Alignment && int.IsPow2(alignment));
+        nint padding = -(nint)_alignedPtr & (alignment - 1);
         if (size > 0 && size + padding <= _unalignedPtr - _alignedPtr)
         {
             byte* result = _alignedPtr + padding;
@@ -127,7 +195,22 @@ internal sealed unsafe class Arena : IDisposable
     }
 
     /// <summary>
-    /// <see cref="AllocateAligned"/> of zeroed bytes. A request that gets a block of its own takes
+    /// <see cref="AllocateAligned(int)"/> that also names the memory: <paramref name="id"/> decodes
+    /// (<see cref="At"/>) to the returned address; the id of a 4-byte aligned address k bytes
+    /// further in is id + k / 4.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public byte* AllocateAligned(int size, int alignment, out uint id)
+    {
+        Debug.Assert(alignment >= IdUnitBytes);
+        byte* p = AllocateAligned(size, alignment);
+        // An own block's id was set by AllocateOwnBlock; otherwise p is in the current block.
+        id = _lastOwnBlock == p ? _lastOwnBlockId : _currentFirstId + (uint)((p - _currentBase) / IdUnitBytes);
+        return p;
+    }
+
+    /// <summary>
+    /// <see cref="AllocateAligned(int)"/> of zeroed bytes. A request that gets a block of its own takes
     /// a new mapping as it comes (zero, and resident only where it is touched later), so a large
     /// table that is filled sparsely costs only the pages it uses.
     /// </summary>
@@ -145,14 +228,14 @@ internal sealed unsafe class Arena : IDisposable
     }
 
     /// <summary>
-    /// <see cref="AllocateAligned"/> for several threads at once (concurrent memtable inserts),
+    /// <see cref="AllocateAligned(int, int, out uint)"/> for several threads at once (concurrent memtable inserts),
     /// under a lock held for a bump of a pointer. Must not overlap the unlocked calls.
     /// </summary>
-    public byte* AllocateAlignedConcurrently(int size)
+    public byte* AllocateAlignedConcurrently(int size, int alignment, out uint id)
     {
         lock (_concurrentLock)
         {
-            return AllocateAligned(size);
+            return AllocateAligned(size, alignment, out id);
         }
     }
 
@@ -169,8 +252,14 @@ internal sealed unsafe class Arena : IDisposable
         // pages the first block is half a huge page, which the kernel never backs with one (with
         // THP "always" it would back a whole, aligned one unasked): an idle memtable stays small.
         int blockSize = _hugePages && _regularBlocks == 0 ? _blockSize / 2 : _blockSize;
-        byte* block = NewBlock(blockSize, zeroed: false, hugePages: _hugePages && _regularBlocks > 0);
+        if (_slotsUsed > SlotCount / 4 && blockSize < SlotBytes)
+        {
+            blockSize = SlotBytes; // small blocks would run out of ids: see the header
+        }
+        byte* block = NewBlock(blockSize, zeroed: false, hugePages: _hugePages && _regularBlocks > 0, out uint firstId);
         _regularBlocks++;
+        _currentBase = block;
+        _currentFirstId = firstId;
         _alignedPtr = block;
         _unalignedPtr = block + blockSize;
         long usage = _allocatedBytes - blockSize;
@@ -193,12 +282,14 @@ internal sealed unsafe class Arena : IDisposable
     private byte* AllocateOwnBlock(int size, bool zeroed)
     {
         long before = _allocatedBytes;
-        byte* own = NewBlock(size, zeroed, hugePages: false);
+        byte* own = NewBlock(size, zeroed, hugePages: false, out uint firstId);
+        _lastOwnBlock = own;
+        _lastOwnBlockId = firstId;
         Volatile.Write(ref _memoryUsage, _memoryUsage + (_allocatedBytes - before));
         return own;
     }
 
-    private byte* NewBlock(int size, bool zeroed, bool hugePages)
+    private byte* NewBlock(int size, bool zeroed, bool hugePages, out uint firstId)
     {
         NativeBuffer[] blocks = _blocks!;
         if (_blockCount == blocks.Length)
@@ -206,8 +297,18 @@ internal sealed unsafe class Arena : IDisposable
             Array.Resize(ref blocks, blocks.Length * 2);
             _blocks = blocks;
         }
+        int slots = (int)(((long)size + SlotBytes - 1) / SlotBytes);
+        if (slots > SlotCount - _slotsUsed)
+        {
+            throw new InvalidOperationException($"The arena's ids reach {MaxIdBytes >> 30} GiB of blocks; a block of {size} bytes more does not fit.");
+        }
         NativeBuffer block = _allocator.Allocate(size, zeroed, NativeUse.Memtable, hugePages);
         blocks[_blockCount++] = block;
+        firstId = (uint)_slotsUsed << SlotShift;
+        for (int i = 0; i < slots; i++)
+        {
+            _slots[_slotsUsed++] = block.Pointer + ((nint)i * SlotBytes);
+        }
         // Charged at usable size: what the allocator really set aside for this block.
         Volatile.Write(ref _allocatedBytes, _allocatedBytes + block.UsableSize);
         return block.Pointer;
@@ -229,5 +330,8 @@ internal sealed unsafe class Arena : IDisposable
         _blockCount = 0;
         _alignedPtr = null;
         _unalignedPtr = null;
+        _currentBase = null;
+        _lastOwnBlock = null;
+        _slotTable.Dispose();
     }
 }

@@ -14,8 +14,9 @@ namespace KvEngine.Memtable;
 /// is the memtable Bloom filter (memtable_whole_key_filtering), which saves the search only for
 /// keys the memtable lacks.
 /// <code>
-/// Index  := bucket: pointer[bucketCount]    // native, in the memtable's arena; bucketCount a power of two
-/// Chain  := entry → link(entry) → ...       // through each entry's link word (SkipList.LinkOf), null-terminated
+/// Index  := bucket: id(4)[bucketCount]      // native, in the memtable's arena; bucketCount a power of two
+/// Chain  := node → link(node) → ...         // skip-list node ids (Arena ids) through each node's link word
+///                                           // (SkipList.LinkOfNode), ending with 0
 /// bucket of a user key = XxHash3(user key) &amp; (bucketCount - 1)
 /// </code>
 /// <para>
@@ -45,8 +46,9 @@ internal sealed unsafe class MemTableHashIndex
     /// <summary>Chain entries a lookup walks at most before it leaves the search to the skip list.</summary>
     public const int MaxChainWalk = 32;
 
-    private readonly nint* _buckets;
+    private readonly uint* _buckets;
     private readonly ulong _mask;
+    private readonly byte** _slots;
 
     /// <summary>An index of <paramref name="bucketCount"/> buckets (a power of two) carved from <paramref name="arena"/>.</summary>
     public MemTableHashIndex(Arena arena, int bucketCount)
@@ -57,8 +59,9 @@ internal sealed unsafe class MemTableHashIndex
             throw new ArgumentOutOfRangeException(nameof(bucketCount), bucketCount, $"A power of two from {MinBuckets} to {MaxBuckets}.");
         }
         // Zeroed without touching a new mapping: a bucket page is resident once a key hashes to it.
-        _buckets = (nint*)arena.AllocateAlignedZeroed(bucketCount * sizeof(nint));
+        _buckets = (uint*)arena.AllocateAlignedZeroed(bucketCount * sizeof(uint));
         _mask = (ulong)bucketCount - 1;
+        _slots = arena.Slots;
     }
 
     /// <summary>
@@ -71,7 +74,7 @@ internal sealed unsafe class MemTableHashIndex
         {
             return 0;
         }
-        double buckets = writeBufferSize * ratio / sizeof(nint);
+        double buckets = writeBufferSize * ratio / sizeof(uint);
         if (buckets <= MinBuckets)
         {
             return MinBuckets;
@@ -101,14 +104,16 @@ internal sealed unsafe class MemTableHashIndex
     {
         newest = null;
         ulong newestSequence = 0;
-        byte* entry = (byte*)Volatile.Read(ref _buckets[hash & _mask]);
-        for (int walked = 0; entry != null; walked++)
+        uint id = Volatile.Read(ref _buckets[hash & _mask]);
+        for (int walked = 0; id != 0; walked++)
         {
             if (walked == MaxChainWalk)
             {
                 newest = null;
                 return false;
             }
+            byte* node = Arena.At(_slots, id);
+            byte* entry = SkipList.EntryOfNode(node);
             ReadOnlySpan<byte> internalKey = MemTableEntry.InternalKey(entry);
             if (InternalKeys.UserKey(internalKey).SequenceEqual(userKey))
             {
@@ -119,28 +124,29 @@ internal sealed unsafe class MemTableHashIndex
                     newestSequence = sequence;
                 }
             }
-            entry = (byte*)Volatile.Read(ref *SkipList.LinkOf(entry));
+            id = Volatile.Read(ref *SkipList.LinkOfNode(node));
         }
         return true;
     }
 
-    /// <summary>Single writer: indexes <paramref name="entry"/>, already linked into the skip list.</summary>
-    public void Add(byte* entry, ulong hash)
+    /// <summary>Single writer: indexes skip-list node <paramref name="node"/> (its id), already linked into the list.</summary>
+    public void Add(uint node, ulong hash)
     {
-        nint* bucket = &_buckets[hash & _mask];
-        *SkipList.LinkOf(entry) = *bucket;
-        Volatile.Write(ref *bucket, (nint)entry); // release: the entry and its link first
+        uint* bucket = &_buckets[hash & _mask];
+        *SkipList.LinkOfNode(Arena.At(_slots, node)) = *bucket;
+        Volatile.Write(ref *bucket, node); // release: the entry and its link first
     }
 
     /// <summary><see cref="Add"/> for any number of writers at once.</summary>
-    public void AddConcurrently(byte* entry, ulong hash)
+    public void AddConcurrently(uint node, ulong hash)
     {
-        ref nint bucket = ref _buckets[hash & _mask];
-        nint head = Volatile.Read(ref bucket);
+        ref uint bucket = ref _buckets[hash & _mask];
+        uint* link = SkipList.LinkOfNode(Arena.At(_slots, node));
+        uint head = Volatile.Read(ref bucket);
         while (true)
         {
-            *SkipList.LinkOf(entry) = head;
-            nint seen = Interlocked.CompareExchange(ref bucket, (nint)entry, head);
+            *link = head;
+            uint seen = Interlocked.CompareExchange(ref bucket, node, head);
             if (seen == head)
             {
                 return;

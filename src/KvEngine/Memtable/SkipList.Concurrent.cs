@@ -7,7 +7,7 @@ namespace KvEngine.Memtable;
 /// <summary>
 /// Concurrent inserts, RocksDB's InlineSkipList::InsertConcurrently (what
 /// allow_concurrent_memtable_write uses): any number of threads may call
-/// <see cref="AllocateEntryConcurrently"/> and <see cref="InsertConcurrently(byte*)"/> at once, while
+/// <see cref="AllocateEntryConcurrently"/> and <see cref="InsertConcurrently(uint)"/> at once, while
 /// readers read as always.
 /// <para>
 /// Each inserting thread keeps a splice of its own (the nodes around its last insert, so runs of
@@ -34,7 +34,7 @@ internal sealed unsafe partial class SkipList
     private static ThreadSplice? t_splice;
 
     /// <summary>Concurrent writer: <see cref="AllocateEntry"/> for any number of threads at once.</summary>
-    public byte* AllocateEntryConcurrently(int entrySize)
+    public byte* AllocateEntryConcurrently(int entrySize, out uint node)
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entrySize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(entrySize, MemTableEntry.MaxEncodedSize);
@@ -44,29 +44,30 @@ internal sealed unsafe partial class SkipList
             state = 0x9E3779B97F4A7C15UL * (ulong)(Environment.CurrentManagedThreadId + 1);
         }
         int height = RandomHeight(ref state);
-        return StashHeight(_arena.AllocateAlignedConcurrently(NodeBytes(height) + entrySize), height);
+        byte* memory = _arena.AllocateAlignedConcurrently(NodeBytes(height) + entrySize, NodeAlignment(height), out uint memoryId);
+        return StashHeight(memory, memoryId, height, out node);
     }
 
     /// <summary>
-    /// Concurrent writer: links the entry written at <paramref name="entry"/> (from
+    /// Concurrent writer: links the node whose entry was written (from
     /// <see cref="AllocateEntryConcurrently"/>). False, and nothing linked, when an entry with an
     /// equal internal key is present.
     /// </summary>
-    public bool InsertConcurrently(byte* entry) => InsertConcurrently(entry, out _);
+    public bool InsertConcurrently(uint node) => InsertConcurrently(node, out _);
 
     /// <summary>
-    /// <see cref="InsertConcurrently(byte*)"/>; <paramref name="sharesUserKey"/> tells whether the
+    /// <see cref="InsertConcurrently(uint)"/>; <paramref name="sharesUserKey"/> tells whether the
     /// entry's level-0 neighbour on either side had the same user key when it was linked (concurrent
     /// writers land a key's versions in any order). A version linked beside it at the same moment
     /// may go unseen: counts built on this flag may only run high.
     /// </summary>
     [SkipLocalsInit]
-    public bool InsertConcurrently(byte* entry, out bool sharesUserKey)
+    public bool InsertConcurrently(uint nodeId, out bool sharesUserKey)
     {
-        byte* node = entry - EntryOffset;
-        int height = (int)*(nint*)node;
+        byte* node = At(nodeId);
+        int height = (int)*(uint*)node;
         Debug.Assert(height >= 1 && height <= _maxHeight);
-        ReadOnlySpan<byte> key = MemTableEntry.InternalKey(entry);
+        ReadOnlySpan<byte> key = KeyOf(node);
         ulong prefix = KeyPrefix.OfInternalKey(key);
 
         int maxHeight = Volatile.Read(ref _height);
@@ -82,52 +83,51 @@ internal sealed unsafe partial class SkipList
         }
 
         ThreadSplice splice = t_splice ??= new ThreadSplice();
-        fixed (nint* prevSlots = splice.Prev, nextSlots = splice.Next)
+        fixed (uint* prev = splice.Prev, next = splice.Next)
         {
-            byte** prev = (byte**)prevSlots;
-            byte** next = (byte**)nextSlots;
             if (splice.List != this)
             {
                 splice.List = this;
                 splice.Height = 0; // another list's nodes: start over
             }
             PositionSplice(key, prefix, prev, next, ref splice.Height, maxHeight);
-            return LinkConcurrently(node, height, key, prefix, prev, next, _head, out sharesUserKey);
+            return LinkConcurrently(nodeId, node, height, key, prefix, prev, next, out sharesUserKey);
         }
     }
 
-    /// <summary>Links <paramref name="node"/> at levels 0..height-1 between the splice's nodes, re-searching a level whose swap fails; leaves the splice around the node.</summary>
-    private static bool LinkConcurrently(byte* node, int height, ReadOnlySpan<byte> key, ulong prefix, byte** prev, byte** next, byte* head, out bool sharesUserKey)
+    /// <summary>Links the node at levels 0..height-1 between the splice's nodes, re-searching a level whose swap fails; leaves the splice around the node.</summary>
+    private bool LinkConcurrently(uint nodeId, byte* node, int height, ReadOnlySpan<byte> key, ulong prefix, uint* prev, uint* next, out bool sharesUserKey)
     {
         sharesUserKey = false;
         for (int level = 0; level < height; level++)
         {
             while (true)
             {
+                byte* before = At(prev[level]);
                 if (level == 0)
                 {
-                    sharesUserKey = HasUserKeyOf(next[0], head, key, out bool duplicate);
+                    sharesUserKey = HasUserKeyOf(At(next[0]), _head, key, out bool duplicate);
                     if (duplicate)
                     {
                         return false; // only level 0 can tell, and nothing is linked yet
                     }
-                    sharesUserKey |= HasUserKeyOf(prev[0], head, key, out _); // a predecessor sorts before: never the duplicate
+                    sharesUserKey |= HasUserKeyOf(before, _head, key, out _); // a predecessor sorts before: never the duplicate
                 }
                 SetNextNoBarrier(node, level, next[level]);
                 if (level > 0)
                 {
-                    // The predecessor's bound, read after its pointer was seen at next[level]: if the
-                    // swap below succeeds, the pointer never moved, so this bounds next[level] (header).
-                    SetBoundNoBarrier(node, level, BoundOf(prev[level], level));
-                    LowerBound(prev[level], level, prefix); // before the swap publishes the node
+                    // The predecessor's bound, read after its link was seen at next[level]: if the
+                    // swap below succeeds, the link never moved, so this bounds next[level] (header).
+                    SetBoundNoBarrier(node, level, BoundOf(before, level));
+                    LowerBound(before, level, prefix); // before the swap publishes the node
                 }
-                if (CompareExchangeNext(prev[level], level, node, next[level]))
+                if (CompareExchangeNext(before, level, nodeId, next[level]))
                 {
                     break;
                 }
-                FindSpliceForLevel(key, prefix, prev[level], null, level, out prev[level], out next[level]);
+                FindSpliceForLevel(key, prefix, prev[level], 0, level, out prev[level], out next[level]);
             }
-            prev[level] = node;
+            prev[level] = nodeId;
         }
         return true;
     }
@@ -136,8 +136,8 @@ internal sealed unsafe partial class SkipList
     public void EndConcurrentInserts() => _spliceHeight = 0;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool CompareExchangeNext(byte* node, int level, byte* value, byte* expected) =>
-        Interlocked.CompareExchange(ref *LevelOf(node, level), (nint)value, (nint)expected) == (nint)expected;
+    private static bool CompareExchangeNext(byte* node, int level, uint value, uint expected) =>
+        Interlocked.CompareExchange(ref *LevelOf(node, level), value, expected) == expected;
 
     /// <summary>Lowers the level's bound to at most <paramref name="prefix"/> (an atomic minimum: concurrent writers only ever lower it).</summary>
     private static void LowerBound(byte* node, int level, ulong prefix)
@@ -165,7 +165,7 @@ internal sealed unsafe partial class SkipList
     {
         public SkipList? List;
         public int Height;
-        public readonly nint[] Prev = new nint[MaxHeightLimit + 1];
-        public readonly nint[] Next = new nint[MaxHeightLimit + 1];
+        public readonly uint[] Prev = new uint[MaxHeightLimit + 1];
+        public readonly uint[] Next = new uint[MaxHeightLimit + 1];
     }
 }

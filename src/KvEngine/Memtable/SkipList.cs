@@ -10,14 +10,21 @@ namespace KvEngine.Memtable;
 /// (<see cref="InternalKeyComparer.Compare"/>): LevelDB's db/skiplist.h with RocksDB's
 /// InlineSkipList layout, every node living in an <see cref="Arena"/>.
 /// <code>
-/// Node  := level: Level[height - 1] // levels height-1 .. 1, highest first: level i at node - 8 - 16 * i
-///          link: pointer(8)        // at node - 8: the owner's word (MemTableHashIndex chains entries through it);
+/// Node  := level: Level[height - 1] // levels height-1 .. 1, highest first: level i at node - 4 - 16 * i
+///          link: id(4)             // at node - 4: the owner's word (MemTableHashIndex chains entries through it);
 ///                                  // in a list without link words, padding above level 1, absent from a height-1 node
-///          next0: pointer(8)       // at node: the next node at level 0 (the node pointer addresses it)
-///          entry: MemTableEntry    // at node + 8, on the line of next0
-/// Level := next: pointer(8)        // the next node at this level (pointer-sized, padded to 8 bytes)
+///          next0: id(4)            // at node: the next node at level 0 (a node's id names this word)
+///          entry: MemTableEntry    // at node + 4, on the line of next0
+/// Level := next: id(4)             // the next node at this level
+///          padding(4)
 ///          bound: fixed64          // a lower bound of the next node's key prefix (KeyPrefix; 0 when unknown)
+/// id    := Arena id(4)             // Arena.At(slots, id) is the address; 0 is null
 /// </code>
+/// Links are the arena's 32-bit ids, not pointers: 8 bytes fewer an entry (next0 and the link
+/// word), at the price of one L1-resident table load per hop (Arena.At). A node with levels starts
+/// 8-byte aligned, so its node address sits at 4 mod 8 and every bound is 8-byte aligned (the
+/// concurrent writers' atomic minimum needs it); a height-1 node, three in four, starts 4-byte
+/// aligned (its words are 4 bytes), which saves 2 bytes of padding an entry on average.
 /// Level 0 has no bound: a search reads the key of its level-0 successor anyway (the answer of a
 /// lookup, the duplicate check of an insert), and the entry stays beside next0 as in RocksDB.
 /// The bound lets a search go down a level without touching the next node: a bound above the
@@ -29,15 +36,15 @@ namespace KvEngine.Memtable;
 /// (acquire), then the bound: whatever bound it sees is at most the prefix of that node or of a
 /// newer, smaller one, so at most that node's. A new node's own bound is its predecessor's, copied
 /// (a bound of the same successor), so no insert reads its successor's key for it.
-/// The link word is not the list's: <see cref="LinkOf"/> hands it to the owner, which may use it to
+/// The link word is not the list's: <see cref="LinkOfNode"/> hands it to the owner, which may use it to
 /// chain entries into an index of its own once the entry is linked (the list never reads it). A list
 /// built without link words (a memtable without a hash index, the range tombstones') leaves it out
-/// of height-1 nodes, three in four of them: 8 bytes fewer an entry on average, and the level
+/// of height-1 nodes, three in four of them: 4 bytes fewer each, and the level
 /// offsets stay the same for every list.
 /// Heights are drawn from a writer-owned xorshift PRNG: height h+1 with probability 1/branching of
 /// height h, capped at the maximum height (LevelDB: branching 4, max height 12).
 /// <para>
-/// Thread-safety. Writes (<see cref="AllocateEntry"/>, <see cref="Insert(byte*)"/>) require external
+/// Thread-safety. Writes (<see cref="AllocateEntry"/>, <see cref="Insert(uint)"/>) require external
 /// synchronization: one writer at a time, or several at once through the concurrent pair
 /// (SkipList.Concurrent.cs), never both kinds at once. Reads require only that the arena outlive them (the
 /// owning memtable's reference count guarantees it); apart from that they take no lock and never
@@ -66,18 +73,27 @@ internal sealed unsafe partial class SkipList
     public const int DefaultBranching = 4;
     public const int MaxHeightLimit = 32;
 
-    // A level above 0: next pointer (padded to 8 bytes) and bound.
+    // A level above 0: next id (padded to 8 bytes) and bound.
     private const int LevelSize = 16;
 
     // From a node (its next0 word) to its link word and its entry.
-    private const int LinkOffset = -8;
-    private const int EntryOffset = 8;
+    private const int LinkOffset = -4;
+    private const int EntryOffset = 4;
+
+    /// <summary>
+    /// Where a node's memory starts: 8-byte aligned with levels (their bounds are 8-byte words),
+    /// 4-byte aligned without (only 4-byte words: link, next0).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int NodeAlignment(int height) => height > 1 ? Arena.Alignment : Arena.IdUnitBytes;
 
     /// <summary>Bytes of a node of <paramref name="height"/> levels before its entry: levels above 0, link (or its padding), next0.</summary>
-    private int NodeBytes(int height) => (LevelSize * height) - (_linkWords || height > 1 ? 0 : 8);
+    private int NodeBytes(int height) => (LevelSize * (height - 1)) + (_linkWords || height > 1 ? 8 : 4);
 
     private readonly Arena _arena;
+    private readonly byte** _slots;
     private readonly byte* _head;
+    private readonly uint _headId;
     private readonly int _maxHeight;
     private readonly uint _scaledInverseBranching;
     private readonly bool _linkWords;
@@ -88,15 +104,15 @@ internal sealed unsafe partial class SkipList
     // Writer-only state: PRNG and the splice of the last insert (levels 0.._spliceHeight,
     // level _spliceHeight being the (head, null) sentinel); _spliceHeight 0 means "none".
     private ulong _rngState;
-    private readonly byte** _splicePrev;
-    private readonly byte** _spliceNext;
+    private readonly uint* _splicePrev;
+    private readonly uint* _spliceNext;
     private int _spliceHeight;
 
     /// <param name="arena">Where nodes live.</param>
     /// <param name="maxHeight">Tallest node.</param>
     /// <param name="branching">1 in this many nodes of a height reaches the next.</param>
     /// <param name="seed">The height generator's seed.</param>
-    /// <param name="linkWords">Give every node a link word for its owner (<see cref="LinkOf"/>).</param>
+    /// <param name="linkWords">Give every node a link word for its owner (<see cref="LinkOfNode"/>).</param>
     public SkipList(Arena arena, int maxHeight = DefaultMaxHeight, int branching = DefaultBranching, ulong seed = 0xdeadbeef, bool linkWords = true)
     {
         ArgumentNullException.ThrowIfNull(arena);
@@ -109,18 +125,20 @@ internal sealed unsafe partial class SkipList
         _scaledInverseBranching = (uint)(0x1_0000_0000UL / (uint)branching);
         _rngState = seed == 0 ? 0x9E3779B97F4A7C15UL : seed;
 
-        byte* headMemory = arena.AllocateAligned(NodeBytes(maxHeight));
+        _slots = arena.Slots;
+        byte* headMemory = arena.AllocateAligned(NodeBytes(maxHeight), Arena.Alignment, out uint headMemoryId);
         _head = headMemory + NodeBytes(maxHeight) - EntryOffset;
+        _headId = headMemoryId + (uint)((NodeBytes(maxHeight) - EntryOffset) / Arena.IdUnitBytes);
         for (int i = 0; i < maxHeight; i++)
         {
-            SetNextNoBarrier(_head, i, null);
+            SetNextNoBarrier(_head, i, 0);
             if (i > 0)
             {
                 SetBoundNoBarrier(_head, i, 0);
             }
         }
-        _splicePrev = (byte**)arena.AllocateAligned((maxHeight + 1) * sizeof(nint));
-        _spliceNext = (byte**)arena.AllocateAligned((maxHeight + 1) * sizeof(nint));
+        _splicePrev = (uint*)arena.AllocateAligned((maxHeight + 1) * sizeof(uint));
+        _spliceNext = (uint*)arena.AllocateAligned((maxHeight + 1) * sizeof(uint));
     }
 
     public int MaxHeight => _maxHeight;
@@ -130,50 +148,56 @@ internal sealed unsafe partial class SkipList
 
     /// <summary>
     /// Writer: reserves a node for an entry of <paramref name="entrySize"/> bytes (at most
-    /// <see cref="MemTableEntry.MaxEncodedSize"/>) and returns where to write the entry. Pass the
-    /// pointer to <see cref="Insert(byte*)"/> once the entry is written.
+    /// <see cref="MemTableEntry.MaxEncodedSize"/>) and returns where to write the entry. Pass
+    /// <paramref name="node"/> to <see cref="Insert(uint)"/> once the entry is written.
     /// </summary>
-    public byte* AllocateEntry(int entrySize)
+    public byte* AllocateEntry(int entrySize, out uint node)
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(entrySize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(entrySize, MemTableEntry.MaxEncodedSize);
         int height = RandomHeight(ref _rngState);
-        return StashHeight(_arena.AllocateAligned(NodeBytes(height) + entrySize), height);
+        byte* memory = _arena.AllocateAligned(NodeBytes(height) + entrySize, NodeAlignment(height), out uint memoryId);
+        return StashHeight(memory, memoryId, height, out node);
     }
 
-    /// <summary>Stores the height in next[0] of the node at <paramref name="memory"/> until Insert links it; returns the entry's address.</summary>
-    private byte* StashHeight(byte* memory, int height)
+    /// <summary>
+    /// Stores the height in next[0] of the node at <paramref name="memory"/> until Insert links it;
+    /// returns the entry's address and the node's id.
+    /// </summary>
+    private byte* StashHeight(byte* memory, uint memoryId, int height, out uint nodeId)
     {
-        byte* node = memory + NodeBytes(height) - EntryOffset;
-        *(nint*)node = height;
+        int nodeOffset = NodeBytes(height) - EntryOffset;
+        byte* node = memory + nodeOffset;
+        nodeId = memoryId + (uint)(nodeOffset / Arena.IdUnitBytes);
+        *(uint*)node = (uint)height;
         if (_linkWords)
         {
-            *(long*)(node + LinkOffset) = 0; // the link word starts empty
+            *(uint*)(node + LinkOffset) = 0; // the link word starts empty
         }
         return node + EntryOffset;
     }
 
-    /// <summary>True when every node has a link word (<see cref="LinkOf"/>).</summary>
+    /// <summary>True when every node has a link word (<see cref="LinkOfNode"/>).</summary>
     public bool HasLinkWords => _linkWords;
 
     /// <summary>
-    /// Writer: links the entry written at <paramref name="entry"/> (from <see cref="AllocateEntry"/>).
+    /// Writer: links the node whose entry was written (from <see cref="AllocateEntry"/>).
     /// False, and nothing linked, when an entry with an equal internal key is already present.
     /// </summary>
-    public bool Insert(byte* entry) => Insert(entry, out _);
+    public bool Insert(uint node) => Insert(node, out _);
 
     /// <summary>
-    /// <see cref="Insert(byte*)"/>; <paramref name="sharesUserKey"/> tells whether the entry's
+    /// <see cref="Insert(uint)"/>; <paramref name="sharesUserKey"/> tells whether the entry's
     /// level-0 successor has the same user key (an older version of it: the single writer's
     /// sequences grow, so a key's new version lands just before its previous one). The successor's
     /// key is read anyway, for the duplicate check, so this costs no extra memory access.
     /// </summary>
-    public bool Insert(byte* entry, out bool sharesUserKey)
+    public bool Insert(uint nodeId, out bool sharesUserKey)
     {
-        byte* node = entry - EntryOffset;
-        int height = (int)*(nint*)node;
+        byte* node = At(nodeId);
+        int height = (int)*(uint*)node;
         Debug.Assert(height >= 1 && height <= _maxHeight);
-        ReadOnlySpan<byte> key = MemTableEntry.InternalKey(entry);
+        ReadOnlySpan<byte> key = KeyOf(node);
         ulong prefix = KeyPrefix.OfInternalKey(key);
 
         int maxHeight = _height;
@@ -184,11 +208,11 @@ internal sealed unsafe partial class SkipList
             maxHeight = height;
         }
 
-        byte** prev = _splicePrev;
-        byte** next = _spliceNext;
+        uint* prev = _splicePrev;
+        uint* next = _spliceNext;
         PositionSplice(key, prefix, prev, next, ref _spliceHeight, maxHeight);
 
-        sharesUserKey = HasUserKeyOf(next[0], _head, key, out bool duplicate);
+        sharesUserKey = HasUserKeyOf(At(next[0]), _head, key, out bool duplicate);
         if (duplicate)
         {
             return false;
@@ -196,15 +220,16 @@ internal sealed unsafe partial class SkipList
 
         for (int level = 0; level < height; level++)
         {
-            Debug.Assert(NextNoBarrier(prev[level], level) == next[level]);
+            byte* before = At(prev[level]);
+            Debug.Assert(NextIdNoBarrier(before, level) == next[level]);
             SetNextNoBarrier(node, level, next[level]);
             if (level > 0)
             {
-                SetBoundNoBarrier(node, level, BoundOf(prev[level], level)); // a bound of the same successor
-                SetBoundNoBarrier(prev[level], level, prefix); // before the pointer: see the header
+                SetBoundNoBarrier(node, level, BoundOf(before, level)); // a bound of the same successor
+                SetBoundNoBarrier(before, level, prefix); // before the link: see the header
             }
-            SetNext(prev[level], level, node); // release: publishes the node (and the bound) at this level
-            prev[level] = node;
+            SetNext(before, level, nodeId); // release: publishes the node (and the bound) at this level
+            prev[level] = nodeId;
         }
         return true;
     }
@@ -218,20 +243,20 @@ internal sealed unsafe partial class SkipList
     /// inserts up to two comparisons per level for little gain (RocksDB does the same). With
     /// concurrent writers the gaps may have been filled since; their compare-and-swap finds out.
     /// </summary>
-    private void PositionSplice(ReadOnlySpan<byte> key, ulong prefix, byte** prev, byte** next, ref int spliceHeight, int maxHeight)
+    private void PositionSplice(ReadOnlySpan<byte> key, ulong prefix, uint* prev, uint* next, ref int spliceHeight, int maxHeight)
     {
         int recomputeHeight;
         if (spliceHeight < maxHeight)
         {
-            prev[maxHeight] = _head;
-            next[maxHeight] = null;
+            prev[maxHeight] = _headId;
+            next[maxHeight] = 0;
             spliceHeight = maxHeight;
             recomputeHeight = maxHeight;
         }
         else
         {
-            byte* p = prev[0];
-            recomputeHeight = (p == _head || KeyIsAfterNode(key, p)) && !KeyIsAfterNode(key, next[0]) ? 0 : maxHeight;
+            byte* p = At(prev[0]);
+            recomputeHeight = (p == _head || KeyIsAfterNode(key, p)) && !KeyIsAfterNode(key, At(next[0])) ? 0 : maxHeight;
         }
         for (int level = recomputeHeight - 1; level >= 0; level--)
         {
@@ -247,9 +272,9 @@ internal sealed unsafe partial class SkipList
         {
             throw new ArgumentException("The key or value is too long, or the key has no trailer.", nameof(internalKey));
         }
-        byte* entry = AllocateEntry(size);
+        byte* entry = AllocateEntry(size, out uint node);
         MemTableEntry.Encode(entry, InternalKeys.UserKey(internalKey), InternalKeys.Trailer(internalKey), value);
-        return Insert(entry);
+        return Insert(node);
     }
 
     /// <summary>True when an entry with an internal key equal to <paramref name="key"/> is present.</summary>
@@ -275,12 +300,19 @@ internal sealed unsafe partial class SkipList
     public byte* First() => EntryOrNull(Next(_head, 0));
 
     /// <summary>
-    /// The link word of the entry at <paramref name="entry"/>: the owner's, zero until the owner
-    /// writes it. The list neither reads nor writes it after <see cref="AllocateEntry"/>. Only for a
-    /// list built with link words.
+    /// The link word of the node at <paramref name="node"/> (<see cref="Arena.At"/> of its id): the
+    /// owner's, zero until the owner writes it. The list neither reads nor writes it after
+    /// <see cref="AllocateEntry"/>. Only for a list built with link words.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static nint* LinkOf(byte* entry) => (nint*)(entry - EntryOffset + LinkOffset);
+    public static uint* LinkOfNode(byte* node) => (uint*)(node + LinkOffset);
+
+    /// <summary>The entry of the node at <paramref name="node"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static byte* EntryOfNode(byte* node) => node + EntryOffset;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private byte* At(uint id) => Arena.At(_slots, id);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private byte* EntryOrNull(byte* node) => node == null || node == _head ? null : node + EntryOffset;
@@ -316,19 +348,23 @@ internal sealed unsafe partial class SkipList
         node != null && InternalKeyComparer.Compare(KeyOf(node), key) < 0;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static nint* LevelOf(byte* node, int level) => (nint*)(level == 0 ? node : node - 8 - (level * LevelSize));
+    private static uint* LevelOf(byte* node, int level) => (uint*)(level == 0 ? node : node - 4 - (level * LevelSize));
+
+    /// <summary>The next node at <paramref name="level"/> (acquire), null at the end.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private byte* Next(byte* node, int level) => At(NextId(node, level));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static byte* Next(byte* node, int level) => (byte*)Volatile.Read(ref *LevelOf(node, level));
+    private static uint NextId(byte* node, int level) => Volatile.Read(ref *LevelOf(node, level));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void SetNext(byte* node, int level, byte* value) => Volatile.Write(ref *LevelOf(node, level), (nint)value);
+    private static void SetNext(byte* node, int level, uint id) => Volatile.Write(ref *LevelOf(node, level), id);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static byte* NextNoBarrier(byte* node, int level) => (byte*)*LevelOf(node, level);
+    private static uint NextIdNoBarrier(byte* node, int level) => *LevelOf(node, level);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void SetNextNoBarrier(byte* node, int level, byte* value) => *LevelOf(node, level) = (nint)value;
+    private static void SetNextNoBarrier(byte* node, int level, uint id) => *LevelOf(node, level) = id;
 
     /// <summary>The bound of a level above 0 (see the header); read it after the level's pointer.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -337,7 +373,7 @@ internal sealed unsafe partial class SkipList
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void SetBoundNoBarrier(byte* node, int level, ulong bound) => *BoundSlot(node, level) = bound;
 
-    /// <summary>Where a level above 0 keeps its bound: the word after its next pointer.</summary>
+    /// <summary>Where a level above 0 keeps its bound: the 8-byte word after its next id and padding.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static ulong* BoundSlot(byte* node, int level) => (ulong*)((byte*)LevelOf(node, level) + 8);
 
@@ -350,30 +386,33 @@ internal sealed unsafe partial class SkipList
     private static bool NextIsPast(byte* node, int level, ulong prefix) => level != 0 && BoundOf(node, level) > prefix;
 
     /// <summary>Walks one level from <paramref name="before"/> (whose key is &lt; key), stopping at <paramref name="after"/>.</summary>
-    private static void FindSpliceForLevel(ReadOnlySpan<byte> key, ulong prefix, byte* before, byte* after, int level, out byte* outPrev, out byte* outNext)
+    private void FindSpliceForLevel(ReadOnlySpan<byte> key, ulong prefix, uint before, uint after, int level, out uint outPrev, out uint outNext)
     {
+        byte* beforeNode = At(before);
         while (true)
         {
-            byte* next = Next(before, level);
-            if (next == after || next == null || NextIsPast(before, level, prefix))
+            uint next = NextId(beforeNode, level);
+            if (next == after || next == 0 || NextIsPast(beforeNode, level, prefix))
             {
                 outPrev = before;
                 outNext = next;
                 return;
             }
+            byte* nextNode = At(next);
             if (Sse.IsSupported)
             {
                 // RocksDB's InlineSkipList prefetches next->Next(level): the node this walk visits
                 // after next, whose key line then loads while next's key is compared.
-                Sse.Prefetch0(NextNoBarrier(next, level) + EntryOffset);
+                Sse.Prefetch0(At(NextIdNoBarrier(nextNode, level)) + EntryOffset);
             }
-            if (!KeyIsAfterNode(key, next))
+            if (!KeyIsAfterNode(key, nextNode))
             {
                 outPrev = before;
                 outNext = next;
                 return;
             }
             before = next;
+            beforeNode = nextNode;
         }
     }
 
@@ -482,11 +521,13 @@ internal sealed unsafe partial class SkipList
     internal struct Iterator
     {
         private readonly SkipList _list;
+        private readonly byte** _slots;
         private byte* _node;
 
         public Iterator(SkipList list)
         {
             _list = list;
+            _slots = list._slots;
             _node = null;
         }
 
@@ -510,13 +551,13 @@ internal sealed unsafe partial class SkipList
         public void Next()
         {
             Debug.Assert(_node != null);
-            byte* node = SkipList.Next(_node, 0);
+            byte* node = Arena.At(_slots, NextId(_node, 0));
             _node = node;
             if (node != null && Sse.IsSupported)
             {
                 // A scan walks level 0, one dependent cache miss per node: start loading the node
                 // after this one now, so its miss overlaps the caller's work on this entry.
-                Sse.Prefetch0(NextNoBarrier(node, 0));
+                Sse.Prefetch0(Arena.At(_slots, NextIdNoBarrier(node, 0)));
             }
         }
 
@@ -538,7 +579,7 @@ internal sealed unsafe partial class SkipList
 
         public void SeekForPrev(ReadOnlySpan<byte> target) => _node = _list.NodeOrNull(_list.FindLessNode(target, orEqual: true));
 
-        public void SeekToFirst() => _node = SkipList.Next(_list._head, 0);
+        public void SeekToFirst() => _node = _list.Next(_list._head, 0);
 
         public void SeekToLast() => _node = _list.NodeOrNull(_list.FindLastNode());
 

@@ -141,4 +141,96 @@ public unsafe class ArenaTests
         Assert.Equal(address, (nint)zeroed); // the dirty slot, as the test means
         Assert.True(new ReadOnlySpan<byte>(zeroed, 512).IndexOfAnyExcept((byte)0) < 0);
     }
+
+    /// <summary>
+    /// Every id decodes to the address it was handed out with, and id + k / 4 to k bytes further,
+    /// across regular blocks, blocks of their own and both alignments; id 0 decodes to null.
+    /// </summary>
+    [Fact]
+    public void IdsDecodeToTheirAddresses()
+    {
+        using var arena = new Arena(Arena.MinBlockSize);
+        Assert.True(Arena.At(arena.Slots, 0) == null);
+        var rnd = new Random(11);
+        var handed = new List<(nint Ptr, uint Id, int Size)>();
+        for (int i = 0; i < 20_000; i++)
+        {
+            int size = rnd.Next(20) == 0 ? rnd.Next(Arena.MinBlockSize / 4, 3 * Arena.MinBlockSize) : rnd.Next(1, 200);
+            if (rnd.Next(4) == 0)
+            {
+                _ = arena.Allocate(rnd.Next(1, 50)); // unaligned requests share the blocks
+            }
+            int alignment = rnd.Next(2) == 0 ? Arena.IdUnitBytes : Arena.Alignment;
+            byte* p = arena.AllocateAligned(size, alignment, out uint id);
+            Assert.Equal(0, (long)p % alignment);
+            Assert.NotEqual(0u, id);
+            handed.Add(((nint)p, id, size));
+        }
+        foreach (var (ptr, id, size) in handed)
+        {
+            Assert.Equal(ptr, (nint)Arena.At(arena.Slots, id));
+            int last = (size - 1) & ~(Arena.IdUnitBytes - 1);
+            Assert.Equal(ptr + last, (nint)Arena.At(arena.Slots, id + (uint)(last / Arena.IdUnitBytes)));
+        }
+    }
+
+    /// <summary>
+    /// An arena of small blocks would use up the 4,095 slots after 16 MiB: once a quarter of them are
+    /// taken its regular blocks grow to a whole slot (4 MiB), so it still reaches most of the 16 GiB.
+    /// </summary>
+    [Fact]
+    public void SmallBlocksGrowToASlotOnceAQuarterOfTheSlotsAreTaken()
+    {
+        using var arena = new Arena(Arena.MinBlockSize);
+        while (arena.SlotsUsed <= Arena.SlotCount / 4)
+        {
+            _ = arena.AllocateAligned(1000, Arena.IdUnitBytes, out _);
+        }
+        long before = arena.AllocatedBytes;
+        Assert.InRange(before, (Arena.SlotCount / 4) * (long)Arena.MinBlockSize, (Arena.SlotCount / 4) * 2L * Arena.MinBlockSize);
+        int slots = arena.SlotsUsed;
+        byte* a = null;
+        while (arena.SlotsUsed == slots)
+        {
+            a = arena.AllocateAligned(1000, Arena.IdUnitBytes, out _);
+        }
+        Assert.Equal(before + Arena.SlotBytes, arena.AllocatedBytes);
+        // The grown block takes 1000-byte requests thousands of times before the next one.
+        for (int i = 0; i < 4000; i++)
+        {
+            _ = arena.AllocateAligned(1000, Arena.IdUnitBytes, out uint id);
+            Assert.Equal(slots + 1, arena.SlotsUsed);
+            Assert.True(Arena.At(arena.Slots, id) != null);
+        }
+    }
+
+    /// <summary>Past the 16 GiB ids reach, a request throws and the arena stays usable.</summary>
+    [Fact]
+    public void RequestsPastTheIdsReachThrow()
+    {
+        if (!PageMemory.IsSupported)
+        {
+            return; // needs untouched mappings: blocks of 1.75 GiB that never become resident
+        }
+        using var arena = new Arena(Arena.MinBlockSize);
+        const int Huge = 7 << 28; // the allocator's largest block: 448 slots
+        int fitted = 0;
+        Exception? error = null;
+        while (error == null && fitted < Arena.SlotCount)
+        {
+            try
+            {
+                _ = arena.Allocate(Huge); // a block of its own, never touched
+                fitted++;
+            }
+            catch (InvalidOperationException e)
+            {
+                error = e;
+            }
+        }
+        Assert.NotNull(error);
+        Assert.Equal((Arena.SlotCount - 1) / (Huge / Arena.SlotBytes), fitted);
+        byte* p = arena.AllocateAligned(64, Arena.Alignment, out uint id); // the current block still serves small requests
+        Assert.True(Arena.At(arena.Slots, id) == p);
+    }
 }

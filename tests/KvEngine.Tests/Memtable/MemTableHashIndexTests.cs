@@ -226,11 +226,11 @@ public unsafe class MemTableHashIndexTests
     private static int KeyOf(long sequence) => (int)((ulong)sequence * 0x9E3779B97F4A7C15UL >> 58);
 
     [Theory]
-    [InlineData(64L << 20, 1.0 / 32, 1 << 18)]
+    [InlineData(64L << 20, 1.0 / 64, 1 << 18)] // the default: 1 MiB of 4-byte buckets
     [InlineData(64L << 20, 0.0, 0)]
-    [InlineData(4096, 1.0 / 32, MemTableHashIndex.MinBuckets)]
+    [InlineData(4096, 1.0 / 64, MemTableHashIndex.MinBuckets)]
     [InlineData(1L << 40, 0.25, MemTableHashIndex.MaxBuckets)]
-    [InlineData(3_000_000, 0.01, 4096)] // 3,750 buckets rounded up
+    [InlineData(3_000_000, 0.01, 8192)] // 7,500 buckets rounded up
     public void BucketCountFollowsTheWriteBuffer(long writeBufferSize, double ratio, int expected) =>
         Assert.Equal(expected, MemTableHashIndex.BucketsFor(writeBufferSize, ratio));
 
