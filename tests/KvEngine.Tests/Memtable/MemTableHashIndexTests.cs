@@ -251,4 +251,100 @@ public unsafe class MemTableHashIndexTests
         Assert.Throws<ArgumentOutOfRangeException>(() => new MemTableHashIndex(arena, 1000));
         Assert.Throws<ArgumentOutOfRangeException>(() => new MemTableHashIndex(arena, 128));
     }
+
+    /// <summary>
+    /// Entries large enough for blocks of their own (over a quarter of a 4 KiB arena block) sit
+    /// beside small ones: the skip list and the index link them by arena id like any other, from
+    /// one writer and from concurrent ones, and every key's newest value comes back through the
+    /// index and in order through the list.
+    /// </summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void EntriesInBlocksOfTheirOwnAreLinkedLikeAnyOther(bool concurrent)
+    {
+        using var mem = new MemTable(new MemTableOptions(ArenaBlockSize: Arena.MinBlockSize, HashIndexBuckets: MemTableHashIndex.MinBuckets));
+        const int Keys = 300;
+        const int Writers = 2;
+        var newest = new byte[Keys][];
+        var seqs = new ulong[Keys];
+        void Write(int writer)
+        {
+            var rnd = new Random(17 + writer);
+            for (int i = 0; i < 600; i++)
+            {
+                int k = rnd.Next(Keys);
+                if (k % Writers != writer)
+                {
+                    continue; // each writer owns its keys: the newest version is well defined
+                }
+                var value = new byte[rnd.Next(3) == 0 ? rnd.Next(Arena.MinBlockSize / 4, 3 * Arena.MinBlockSize) : rnd.Next(1, 64)];
+                rnd.NextBytes(value);
+                ulong seq = (ulong)(i * Writers + writer + 1);
+                Assert.True(mem.Add(seq, ValueType.Value, Key(k), value, concurrent));
+                newest[k] = value;
+                seqs[k] = seq;
+            }
+        }
+        if (concurrent)
+        {
+            var threads = new Thread[Writers];
+            Exception? failure = null;
+            for (int w = 0; w < Writers; w++)
+            {
+                int writer = w;
+                threads[w] = new Thread(() =>
+                {
+                    try
+                    {
+                        Write(writer);
+                    }
+                    catch (Exception e)
+                    {
+                        failure = e;
+                    }
+                });
+                threads[w].Start();
+            }
+            foreach (Thread t in threads)
+            {
+                t.Join();
+            }
+            Assert.Null(failure);
+            mem.EndConcurrentWrites();
+        }
+        else
+        {
+            for (int w = 0; w < Writers; w++)
+            {
+                Write(w);
+            }
+        }
+        int present = 0;
+        for (int k = 0; k < Keys; k++)
+        {
+            bool found = mem.TryGet(Key(k), InternalKeys.MaxSequenceNumber, out ValueType type, out ReadOnlySpan<byte> value, out ulong seq);
+            Assert.Equal(newest[k] != null, found);
+            if (found)
+            {
+                present++;
+                Assert.Equal(ValueType.Value, type);
+                Assert.Equal(seqs[k], seq);
+                Assert.True(value.SequenceEqual(newest[k]));
+            }
+        }
+        Assert.True(present > Keys / 2);
+        using var it = mem.NewIterator();
+        int seen = 0;
+        byte[]? previous = null;
+        for (it.SeekToFirst(); it.Valid; it.Next(), seen++)
+        {
+            byte[] current = it.Key.ToArray();
+            Assert.True(previous == null || InternalKeyComparer.Compare(previous, current) < 0);
+            previous = current;
+        }
+        Assert.Equal(mem.NumEntries, seen);
+    }
+
+    private static byte[] Key(int k) => System.Text.Encoding.ASCII.GetBytes($"key{k:D5}");
 }
