@@ -70,6 +70,12 @@ internal sealed unsafe class Arena : IDisposable
 
     private const uint UnitMask = (1u << SlotShift) - 1;
 
+    /// <summary>Largest request carved from a side block rather than given a block of its own (see the header).</summary>
+    public const int SideMaxRequest = SlotBytes;
+
+    /// <summary>Bytes of a side block: four slots.</summary>
+    public const int SideBlockBytes = 4 * SlotBytes;
+
     // A full memtable at the engine's block size (write buffer / 8) plus oversized entries fits
     // without growing; past that the table doubles (amortized, never per entry).
     private const int InitialBlockTableCapacity = 32;
@@ -89,7 +95,7 @@ internal sealed unsafe class Arena : IDisposable
     private NativeBuffer[]? _blocks;
     private int _blockCount;
 
-    // Sum of block sizes plus the block table; grows only.
+    // Sum of the blocks' usable sizes (the slot table not included); grows only.
     private long _allocatedBytes;
 
     // _allocatedBytes less the free region of the current block; grows only.
@@ -106,9 +112,17 @@ internal sealed unsafe class Arena : IDisposable
     private NativeBuffer _slotTable;
     private int _slotsUsed = 1;
 
-    // The current block's base and the id of its first byte: ids of what it hands out.
+    // The current block's bounds and the id of its first byte: ids of what it hands out.
     private byte* _currentBase;
+    private byte* _currentEnd;
     private uint _currentFirstId;
+
+    // The side block (requests over a quarter block, up to SideMaxRequest): bounds, free region
+    // [_sidePtr, _sideEnd), id of its first byte. Null until the first such request.
+    private byte* _sideBase;
+    private byte* _sidePtr;
+    private byte* _sideEnd;
+    private uint _sideFirstId;
 
     // The last block of its own (a request over a quarter block) and its id.
     private byte* _lastOwnBlock;
@@ -139,7 +153,13 @@ internal sealed unsafe class Arena : IDisposable
     }
 
     /// <summary>Slots taken so far, the null slot 0 included (tests and diagnostics).</summary>
-    public int SlotsUsed => _slotsUsed;
+    public int SlotsUsed => Volatile.Read(ref _slotsUsed);
+
+    /// <summary>
+    /// True once half of the slots are taken: the owner should stop adding (a memtable counts as
+    /// full), since the other half is what one more large request mix may need. Any thread.
+    /// </summary>
+    public bool IdsMostlyUsed => Volatile.Read(ref _slotsUsed) > SlotCount / 2;
 
     /// <summary>The slot table, for <see cref="At(byte**, uint)"/>: fixed for the arena's life.</summary>
     public byte** Slots => _slots;
@@ -154,8 +174,8 @@ internal sealed unsafe class Arena : IDisposable
     public long AllocatedBytes => Volatile.Read(ref _allocatedBytes);
 
     /// <summary>
-    /// <see cref="AllocatedBytes"/> less the still-unused tail of the current block: the bytes handed
-    /// out plus alignment padding, abandoned block tails and the block table. Never decreases.
+    /// <see cref="AllocatedBytes"/> less the still-unused tails of the current block and the side
+    /// block: the bytes handed out plus alignment padding and abandoned block tails. Never decreases.
     /// </summary>
     public long MemoryUsage => Volatile.Read(ref _memoryUsage);
 
@@ -204,8 +224,19 @@ internal sealed unsafe class Arena : IDisposable
     {
         Debug.Assert(alignment >= IdUnitBytes);
         byte* p = AllocateAligned(size, alignment);
-        // An own block's id was set by AllocateOwnBlock; otherwise p is in the current block.
-        id = _lastOwnBlock == p ? _lastOwnBlockId : _currentFirstId + (uint)((p - _currentBase) / IdUnitBytes);
+        if (p >= _currentBase && p < _currentEnd)
+        {
+            id = _currentFirstId + (uint)((p - _currentBase) / IdUnitBytes);
+        }
+        else if (p >= _sideBase && p < _sideEnd)
+        {
+            id = _sideFirstId + (uint)((p - _sideBase) / IdUnitBytes);
+        }
+        else
+        {
+            Debug.Assert(p == _lastOwnBlock);
+            id = _lastOwnBlockId; // set by AllocateOwnBlock
+        }
         return p;
     }
 
@@ -245,7 +276,7 @@ internal sealed unsafe class Arena : IDisposable
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(size);
         if (size > _blockSize / 4)
         {
-            return AllocateOwnBlock(size, zeroed: false);
+            return size <= SideMaxRequest ? AllocateSide(size, aligned) : AllocateOwnBlock(size, zeroed: false);
         }
 
         // The rest of the current block is abandoned: it counts as used from now on. With huge
@@ -256,13 +287,16 @@ internal sealed unsafe class Arena : IDisposable
         {
             blockSize = SlotBytes; // small blocks would run out of ids: see the header
         }
+        long abandoned = _unalignedPtr - _alignedPtr;
+        long before = _allocatedBytes;
         byte* block = NewBlock(blockSize, zeroed: false, hugePages: _hugePages && _regularBlocks > 0, out uint firstId);
+        long rounding = _allocatedBytes - before - blockSize; // a usable size beyond the block: never handed out
         _regularBlocks++;
         _currentBase = block;
+        _currentEnd = block + blockSize;
         _currentFirstId = firstId;
         _alignedPtr = block;
         _unalignedPtr = block + blockSize;
-        long usage = _allocatedBytes - blockSize;
         byte* result;
         if (aligned)
         {
@@ -274,7 +308,34 @@ internal sealed unsafe class Arena : IDisposable
             _unalignedPtr -= size;
             result = _unalignedPtr;
         }
-        Volatile.Write(ref _memoryUsage, usage + size);
+        Volatile.Write(ref _memoryUsage, _memoryUsage + abandoned + rounding + size);
+        return result;
+    }
+
+    /// <summary>
+    /// A request over a quarter block, up to <see cref="SideMaxRequest"/>: carved from the side
+    /// block (8-byte aligned when <paramref name="aligned"/>), or from a new one when it does not
+    /// fit, the rest of the old one then counting as used.
+    /// </summary>
+    private byte* AllocateSide(int size, bool aligned)
+    {
+        nint padding = aligned ? -(nint)_sidePtr & (Alignment - 1) : 0;
+        if (_sideBase == null || size + padding > _sideEnd - _sidePtr)
+        {
+            long abandoned = _sideEnd - _sidePtr;
+            long before = _allocatedBytes;
+            byte* block = NewBlock(SideBlockBytes, zeroed: false, hugePages: false, out uint firstId);
+            _sideBase = block;
+            _sidePtr = block;
+            _sideEnd = block + SideBlockBytes;
+            _sideFirstId = firstId;
+            padding = 0;
+            // The new block is charged as it is carved (as the current block); its usable size's rounding at once.
+            Volatile.Write(ref _memoryUsage, _memoryUsage + abandoned + (_allocatedBytes - before - SideBlockBytes));
+        }
+        byte* result = _sidePtr + padding;
+        _sidePtr = result + size;
+        Volatile.Write(ref _memoryUsage, _memoryUsage + padding + size);
         return result;
     }
 
@@ -300,15 +361,18 @@ internal sealed unsafe class Arena : IDisposable
         int slots = (int)(((long)size + SlotBytes - 1) / SlotBytes);
         if (slots > SlotCount - _slotsUsed)
         {
-            throw new InvalidOperationException($"The arena's ids reach {MaxIdBytes >> 30} GiB of blocks; a block of {size} bytes more does not fit.");
+            throw new InvalidOperationException(
+                $"The arena's ids are used up: {_slotsUsed - 1} of {SlotCount - 1} slots of {SlotBytes >> 20} MiB taken; a block of {size} bytes needs {slots} more.");
         }
         NativeBuffer block = _allocator.Allocate(size, zeroed, NativeUse.Memtable, hugePages);
         blocks[_blockCount++] = block;
-        firstId = (uint)_slotsUsed << SlotShift;
+        int first = _slotsUsed;
+        firstId = (uint)first << SlotShift;
         for (int i = 0; i < slots; i++)
         {
-            _slots[_slotsUsed++] = block.Pointer + ((nint)i * SlotBytes);
+            _slots[first + i] = block.Pointer + ((nint)i * SlotBytes);
         }
+        Volatile.Write(ref _slotsUsed, first + slots);
         // Charged at usable size: what the allocator really set aside for this block.
         Volatile.Write(ref _allocatedBytes, _allocatedBytes + block.UsableSize);
         return block.Pointer;
@@ -331,6 +395,10 @@ internal sealed unsafe class Arena : IDisposable
         _alignedPtr = null;
         _unalignedPtr = null;
         _currentBase = null;
+        _currentEnd = null;
+        _sideBase = null;
+        _sidePtr = null;
+        _sideEnd = null;
         _lastOwnBlock = null;
         _slotTable.Dispose();
     }

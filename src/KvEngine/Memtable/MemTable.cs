@@ -97,6 +97,13 @@ internal sealed unsafe class MemTable : IDisposable
     /// <summary>Arena bytes in use, including block-table overhead and waste; never decreases. Any thread.</summary>
     public long ApproximateMemoryUsage => _arena.MemoryUsage;
 
+    /// <summary>
+    /// True when the memtable should take no more writes: it holds <paramref name="writeBufferSize"/>
+    /// bytes, or its arena has used half of its 32-bit ids (<see cref="Arena.IdsMostlyUsed"/>: about
+    /// 8 GiB of entries, whatever the write buffer size). Any thread.
+    /// </summary>
+    public bool IsFull(long writeBufferSize) => ApproximateMemoryUsage >= writeBufferSize || _arena.IdsMostlyUsed;
+
     /// <summary>Entries added, range tombstones included.</summary>
     public long NumEntries => Volatile.Read(ref _numEntries);
 

@@ -29,10 +29,10 @@ namespace KvEngine.Memtable;
 /// lookup, the duplicate check of an insert), and the entry stays beside next0 as in RocksDB.
 /// The bound lets a search go down a level without touching the next node: a bound above the
 /// target's prefix proves the next key larger. Invariant: a level's bound is at most the prefix of
-/// the node its pointer addresses at any moment. Inserts only put smaller keys behind a pointer, so
-/// the prefix behind a pointer never grows; the single writer stores the new node's prefix into the
-/// bound before it publishes the pointer, concurrent writers lower the bound to at most their
-/// node's prefix (an atomic minimum) before their compare-and-swap. A reader loads the pointer
+/// the node its link names at any moment. Inserts only put smaller keys behind a link, so
+/// the prefix behind a link never grows; the single writer stores the new node's prefix into the
+/// bound before it publishes the link, concurrent writers lower the bound to at most their
+/// node's prefix (an atomic minimum) before their compare-and-swap. A reader loads the link
 /// (acquire), then the bound: whatever bound it sees is at most the prefix of that node or of a
 /// newer, smaller one, so at most that node's. A new node's own bound is its predecessor's, copied
 /// (a bound of the same successor), so no insert reads its successor's key for it.
@@ -50,15 +50,16 @@ namespace KvEngine.Memtable;
 /// owning memtable's reference count guarantees it); apart from that they take no lock and never
 /// wait. This is sound because of two invariants, as in LevelDB:
 /// (1) nodes are never deleted or moved until the whole arena is freed;
-/// (2) a node's contents other than its next pointers are immutable once it is linked.
-/// Insert fills in the new node completely (entry bytes and its own next pointers, with plain
+/// (2) a node's contents other than its next links (and bounds) are immutable once it is linked.
+/// Insert fills in the new node completely (entry bytes and its own next links, with plain
 /// stores) before publishing it, and publishes it with a release store (Volatile.Write) into its
-/// predecessor's next pointer. Readers load every next pointer with an acquire load (Volatile.Read),
+/// predecessor's next link. Readers load every next link with an acquire load (Volatile.Read),
 /// so a reader that sees the new node also sees everything written into it before the publishing
 /// store. Levels are linked bottom-up, so a reader that meets the node at level i finds it linked at
-/// every level below i too; a reader still on the old pointer simply does not see the node yet.
+/// every level below i too; a reader still on the old link simply does not see the node yet.
+/// An id is decodable before it is published: the arena fills its slot before handing out any id in it.
 /// The current height is read without ordering: a reader that sees the new (larger) height before
-/// the head's new level pointers finds null there, which sorts after every key, and drops a level;
+/// the head's new levels finds id 0 (null) there, which sorts after every key, and drops a level;
 /// otherwise it uses the new node. Either way it searches correctly.
 /// </para>
 /// <para>

@@ -68,4 +68,46 @@ public class LargeValueTests : IDisposable
         db.Put("k"u8, "v"u8);
         Assert.Equal("v"u8.ToArray(), db.Get("k"u8));
     }
+
+    /// <summary>
+    /// One batch of 5,000 values of 1,100 bytes into 32 KiB write buffers (4 KiB arena blocks: every
+    /// value over a quarter block): the memtable takes it whole (such values share the arena's side
+    /// blocks instead of taking one of its 4,095 id slots each, which once failed the write after
+    /// ~4,000 of them and then every reopen, replaying it), it flushes and survives reopens.
+    /// </summary>
+    [Fact]
+    public void ABatchOfManyMediumValuesFitsASmallMemTable()
+    {
+        string path = Path.Combine(_dir.FullName, "medium");
+        var options = new KvOptions { WriteBufferSize = 32 << 10 };
+        static byte[] ValueOf(int i)
+        {
+            var v = new byte[1100];
+            Array.Fill(v, (byte)i);
+            v[0] = (byte)(i >> 8);
+            return v;
+        }
+        using (KvDb db = KvDb.Open(path, options))
+        {
+            using var batch = new WriteBatch();
+            for (int i = 0; i < 5000; i++)
+            {
+                batch.Put(System.Text.Encoding.ASCII.GetBytes($"k{i:D5}"), ValueOf(i));
+            }
+            db.Write(batch, new WriteOptions { Sync = true });
+            Assert.Equal(ValueOf(4321), db.Get("k04321"u8));
+        }
+        using (KvDb db = KvDb.Open(path, options)) // replays the batch into a memtable of the same size
+        {
+            Assert.Equal(ValueOf(17), db.Get("k00017"u8));
+            db.Flush();
+        }
+        using (KvDb db = KvDb.Open(path, options))
+        {
+            for (int i = 0; i < 5000; i += 499)
+            {
+                Assert.Equal(ValueOf(i), db.Get(System.Text.Encoding.ASCII.GetBytes($"k{i:D5}")));
+            }
+        }
+    }
 }

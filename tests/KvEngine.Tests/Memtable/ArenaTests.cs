@@ -41,11 +41,43 @@ public unsafe class ArenaTests
         using var arena = new Arena(Arena.MinBlockSize);
         byte* a = arena.Allocate(16);
         long allocatedBefore = arena.AllocatedBytes;
-        byte* big = arena.Allocate(Arena.MinBlockSize); // > block / 4
-        Assert.Equal(allocatedBefore + Arena.MinBlockSize, arena.AllocatedBytes);
+        int big = Arena.SideMaxRequest + 1; // over a slot: a block of its own
+        byte* own = arena.Allocate(big);
+        Assert.Equal(allocatedBefore + NativeAllocator.UsableSize(big), arena.AllocatedBytes);
         byte* b = arena.Allocate(16);
         Assert.True(a - 16 == b, "small allocations continue in the current block");
-        Assert.True(big + Arena.MinBlockSize <= a - 16 || big >= a + 16);
+        Assert.True(own + big <= b || own >= a + 16);
+    }
+
+    /// <summary>
+    /// Requests over a quarter block and up to a slot share side blocks of four slots instead of
+    /// taking a slot each (which would use up an arena of 4 KiB blocks after ~4,000 of them); the
+    /// current block goes on serving small requests between them.
+    /// </summary>
+    [Fact]
+    public void MediumRequestsShareSideBlocks()
+    {
+        using var arena = new Arena(Arena.MinBlockSize);
+        byte* a = arena.AllocateAligned(16);
+        const int Medium = 1100; // over a quarter of a 4 KiB block
+        const int Count = 20_000; // 22 MB: five side blocks
+        var ids = new List<(nint Ptr, uint Id)>();
+        for (int i = 0; i < Count; i++)
+        {
+            byte* p = arena.AllocateAligned(Medium, Arena.IdUnitBytes, out uint id);
+            new Span<byte>(p, Medium).Fill((byte)i);
+            ids.Add(((nint)p, id));
+        }
+        byte* b = arena.AllocateAligned(16);
+        Assert.True(b > a && b < a + Arena.MinBlockSize, "small allocations continue in the current block");
+        int sideBlocks = (int)(((long)Count * Medium) / (Arena.SideBlockBytes - Medium)) + 1;
+        Assert.Equal(2 + (sideBlocks * (Arena.SideBlockBytes / Arena.SlotBytes)), arena.SlotsUsed); // null slot, current block, side blocks
+        Assert.False(arena.IdsMostlyUsed);
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.Equal(ids[i].Ptr, (nint)Arena.At(arena.Slots, ids[i].Id));
+            Assert.True(new ReadOnlySpan<byte>((byte*)ids[i].Ptr, Medium).IndexOfAnyExcept((byte)i) < 0);
+        }
     }
 
     [Fact]
@@ -230,6 +262,7 @@ public unsafe class ArenaTests
         }
         Assert.NotNull(error);
         Assert.Equal((Arena.SlotCount - 1) / (Huge / Arena.SlotBytes), fitted);
+        Assert.True(arena.IdsMostlyUsed);
         byte* p = arena.AllocateAligned(64, Arena.Alignment, out uint id); // the current block still serves small requests
         Assert.True(Arena.At(arena.Slots, id) == p);
     }

@@ -167,7 +167,7 @@ internal sealed class WalReplayer
             }
             foreach (ColumnFamilyData? cfd in families)
             {
-                if (cfd != null && _flusher != null && cfd.Mem.ApproximateMemoryUsage > cfd.Options.WriteBufferSize && !OutOfSpace &&
+                if (cfd != null && _flusher != null && cfd.Mem.IsFull(cfd.Options.WriteBufferSize + 1) && !OutOfSpace &&
                     TryAddLevel0Table(cfd))
                 {
                     ReplaceMemTable(cfd);

@@ -116,7 +116,7 @@ internal sealed class MemTableSwitcher
                 // Resuming switches even an empty memtable: the current WAL may end in a torn record.
                 bool full = targeted
                     ? !cfd.Mem.IsEmpty || _errors.Resuming
-                    : cfd.Mem.ApproximateMemoryUsage >= cfd.Options.WriteBufferSize;
+                    : cfd.Mem.IsFull(cfd.Options.WriteBufferSize);
                 if (targeted && !full && cfd.Immutable.Count > cfd.ForcedFlushes)
                 {
                     // Nothing to switch, but every memtable waiting now must be flushed (Flush, close).
