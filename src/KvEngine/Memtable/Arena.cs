@@ -222,15 +222,30 @@ internal sealed unsafe class Arena : IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public byte* AllocateAligned(int size, int alignment, out uint id)
     {
-        Debug.Assert(alignment >= IdUnitBytes);
-        byte* p = AllocateAligned(size, alignment);
+        Debug.Assert(alignment is >= IdUnitBytes and <= Alignment && int.IsPow2(alignment));
+        nint padding = -(nint)_alignedPtr & (alignment - 1);
+        if (size > 0 && size + padding <= _unalignedPtr - _alignedPtr)
+        {
+            byte* result = _alignedPtr + padding;
+            _alignedPtr = result + size;
+            Volatile.Write(ref _memoryUsage, _memoryUsage + padding + size);
+            id = _currentFirstId + (uint)((nuint)(result - _currentBase) / IdUnitBytes);
+            return result;
+        }
+        return AllocateFallbackWithId(size, out id);
+    }
+
+    /// <summary><see cref="AllocateAligned(int, int, out uint)"/> past the current block: a new block, the side block or a block of its own.</summary>
+    private byte* AllocateFallbackWithId(int size, out uint id)
+    {
+        byte* p = AllocateFallback(size, aligned: true);
         if (p >= _currentBase && p < _currentEnd)
         {
-            id = _currentFirstId + (uint)((p - _currentBase) / IdUnitBytes);
+            id = _currentFirstId + (uint)((nuint)(p - _currentBase) / IdUnitBytes);
         }
         else if (p >= _sideBase && p < _sideEnd)
         {
-            id = _sideFirstId + (uint)((p - _sideBase) / IdUnitBytes);
+            id = _sideFirstId + (uint)((nuint)(p - _sideBase) / IdUnitBytes);
         }
         else
         {
