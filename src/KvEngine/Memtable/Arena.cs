@@ -98,7 +98,7 @@ internal sealed unsafe class Arena : IDisposable
     // Sum of the blocks' usable sizes (the slot table not included); grows only.
     private long _allocatedBytes;
 
-    // _allocatedBytes less the free region of the current block; grows only.
+    // _allocatedBytes less the free regions of the current block and the side block; grows only.
     private long _memoryUsage;
 
     // Regular blocks after the first are mapped as huge pages (see NativeAllocator.Allocate).
@@ -124,7 +124,7 @@ internal sealed unsafe class Arena : IDisposable
     private byte* _sideEnd;
     private uint _sideFirstId;
 
-    // The last block of its own (a request over a quarter block) and its id.
+    // The last block of its own (a request over SideMaxRequest, or a large zeroed one) and its id.
     private byte* _lastOwnBlock;
     private uint _lastOwnBlockId;
 
