@@ -101,10 +101,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
                 SetDirect(_pending[slot]);
             }
             _pending[slot] = hash;
-            if (Sse.IsSupported)
-            {
-                Sse.Prefetch0((byte*)_direct.RawPointer + FastLocalBloomImpl.LineOffset((uint)hash, _directLines));
-            }
+            _ = Prepare((byte*)_direct.RawPointer, (uint)hash, _directLines);
             _count++;
             _last = hash;
             return;
@@ -353,7 +350,7 @@ internal sealed class FastLocalBloomBitsBuilder : IFilterBitsBuilder
     /// </summary>
     private unsafe void AddAll(Span<byte> bits, int numProbes)
     {
-        const int Ahead = 8;
+        const int Ahead = PendingHashes.Length; // the presized path's distance too
         uint numLines = (uint)(bits.Length / FastLocalBloomMath.CacheLineBytes);
         int n = _count;
         int* offsets = stackalloc int[Ahead];

@@ -9,7 +9,7 @@ namespace KvEngine.Memtable;
 /// A bump allocator over native memory, after LevelDB's util/arena.h and RocksDB's memory/arena.h.
 /// <para>
 /// Memory comes from the engine's <see cref="NativeAllocator"/> (so it is counted with the block
-/// cache and filters) in blocks of <see cref="BlockSize"/> bytes (8-byte aligned). Inside the current block, <see cref="AllocateAligned(int)"/> carves from the bottom up
+/// cache and filters) in blocks of <see cref="BlockSize"/> bytes (8-byte aligned). Inside the current block, <see cref="AllocateAligned(int, int, out uint)"/> carves from the bottom up
 /// (pointer-aligned) and <see cref="Allocate"/> from the top down (unaligned), so that mixing the two
 /// wastes no padding. A request larger than a quarter of a block gets a block of its own, so that
 /// it neither wastes the rest of the current block nor starts a new one. Only the table of block
@@ -112,9 +112,8 @@ internal sealed unsafe class Arena : IDisposable
     private NativeBuffer _slotTable;
     private int _slotsUsed = 1;
 
-    // The current block's bounds and the id of its first byte: ids of what it hands out.
+    // The current block's base and the id of its first byte: ids of what it hands out.
     private byte* _currentBase;
-    private byte* _currentEnd;
     private uint _currentFirstId;
 
     // The side block (requests over a quarter block, up to SideMaxRequest): bounds, free region
@@ -123,10 +122,6 @@ internal sealed unsafe class Arena : IDisposable
     private byte* _sidePtr;
     private byte* _sideEnd;
     private uint _sideFirstId;
-
-    // The last block of its own (a request over SideMaxRequest, or a large zeroed one) and its id.
-    private byte* _lastOwnBlock;
-    private uint _lastOwnBlockId;
 
     /// <param name="blockSize">Bytes per block.</param>
     /// <param name="allocator">Where blocks come from (the shared allocator by default).</param>
@@ -191,31 +186,16 @@ internal sealed unsafe class Arena : IDisposable
             Volatile.Write(ref _memoryUsage, _memoryUsage + size);
             return _unalignedPtr;
         }
-        return AllocateFallback(size, aligned: false);
+        return AllocateFallback(size, aligned: false, out _);
     }
 
     /// <summary>Returns <paramref name="size"/> bytes starting at an 8-byte aligned address.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public byte* AllocateAligned(int size) => AllocateAligned(size, Alignment);
-
-    /// <summary>Returns <paramref name="size"/> bytes starting at an address aligned to <paramref name="alignment"/> (a power of two up to <see cref="Alignment"/>).</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public byte* AllocateAligned(int size, int alignment)
-    {
-        Debug.Assert(alignment is > 0 and <= Alignment && int.IsPow2(alignment));
-        nint padding = -(nint)_alignedPtr & (alignment - 1);
-        if (size > 0 && size + padding <= _unalignedPtr - _alignedPtr)
-        {
-            byte* result = _alignedPtr + padding;
-            _alignedPtr = result + size;
-            Volatile.Write(ref _memoryUsage, _memoryUsage + padding + size);
-            return result;
-        }
-        return AllocateFallback(size, aligned: true);
-    }
+    public byte* AllocateAligned(int size) => AllocateAligned(size, Alignment, out _);
 
     /// <summary>
-    /// <see cref="AllocateAligned(int)"/> that also names the memory: <paramref name="id"/> decodes
+    /// <paramref name="size"/> bytes aligned to <paramref name="alignment"/> (4 or 8), named:
+    /// <paramref name="id"/> decodes
     /// (<see cref="At"/>) to the returned address; the id of a 4-byte aligned address k bytes
     /// further in is id + k / 4.
     /// </summary>
@@ -232,27 +212,7 @@ internal sealed unsafe class Arena : IDisposable
             id = _currentFirstId + (uint)((nuint)(result - _currentBase) / IdUnitBytes);
             return result;
         }
-        return AllocateFallbackWithId(size, out id);
-    }
-
-    /// <summary><see cref="AllocateAligned(int, int, out uint)"/> past the current block: a new block, the side block or a block of its own.</summary>
-    private byte* AllocateFallbackWithId(int size, out uint id)
-    {
-        byte* p = AllocateFallback(size, aligned: true);
-        if (p >= _currentBase && p < _currentEnd)
-        {
-            id = _currentFirstId + (uint)((nuint)(p - _currentBase) / IdUnitBytes);
-        }
-        else if (p >= _sideBase && p < _sideEnd)
-        {
-            id = _sideFirstId + (uint)((nuint)(p - _sideBase) / IdUnitBytes);
-        }
-        else
-        {
-            Debug.Assert(p == _lastOwnBlock);
-            id = _lastOwnBlockId; // set by AllocateOwnBlock
-        }
-        return p;
+        return AllocateFallback(size, aligned: true, out id);
     }
 
     /// <summary>
@@ -266,7 +226,7 @@ internal sealed unsafe class Arena : IDisposable
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(size);
         if (size > _blockSize / 4)
         {
-            return AllocateOwnBlock(size, zeroed: true);
+            return AllocateOwnBlock(size, zeroed: true, out _);
         }
         byte* p = AllocateAligned(size);
         NativeMemory.Clear(p, (nuint)size);
@@ -285,13 +245,14 @@ internal sealed unsafe class Arena : IDisposable
         }
     }
 
-    private byte* AllocateFallback(int size, bool aligned)
+    /// <summary>A request the current block cannot take: a new block, the side block or a block of its own; <paramref name="id"/> names the result.</summary>
+    private byte* AllocateFallback(int size, bool aligned, out uint id)
     {
         ObjectDisposedException.ThrowIf(_blocks == null, this);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(size);
         if (size > _blockSize / 4)
         {
-            return size <= SideMaxRequest ? AllocateSide(size, aligned) : AllocateOwnBlock(size, zeroed: false);
+            return size <= SideMaxRequest ? AllocateSide(size, aligned, out id) : AllocateOwnBlock(size, zeroed: false, out id);
         }
 
         // The rest of the current block is abandoned: it counts as used from now on. With huge
@@ -308,7 +269,6 @@ internal sealed unsafe class Arena : IDisposable
         long rounding = _allocatedBytes - before - blockSize; // a usable size beyond the block: never handed out
         _regularBlocks++;
         _currentBase = block;
-        _currentEnd = block + blockSize;
         _currentFirstId = firstId;
         _alignedPtr = block;
         _unalignedPtr = block + blockSize;
@@ -324,6 +284,7 @@ internal sealed unsafe class Arena : IDisposable
             result = _unalignedPtr;
         }
         Volatile.Write(ref _memoryUsage, _memoryUsage + abandoned + rounding + size);
+        id = firstId + (uint)((nuint)(result - block) / IdUnitBytes);
         return result;
     }
 
@@ -332,7 +293,7 @@ internal sealed unsafe class Arena : IDisposable
     /// block (8-byte aligned when <paramref name="aligned"/>), or from a new one when it does not
     /// fit, the rest of the old one then counting as used.
     /// </summary>
-    private byte* AllocateSide(int size, bool aligned)
+    private byte* AllocateSide(int size, bool aligned, out uint id)
     {
         nint padding = aligned ? -(nint)_sidePtr & (Alignment - 1) : 0;
         if (_sideBase == null || size + padding > _sideEnd - _sidePtr)
@@ -351,16 +312,15 @@ internal sealed unsafe class Arena : IDisposable
         byte* result = _sidePtr + padding;
         _sidePtr = result + size;
         Volatile.Write(ref _memoryUsage, _memoryUsage + padding + size);
+        id = _sideFirstId + (uint)((nuint)(result - _sideBase) / IdUnitBytes);
         return result;
     }
 
     /// <summary>A block of its own for one request: the current block keeps its free region for later small requests.</summary>
-    private byte* AllocateOwnBlock(int size, bool zeroed)
+    private byte* AllocateOwnBlock(int size, bool zeroed, out uint id)
     {
         long before = _allocatedBytes;
-        byte* own = NewBlock(size, zeroed, hugePages: false, out uint firstId);
-        _lastOwnBlock = own;
-        _lastOwnBlockId = firstId;
+        byte* own = NewBlock(size, zeroed, hugePages: false, out id);
         Volatile.Write(ref _memoryUsage, _memoryUsage + (_allocatedBytes - before));
         return own;
     }
@@ -410,11 +370,9 @@ internal sealed unsafe class Arena : IDisposable
         _alignedPtr = null;
         _unalignedPtr = null;
         _currentBase = null;
-        _currentEnd = null;
         _sideBase = null;
         _sidePtr = null;
         _sideEnd = null;
-        _lastOwnBlock = null;
         _slotTable.Dispose();
     }
 }
