@@ -33,6 +33,7 @@ internal sealed class ColumnFamilyData
 
     private ReadState _readState;
     private bool _mutableReleased;
+    private readonly ArenaBlockRecycler _blockRecycler; // spare blocks of retired memtables, for the filling one
     private readonly List<MemTable> _flushedButPinned = new(); // see AddFlushedButPinned
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
@@ -53,6 +54,8 @@ internal sealed class ColumnFamilyData
         Picker = new CompactionPicker(CompactionOptions);
         Tables = new TableCache(dir, fs, TableOptions, stats, limiter);
         BuildContext = new TableBuildContext { ColumnFamilyId = versions.Id, ColumnFamilyName = versions.Name };
+        bool hugePages = UsesHugePages(options);
+        _blockRecycler = new ArenaBlockRecycler(ArenaBlockSize(options.WriteBufferSize, hugePages), hugePages, options.WriteBufferSize);
         Mem = NewMemTable();
         _readState = new ReadState(Mem, Array.Empty<MemTable>(), versions.Current);
     }
@@ -138,14 +141,22 @@ internal sealed class ColumnFamilyData
     /// <summary>The read state now published (not pinned: use <see cref="AcquireReadState"/> to read through it).</summary>
     public ReadState CurrentReadState => Volatile.Read(ref _readState);
 
-    public MemTable NewMemTable()
-    {
-        bool hugePages = UsesHugePages(Options);
-        return new(new MemTableOptions(
-            ArenaBlockSize: ArenaBlockSize(Options.WriteBufferSize, hugePages),
+    /// <summary>
+    /// A memtable for the family to fill next: it takes its regular blocks from the spares of the
+    /// family's retired memtables first (<see cref="ArenaBlockRecycler"/>).
+    /// </summary>
+    public MemTable NewMemTable() =>
+        new(new MemTableOptions(
+            ArenaBlockSize: _blockRecycler.BlockSize,
             HashIndexBuckets: MemTableHashIndex.BucketsFor(Options.WriteBufferSize, Options.MemTableHashIndexRatio),
-            HugePages: hugePages));
-    }
+            HugePages: _blockRecycler.HugePages,
+            Recycler: _blockRecycler));
+
+    /// <summary>Bytes of spare memtable blocks the family keeps for its filling memtable (diagnostics, tests).</summary>
+    public long SpareMemTableBytes => _blockRecycler.SpareBytes;
+
+    /// <summary>Memtable blocks taken from the spares so far (diagnostics, tests).</summary>
+    public long ReusedMemTableBlocks => _blockRecycler.ReusedBlocks;
 
     /// <summary>
     /// Publishes a new read state from the current memtables and version. Holds the database mutex.
@@ -303,6 +314,7 @@ internal sealed class ColumnFamilyData
         {
             _mutableReleased = true;
             Mem.Unref();
+            _blockRecycler.Dispose(); // no memtable of the family fills again
         }
     }
 

@@ -13,7 +13,11 @@ namespace KvEngine.Memtable;
 /// (pointer-aligned) and <see cref="Allocate"/> from the top down (unaligned), so that mixing the two
 /// wastes no padding. A request larger than a quarter of a block gets a block of its own, so that
 /// it neither wastes the rest of the current block nor starts a new one. Only the table of block
-/// handles is managed, and it grows by doubling: no managed allocation per entry.
+/// handles is managed, and it grows by doubling: no managed allocation per entry. With an
+/// <see cref="ArenaBlockRecycler"/>, regular blocks come from the spares of retired arenas first
+/// and go back to it at <see cref="Dispose"/> (their contents are then undefined, as a new
+/// block's are: nothing in an arena relies on zeroed memory but <see cref="AllocateAlignedZeroed"/>,
+/// which clears or maps what it hands out).
 /// </para>
 /// <para>
 /// Ids: <see cref="AllocateAligned(int, int, out uint)"/> also names the memory it returns with a 32-bit
@@ -91,9 +95,14 @@ internal sealed unsafe class Arena : IDisposable
     // Serializes AllocateAlignedConcurrently callers.
     private readonly Lock _concurrentLock = new();
 
-    // Every block ever allocated (so they can be freed); null once disposed.
+    // Every block ever allocated (so they can be freed); null once disposed. A block's bit in
+    // _recyclable (by index) says it is a regular block the recycler may take back.
     private NativeBuffer[]? _blocks;
+    private ulong[] _recyclable;
     private int _blockCount;
+
+    // Where regular blocks come from first and go back to (null: the allocator alone).
+    private readonly ArenaBlockRecycler? _recycler;
 
     // Sum of the blocks' usable sizes (the slot table not included); grows only.
     private long _allocatedBytes;
@@ -132,7 +141,12 @@ internal sealed unsafe class Arena : IDisposable
     /// are touched at random and only as keys arrive; large values) keep small pages, so an idle
     /// memtable, or one of a family that is rarely written, stays as small in memory as without.
     /// </param>
-    public Arena(int blockSize = DefaultBlockSize, NativeAllocator? allocator = null, bool hugePages = false)
+    /// <param name="recycler">
+    /// Spare blocks of retired arenas (<see cref="ArenaBlockRecycler"/>): when its block size and
+    /// page kind are this arena's, regular blocks are taken from it first and given back to it at
+    /// <see cref="Dispose"/>, and this arena becomes its consumer.
+    /// </param>
+    public Arena(int blockSize = DefaultBlockSize, NativeAllocator? allocator = null, bool hugePages = false, ArenaBlockRecycler? recycler = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(blockSize, MinBlockSize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(blockSize, MaxBlockSize);
@@ -140,11 +154,17 @@ internal sealed unsafe class Arena : IDisposable
         _allocator = allocator ?? NativeAllocator.Shared;
         _hugePages = hugePages;
         _blocks = new NativeBuffer[InitialBlockTableCapacity];
+        _recyclable = new ulong[InitialBlockTableCapacity / 64 + 1];
         // Not zeroed: only slots already taken are ever read (and slot 0, set here). Unused slots
         // stay untouched pages: a small arena's table costs one page.
         _slotTable = _allocator.Allocate(SlotCount * sizeof(nint), zeroed: false, NativeUse.Memtable);
         _slots = (byte**)_slotTable.Pointer;
         _slots[0] = null;
+        if (recycler != null && recycler.BlockSize == _blockSize && recycler.HugePages == hugePages)
+        {
+            _recycler = recycler;
+            recycler.SetConsumer(this);
+        }
     }
 
     /// <summary>Slots taken so far, the null slot 0 included (tests and diagnostics).</summary>
@@ -265,7 +285,8 @@ internal sealed unsafe class Arena : IDisposable
         }
         long abandoned = _unalignedPtr - _alignedPtr;
         long before = _allocatedBytes;
-        byte* block = NewBlock(blockSize, zeroed: false, hugePages: _hugePages && _regularBlocks > 0, out uint firstId);
+        byte* block = NewBlock(blockSize, zeroed: false, hugePages: _hugePages && _regularBlocks > 0, out uint firstId,
+            recyclable: blockSize == _blockSize && (!_hugePages || _regularBlocks > 0));
         long rounding = _allocatedBytes - before - blockSize; // a usable size beyond the block: never handed out
         _regularBlocks++;
         _currentBase = block;
@@ -325,13 +346,14 @@ internal sealed unsafe class Arena : IDisposable
         return own;
     }
 
-    private byte* NewBlock(int size, bool zeroed, bool hugePages, out uint firstId)
+    private byte* NewBlock(int size, bool zeroed, bool hugePages, out uint firstId, bool recyclable = false)
     {
         NativeBuffer[] blocks = _blocks!;
         if (_blockCount == blocks.Length)
         {
             Array.Resize(ref blocks, blocks.Length * 2);
             _blocks = blocks;
+            Array.Resize(ref _recyclable, blocks.Length / 64 + 1);
         }
         int slots = (int)(((long)size + SlotBytes - 1) / SlotBytes);
         if (slots > SlotCount - _slotsUsed)
@@ -339,7 +361,16 @@ internal sealed unsafe class Arena : IDisposable
             throw new InvalidOperationException(
                 $"The arena's ids are used up: {_slotsUsed - 1} of {SlotCount - 1} slots of {SlotBytes >> 20} MiB taken; a block of {size} bytes needs {slots} more.");
         }
-        NativeBuffer block = _allocator.Allocate(size, zeroed, NativeUse.Memtable, hugePages);
+        recyclable &= _recycler != null && !zeroed;
+        NativeBuffer block;
+        if (!recyclable || !_recycler!.TryTake(out block))
+        {
+            block = _allocator.Allocate(size, zeroed, NativeUse.Memtable, hugePages);
+        }
+        if (recyclable)
+        {
+            _recyclable[_blockCount >> 6] |= 1UL << _blockCount;
+        }
         blocks[_blockCount++] = block;
         int first = _slotsUsed;
         firstId = (uint)first << SlotShift;
@@ -353,7 +384,10 @@ internal sealed unsafe class Arena : IDisposable
         return block.Pointer;
     }
 
-    /// <summary>Frees every block. Idempotent; must not race with any other use of the arena.</summary>
+    /// <summary>
+    /// Frees every block (regular ones through the recycler, which may keep them for the next
+    /// arena). Idempotent; must not race with any other use of the arena.
+    /// </summary>
     public void Dispose()
     {
         NativeBuffer[]? blocks = _blocks;
@@ -361,11 +395,18 @@ internal sealed unsafe class Arena : IDisposable
         {
             return;
         }
+        _blocks = null; // IsDisposed: the recycler keeps nothing for this arena from now on
         for (int i = 0; i < _blockCount; i++)
         {
-            blocks[i].Dispose();
+            if ((_recyclable[i >> 6] & (1UL << i)) != 0)
+            {
+                _recycler!.Return(blocks[i], this);
+            }
+            else
+            {
+                blocks[i].Dispose();
+            }
         }
-        _blocks = null;
         _blockCount = 0;
         _alignedPtr = null;
         _unalignedPtr = null;

@@ -76,7 +76,7 @@ internal sealed unsafe class MemTable : IDisposable
     public MemTable(MemTableOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
-        _arena = new Arena(options.ArenaBlockSize, hugePages: options.HugePages);
+        _arena = new Arena(options.ArenaBlockSize, hugePages: options.HugePages, recycler: options.Recycler);
         try
         {
             // Link words only for the hash index's chains (without them height-1 nodes, three in four, are 4 bytes smaller).
