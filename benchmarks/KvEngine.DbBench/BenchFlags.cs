@@ -51,6 +51,8 @@ internal sealed class BenchFlags
     public int MinWriteBufferNumberToMerge { get; private set; } = 1;
     public double MemTableHashIndexRatio { get; private set; } = new ColumnFamilyOptions().MemTableHashIndexRatio;
     public bool MemTableHugePages { get; private set; } = new ColumnFamilyOptions().MemTableHugePages;
+
+    public long ReadTriggeredCompactionBytesPerMiss { get; private set; } = new ColumnFamilyOptions().ReadTriggeredCompactionBytesPerMiss;
     /// <summary>
     /// -num_column_families: "default" and column_family_name_000001... (created at open unless
     /// -use_existing_db); the fill benchmarks and readrandom put key i in family i % N, as db_bench.
@@ -244,6 +246,7 @@ internal sealed class BenchFlags
             case "min_write_buffer_number_to_merge": MinWriteBufferNumberToMerge = (int)Long(v, raw, 1); break;
             case "memtable_hash_index_ratio": MemTableHashIndexRatio = Double(v, raw); break;
             case "memtable_huge_pages": MemTableHugePages = Bool(v, raw); break;
+            case "read_triggered_compaction_bytes_per_miss": ReadTriggeredCompactionBytesPerMiss = Long(v, raw, 0); break;
             case "num_column_families": NumColumnFamilies = (int)Long(v, raw, 1); break;
             case "writes": Writes = Long(v, raw, -1); break;
             case "finish_after_writes": FinishAfterWrites = Bool(v, raw); break;

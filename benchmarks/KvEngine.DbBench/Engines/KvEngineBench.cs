@@ -83,6 +83,7 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         MinWriteBufferNumberToMerge = _f.MinWriteBufferNumberToMerge,
         MemTableHashIndexRatio = _f.MemTableHashIndexRatio,
         MemTableHugePages = _f.MemTableHugePages,
+        ReadTriggeredCompactionBytesPerMiss = _f.ReadTriggeredCompactionBytesPerMiss,
         Compression = _f.CompressionType,
         CompressionLevel = _f.CompressionLevel,
         Checksum = _f.ChecksumType,

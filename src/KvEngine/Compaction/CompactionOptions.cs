@@ -57,6 +57,9 @@ internal sealed record CompactionOptions
     /// <summary>FIFO: merge runs of small new level-0 files.</summary>
     public bool FifoAllowCompaction { get; init; }
 
+    /// <summary>Compaction bytes a level-0 miss is charged as (0: no read-triggered compaction); see ColumnFamilyOptions.</summary>
+    public long ReadTriggeredCompactionBytesPerMiss { get; init; }
+
     /// <summary>Memtable size; bounds the files FIFO's intra-level-0 compaction merges (x 1.1).</summary>
     public long WriteBufferSize { get; init; } = 64L << 20;
 
@@ -76,6 +79,7 @@ internal sealed record CompactionOptions
         MaxCompactionBytes = o.MaxCompactionBytes > 0 ? o.MaxCompactionBytes : 25 * o.TargetFileSizeBase,
         LevelCompactionDynamicFileSize = o.LevelCompactionDynamicFileSize,
         DisableAutoCompactions = o.DisableAutoCompactions,
+        ReadTriggeredCompactionBytesPerMiss = o.ReadTriggeredCompactionBytesPerMiss,
         HasCompactionFilter = o.CompactionFilter != null,
         Style = o.CompactionStyle,
         Pri = o.CompactionPri,

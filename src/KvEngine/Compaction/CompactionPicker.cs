@@ -223,7 +223,27 @@ internal sealed partial class CompactionPicker
         }
     }
 
-    private Compaction? PickLevel0(Version v, LevelTargets targets, double score)
+    /// <summary>
+    /// A read-triggered compaction (<see cref="Level0ReadCharges"/>): every level-0 file into the
+    /// base level, as a size-triggered one but whatever the score, registered as running; null
+    /// when level 0 is empty or busy, or the style is not leveled.
+    /// </summary>
+    public Compaction? PickLevel0ForReads(Version v)
+    {
+        if (_options.Style != CompactionStyle.Level)
+        {
+            return null;
+        }
+        LevelTargets targets = LevelTargets.Compute(v, _options);
+        Compaction? c = PickLevel0(v, targets, score: 0, CompactionReason.ReadTriggered);
+        if (c != null)
+        {
+            Register(c);
+        }
+        return c;
+    }
+
+    private Compaction? PickLevel0(Version v, LevelTargets targets, double score, CompactionReason reason = CompactionReason.Level0FilesNum)
     {
         IReadOnlyList<FileMetaData> files = v.Files(0);
         if (files.Count == 0)
@@ -238,7 +258,7 @@ internal sealed partial class CompactionPicker
             }
         }
         var inputs = new List<FileMetaData>(files);
-        return Build(v, 0, targets.BaseLevel, inputs, CompactionReason.Level0FilesNum, score, expand: false);
+        return Build(v, 0, targets.BaseLevel, inputs, reason, score, expand: false);
     }
 
     private Compaction? PickLevel(Version v, int level, double score)

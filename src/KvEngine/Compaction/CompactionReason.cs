@@ -17,4 +17,7 @@ internal enum CompactionReason
 
     /// <summary>FIFO with compaction allowed: small new level-0 files merged into one.</summary>
     FifoReduceNumFiles,
+
+    /// <summary>Reads kept searching level-0 files that did not hold their keys (<see cref="Level0ReadCharges"/>).</summary>
+    ReadTriggered,
 }

@@ -57,7 +57,10 @@ internal sealed class ColumnFamilyData
         bool hugePages = UsesHugePages(options);
         _blockRecycler = new ArenaBlockRecycler(ArenaBlockSize(options.WriteBufferSize, hugePages), hugePages, options.WriteBufferSize);
         Mem = NewMemTable();
-        _readState = new ReadState(Mem, Array.Empty<MemTable>(), versions.Current);
+        _readState = new ReadState(Mem, Array.Empty<MemTable>(), versions.Current)
+        {
+            Level0ReadBudget = Level0ReadCharges.Budget(versions.Current, CompactionOptions),
+        };
     }
 
     public uint Id => Versions.Id;
@@ -132,6 +135,9 @@ internal sealed class ColumnFamilyData
     /// <summary>Unflushed data written with DisableWal lives in this family's memtables.</summary>
     public bool HasUnpersistedWrites { get; set; }
 
+    /// <summary>Level-0 misses of point lookups, toward a read-triggered compaction (see <see cref="Level0ReadCharges"/>).</summary>
+    public Level0ReadCharges Level0Reads { get; } = new();
+
     /// <summary>Spare iterator trees over the current read state (see DbImpl.NewIterator).</summary>
     public PinnedIterator?[] SpareIterators { get; } = new PinnedIterator?[SpareIteratorSlots];
 
@@ -177,7 +183,7 @@ internal sealed class ColumnFamilyData
         {
             imm[i] = Immutable[Immutable.Count - 1 - i].Mem;
         }
-        var next = new ReadState(Mem, imm, current);
+        var next = new ReadState(Mem, imm, current) { Level0ReadBudget = Level0ReadCharges.Budget(current, CompactionOptions) };
         ReadState old = Interlocked.Exchange(ref _readState, next);
         DropSpareIterators(); // they read the old state
         old.Unref();

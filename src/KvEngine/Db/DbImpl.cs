@@ -117,7 +117,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
         _liveFiles = new LiveFiles(_mutex, _familyGate, dir, _fs, _versions, _wals, ThrowIfDisposed);
         _internalStats = new InternalStats(_mutex, _versions, _snapshots, _blockCache, _errors);
-        _pointReader = new PointReader(_stats);
+        _pointReader = new PointReader(_stats, _scheduler.Wake);
         _multiGetReader = new MultiGetReader(_stats);
         IteratorCursors = new IteratorCursorPool(this, Math.Clamp(2 * Environment.ProcessorCount, 8, 64));
     }

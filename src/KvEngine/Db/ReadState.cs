@@ -37,6 +37,12 @@ internal sealed class ReadState
 
     public Version Version { get; }
 
+    /// <summary>
+    /// Level-0 misses after which a read-triggered compaction is requested (computed when the state
+    /// is published: <see cref="Compaction.Level0ReadCharges.Budget"/>); <see cref="long.MaxValue"/> for none.
+    /// </summary>
+    public long Level0ReadBudget { get; init; } = long.MaxValue;
+
     public bool TryRef()
     {
         while (true)

@@ -34,6 +34,10 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 {
     private const int StackKeyLimit = 256;
 
+    // Data blocks point lookups searched on this thread (never reset): see PointDataBlocksOnThread.
+    [ThreadStatic]
+    private static int t_pointDataBlocks;
+
     private readonly object _fileGate = new();
     private readonly OpenFileLimiter? _limiter;
     private IRandomAccessFile? _file;
@@ -218,6 +222,13 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>
+    /// Data blocks the point lookups (<see cref="TryGet(ReadOnlySpan{byte}, ulong, IBufferWriter{byte}, out ValueType, bool, bool, ulong)"/>)
+    /// of the calling thread have searched, over its life (wraps): a caller compares two readings
+    /// to learn whether a lookup got past the filter to a data block.
+    /// </summary>
+    internal static int PointDataBlocksOnThread => t_pointDataBlocks;
+
+    /// <summary>
     /// Finds the newest entry for <paramref name="userKey"/> with sequence &lt;= <paramref name="sequence"/>.
     /// Returns false when there is none. For a Value entry the value is appended to
     /// <paramref name="valueOut"/>; Merge (the caller collects the operands), Deletion and
@@ -283,6 +294,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             for (index.Seek(seekKey); index.Valid; index.Next())
             {
                 BlockLease lease = ReadDataBlock(index.Handle, verifyChecksums, fillCache);
+                t_pointDataBlocks++;
                 var data = new BlockCursor(lease.Block, BlockKeyFormat.InternalKey);
                 try
                 {

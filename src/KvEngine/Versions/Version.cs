@@ -138,7 +138,7 @@ internal sealed class Version
         bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache = true)
     {
         ulong covering = 0;
-        return TryGet(tables, userKey, sequence, value, verifyChecksums, out type, out foundLevel, fillCache, ref covering);
+        return TryGet(tables, userKey, sequence, value, verifyChecksums, out type, out foundLevel, fillCache, ref covering, out _);
     }
 
     /// <summary>
@@ -148,19 +148,33 @@ internal sealed class Version
     /// before its filter and point lookup (RocksDB's max_covering_tombstone_seq); an entry older than
     /// the covering sequence is a Deletion, and once a source covers the key every older source
     /// holds only older entries of it, so the lookup ends there as a Deletion.
+    /// <paramref name="level0Misses"/> counts the data-block searches a compaction of level 0 into
+    /// the base level would have saved (for <see cref="Compaction.Level0ReadCharges"/>): the level-0
+    /// files searched in vain, less one when nothing deeper was searched either (the key is in no
+    /// table: after the compaction one search would still be made, in the base level).
     /// </summary>
     public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
-        bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache, ref ulong covering)
+        bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache, ref ulong covering, out int level0Misses)
     {
         foundLevel = 0;
+        level0Misses = 0;
         foreach (FileMetaData f in _levels[0])
         {
-            if (FileBounds.Contains(f, userKey) &&
-                TryGetInFile(tables.Get(f, 0), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
+            if (!FileBounds.Contains(f, userKey))
+            {
+                continue;
+            }
+            int blocksBefore = Table.TableReader.PointDataBlocksOnThread;
+            if (TryGetInFile(tables.Get(f, 0), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
             {
                 return true;
             }
+            if (Table.TableReader.PointDataBlocksOnThread != blocksBefore)
+            {
+                level0Misses++;
+            }
         }
+        int blocksAfterLevel0 = Table.TableReader.PointDataBlocksOnThread;
         for (int level = 1; level < NumLevels; level++)
         {
             FileMetaData[] files = _levels[level];
@@ -174,6 +188,10 @@ internal sealed class Version
                 foundLevel = level;
                 return true;
             }
+        }
+        if (level0Misses > 0 && Table.TableReader.PointDataBlocksOnThread == blocksAfterLevel0)
+        {
+            level0Misses--; // in no table: one search remains after a compaction
         }
         type = default;
         foundLevel = -1;

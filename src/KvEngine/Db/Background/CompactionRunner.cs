@@ -92,8 +92,16 @@ internal sealed class CompactionRunner
             }
             Version version = cfd.AcquireVersion();
             Compaction.Compaction? c = cfd.Picker.Pick(version);
+            if (c == null && cfd.Level0Reads.Requested)
+            {
+                c = cfd.Picker.PickLevel0ForReads(version); // nothing is due by size: reads asked for level 0
+            }
             if (c != null)
             {
+                if (c.StartLevel == 0)
+                {
+                    cfd.Level0Reads.Reset(); // whatever the reason, the charged files are in it
+                }
                 _nextFamily = (_nextFamily + i + 1) % live.Count;
                 picked = new PickedCompaction(cfd, c, version);
                 _automaticRunning++;

@@ -18,7 +18,9 @@ namespace KvEngine.Db.Read;
 /// <para>
 /// Invariants: the caller (<see cref="DbImpl"/>) has pinned the read state before it
 /// took the sequence and releases it after the call; nothing here changes the state, takes a lock or
-/// allocates (a Get on cached blocks is 0 B, <c>ReadPathAllocationTests</c>).
+/// allocates (a Get on cached blocks is 0 B, <c>ReadPathAllocationTests</c>); a Get that searched
+/// level-0 files in vain charges them to the family's <see cref="Compaction.Level0ReadCharges"/>
+/// (one atomic add) and, when that crosses the budget, wakes the background threads.
 /// </para>
 /// Thread-safety: immutable after construction (the statistics are thread-safe); any number of
 /// threads read through one instance at once.
@@ -26,8 +28,15 @@ namespace KvEngine.Db.Read;
 internal sealed class PointReader
 {
     private readonly KvStatistics? _stats;
+    private readonly Action _wakeBackground;
 
-    public PointReader(KvStatistics? stats) => _stats = stats;
+    /// <param name="stats">Statistics to record into, or null.</param>
+    /// <param name="wakeBackground">Wakes the background threads: a read-triggered compaction was requested.</param>
+    public PointReader(KvStatistics? stats, Action wakeBackground)
+    {
+        _stats = stats;
+        _wakeBackground = wakeBackground;
+    }
 
     /// <summary>True when <paramref name="key"/> has a value at <paramref name="sequence"/> in <paramref name="state"/> (written to <paramref name="value"/>).</summary>
     public bool TryGet(ColumnFamilyData cfd, ReadState state, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value, ReadOptions options)
@@ -45,7 +54,13 @@ internal sealed class PointReader
         else
         {
             stats?.Record(Ticker.MemtableMiss);
-            found = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level, options.FillCache, ref covering) &&
+            bool inTables = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level,
+                options.FillCache, ref covering, out int level0Misses);
+            if (level0Misses > 0 && state.Level0ReadBudget != long.MaxValue && cfd.Level0Reads.Charge(level0Misses, state.Level0ReadBudget))
+            {
+                _wakeBackground(); // a read-triggered compaction of level 0 is due
+            }
+            found = inTables &&
                 (type == ValueType.Merge
                     ? MergeLookup.TryGet(state, cfd.Tables, cfd.Options.MergeOperator, key, sequence, value, options.VerifyChecksums, options.FillCache)
                     : CheckType(type));

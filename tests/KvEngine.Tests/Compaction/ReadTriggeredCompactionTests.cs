@@ -1,0 +1,171 @@
+using KvEngine.Compaction;
+using KvEngine.Storage;
+
+using static KvEngine.Tests.Compaction.CompactionTestUtil;
+
+namespace KvEngine.Tests.Compaction;
+
+/// <summary>
+/// Read-triggered compaction of level 0 (<see cref="Level0ReadCharges"/>): Gets that search
+/// level-0 files in vain get them compacted once the misses cost what the compaction would; with
+/// the option off, or with whole-key filters answering the Gets, level 0 stays.
+/// </summary>
+public sealed class ReadTriggeredCompactionTests
+{
+    private const int Keys = 2000;
+
+    private readonly FaultInjectionFileSystem _fs = new();
+
+    public ReadTriggeredCompactionTests() => _fs.CreateDirectory("/r");
+
+    [Fact]
+    public void ChargesCrossTheBudgetOnceUntilReset()
+    {
+        var charges = new Level0ReadCharges();
+        Assert.False(charges.Charge(3, budget: 10));
+        Assert.False(charges.Charge(6, budget: 10));
+        Assert.True(charges.Charge(2, budget: 10)); // 11: this charge crossed
+        Assert.True(charges.Requested);
+        Assert.False(charges.Charge(5, budget: 10)); // already past: nobody wakes the threads again
+        Assert.Equal(16, charges.Misses);
+        charges.Reset();
+        Assert.False(charges.Requested);
+        Assert.Equal(0, charges.Misses);
+        Assert.True(charges.Charge(10, budget: 10));
+    }
+
+    /// <summary>The budget is what a level-0 compaction reads (level 0 and the base-level files it overlaps) over the bytes a miss is charged as.</summary>
+    [Fact]
+    public void TheBudgetIsTheCompactionsInputOverTheChargePerMiss()
+    {
+        var options = new CompactionOptions { ReadTriggeredCompactionBytesPerMiss = 100 };
+        KvEngine.Versions.Version v = MakeVersion(
+            (0, File(10, "b", "f", 1000, seq: 9)),
+            (0, File(11, "c", "g", 2000, seq: 8)),
+            (1, File(1, "a", "c", 3000)),
+            (1, File(2, "d", "e", 4000)),
+            (1, File(3, "x", "z", 50_000))); // outside level 0's range: not read
+        Assert.Equal((1000 + 2000 + 3000 + 4000) / 100, Level0ReadCharges.Budget(v, options));
+        Assert.Equal(long.MaxValue, Level0ReadCharges.Budget(v, options with { ReadTriggeredCompactionBytesPerMiss = 0 }));
+        Assert.Equal(long.MaxValue, Level0ReadCharges.Budget(v, options with { Style = CompactionStyle.Fifo }));
+        Assert.Equal(long.MaxValue, Level0ReadCharges.Budget(MakeVersion((1, File(1, "a", "c", 3000))), options));
+    }
+
+    [Fact]
+    public void GetsThatMissLevel0FilesCompactThem()
+    {
+        using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 0, bytesPerMiss: 1024, out KvOptions o);
+        long compactions = db.Counters.Compactions;
+        // Every key lives in the base level: each Get searches both level-0 files first, in vain.
+        for (int i = 0; i < Keys; i++)
+        {
+            Assert.Equal(Value(i, 0), db.Get(Key(i)));
+        }
+        WaitForCompactions(db);
+        Assert.Equal(0, Files(db, 0));
+        Assert.True(db.Counters.Compactions > compactions);
+        for (int i = 0; i < Keys; i++)
+        {
+            Assert.Equal(Value(i, 0), db.Get(Key(i)));
+        }
+        for (int i = 0; i < 50; i++)
+        {
+            Assert.Equal(Value(i, 1), db.Get(Key(Keys + i)));
+        }
+    }
+
+    [Fact]
+    public void OffLeavesLevel0Alone()
+    {
+        using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 0, bytesPerMiss: 0, out _);
+        for (int i = 0; i < Keys; i++)
+        {
+            Assert.Equal(Value(i, 0), db.Get(Key(i)));
+        }
+        WaitForCompactions(db);
+        Assert.Equal(2, Files(db, 0));
+        Assert.Equal(0, db.Impl.DefaultFamily.Level0Reads.Misses);
+    }
+
+    /// <summary>Whole-key filters answer Gets of keys a level-0 file lacks without a data block read: nothing is charged but false positives.</summary>
+    [Fact]
+    public void FilteredFilesAreChargedOnlyForFalsePositives()
+    {
+        using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 10, bytesPerMiss: 1024, out _);
+        for (int i = 0; i < Keys; i++)
+        {
+            Assert.Equal(Value(i, 0), db.Get(Key(i)));
+        }
+        // 2,000 Gets past two files: ~1% false positives each, so ~40 charges; far from every Get.
+        Assert.InRange(db.Impl.DefaultFamily.Level0Reads.Misses, 0, Keys / 10);
+        WaitForCompactions(db);
+        Assert.Equal(2, Files(db, 0));
+    }
+
+    /// <summary>
+    /// A Get of a key no table holds, searched in the only file covering it, would search one file
+    /// after a compaction too: it saves nothing and is charged nothing (without filters, so every
+    /// such Get reads a data block).
+    /// </summary>
+    [Fact]
+    public void AGetOfAKeyNoTableHoldsChargesOneSearchLess()
+    {
+        var o = new KvOptions { FileSystem = _fs, BlockSize = 1024, BloomBitsPerKey = 0 };
+        using KvDb db = KvDb.Open("/r/db", o);
+        for (int i = 0; i < Keys; i += 2)
+        {
+            db.Put(Key(i), Value(i, 0));
+        }
+        db.Flush();
+        Assert.Equal(1, Files(db, 0));
+        for (int i = 1; i < Keys; i += 2)
+        {
+            Assert.Null(db.Get(Key(i)));
+        }
+        Assert.Equal(0, db.Impl.DefaultFamily.Level0Reads.Misses);
+        WaitForCompactions(db);
+        Assert.Equal(1, Files(db, 0));
+    }
+
+    /// <summary>
+    /// Keys 0..Keys-1 compacted into the base level, then two level-0 files of other keys (below
+    /// the trigger of four, so no size-triggered compaction comes).
+    /// </summary>
+    private KvDb OpenWithTwoLevel0Files(double bloomBitsPerKey, long bytesPerMiss, out KvOptions o)
+    {
+        o = new KvOptions
+        {
+            FileSystem = _fs,
+            WriteBufferSize = 1 << 20,
+            BlockSize = 1024,
+            BloomBitsPerKey = bloomBitsPerKey,
+            Level0FileNumCompactionTrigger = 4,
+            ReadTriggeredCompactionBytesPerMiss = bytesPerMiss,
+        };
+        KvDb db = KvDb.Open("/r/db", o);
+        for (int i = 0; i < Keys; i++)
+        {
+            db.Put(Key(i), Value(i, 0));
+        }
+        db.Flush();
+        db.CompactRange(null, null);
+        Assert.Equal(0, Files(db, 0));
+        for (int file = 0; file < 2; file++)
+        {
+            for (int i = 0; i < 25; i++)
+            {
+                int k = Keys + (file * 25) + i;
+                db.Put(Key(k), Value(k - Keys, 1));
+            }
+            db.Flush();
+        }
+        WaitForCompactions(db);
+        Assert.Equal(2, Files(db, 0));
+        return db;
+    }
+
+    // Level-0 keys (Keys and up) interleave with the base level's: a Get of a base-level key falls in a level-0 file's range.
+    private static byte[] Key(int i) => i < Keys ? K($"key{i:D6}") : K($"key{(i - Keys) * 40:D6}x");
+
+    private static byte[] Value(int i, int generation) => K($"value-{i}-{generation}-" + new string('v', 200));
+}
