@@ -108,19 +108,21 @@ public class ColumnFamilyOptions
     public bool DisableAutoCompactions { get; set; }
 
     /// <summary>
-    /// Read-triggered compaction of level 0 (LevelDB's seek compaction, for level 0): every Get
-    /// that searched a data block of a level-0 file and did not find its key there is charged as
-    /// this many bytes of compaction, and once the charges since level 0 was last picked reach the
-    /// bytes a level-0 compaction would read (level 0 and what it overlaps in the base level), one
-    /// is scheduled when no size-triggered compaction is due. Level-0 files below
-    /// <see cref="Level0FileNumCompactionTrigger"/> otherwise stay for as long as no more are
-    /// written, and every read searches each of them (without Bloom filters, a block read and
-    /// decompressed per file). Charging a miss as the compaction of about 1 KiB (the CPU of
-    /// decompressing a 4 KiB block against that of merging and recompressing 1 KiB) schedules the
-    /// compaction once the reads it would have saved cost as much as it does: never more than twice
-    /// the better of compacting at once and never. Leveled compaction only; files with whole-key
-    /// Bloom filters are rarely charged (only on false positives). KvEngine's own option (RocksDB
-    /// removed seek compaction): not written to the OPTIONS file. 0 turns it off; 1024 by default.
+    /// Read-triggered compaction of level 0 (LevelDB's seek compaction, for level 0): a Get that
+    /// read a data block of a level-0 file from the file (not the block cache) and did not find
+    /// its key there is charged as this many bytes of compaction, and once the charges since level
+    /// 0 was last compacted reach the bytes a level-0 compaction would read (level 0 and what it
+    /// overlaps in the base level), one is scheduled when no size-triggered compaction is due.
+    /// Level-0 files below <see cref="Level0FileNumCompactionTrigger"/> otherwise stay for as long
+    /// as no more are written, and every read searches each of them (without Bloom filters, a
+    /// block read and decompressed per file). A miss charged as the compaction of about 1 KiB (the
+    /// CPU of reading and decompressing a 4 KiB block against that of merging and recompressing
+    /// 1 KiB) schedules the compaction about when the reads it would have saved have cost as much
+    /// as it does (the ski-rental rule: within about twice the better of compacting at once and
+    /// never, as far as that cost ratio holds and the compaction is not held up by others).
+    /// Leveled compaction only; Gets only (not MultiGet or iterators); files with whole-key Bloom
+    /// filters are charged only for false positives. KvEngine's own option (RocksDB removed seek
+    /// compaction): not written to the OPTIONS file. 0 turns it off; 1024 by default.
     /// </summary>
     public long ReadTriggeredCompactionBytesPerMiss { get; set; } = 1024;
 

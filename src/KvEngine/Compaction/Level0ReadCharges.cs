@@ -7,52 +7,74 @@ namespace KvEngine.Compaction;
 /// <summary>
 /// A family's read-triggered compaction of level 0 (LevelDB's seek compaction, for level 0; see
 /// <see cref="ColumnFamilyOptions.ReadTriggeredCompactionBytesPerMiss"/>): point lookups charge
-/// the level-0 files they searched in vain (a data block read, the key not there), and once the
-/// charges since level 0 was last picked reach the version's budget (the bytes a level-0
-/// compaction would read, divided by the bytes a miss is charged as) a compaction is requested;
-/// the picker runs it when no size-triggered compaction is due.
+/// the data-block reads from the file that a compaction of level 0 would have saved, and once the
+/// charges reach the budget of the read state they read (the bytes a level-0 compaction would
+/// read, divided by the bytes a miss is charged as) a compaction is requested; the picker runs it
+/// when no size-triggered compaction is due.
 /// <para>
-/// Invariants: <see cref="Charge"/> returns true to exactly one caller per crossing of the budget
-/// (the one whose charge crossed it), which then wakes the background threads; the request stays
-/// until <see cref="Reset"/>, which the database calls whenever it picks a compaction of level 0,
-/// for whatever reason (the charges were for files that compaction takes).
+/// Invariants: <see cref="Charge"/> returns true to exactly one caller per request (it then wakes
+/// the background threads), and a request stays until a compaction of level 0 begins. While one
+/// runs (<see cref="BeginLevel0Compaction"/> .. <see cref="EndLevel0Compaction"/>, whatever picked
+/// it, manual ones included) charges are ignored, since they fall on the files it takes; both ends
+/// clear the charges and the request. Once <see cref="Disable"/> ran (a read-only database, where
+/// nothing compacts) nothing is charged.
 /// </para>
 /// <para>
-/// Thread-safety: <see cref="Charge"/> from any reader (one atomic add; no lock on the read path);
-/// <see cref="Reset"/> and <see cref="Requested"/> under the database mutex.
+/// Thread-safety: every member from any thread (atomics; no lock on the read path).
 /// </para>
 /// </summary>
 internal sealed class Level0ReadCharges
 {
     private long _misses;
-    private volatile bool _requested;
+    private int _requested; // 0 or 1
+    private int _level0Compactions; // running compactions of level 0
+    private volatile bool _disabled;
 
-    /// <summary>Misses charged since level 0 was last picked.</summary>
+    /// <summary>Misses charged since level 0 was last compacted.</summary>
     public long Misses => Interlocked.Read(ref _misses);
 
     /// <summary>The charges reached a budget: a level-0 compaction is wanted.</summary>
-    public bool Requested => _requested;
+    public bool Requested => Volatile.Read(ref _requested) != 0;
+
+    /// <summary>True once <see cref="Disable"/> ran: read states carry no budget.</summary>
+    public bool IsDisabled => _disabled;
+
+    /// <summary>Nothing compacts here (a read-only database): read states get no budget.</summary>
+    public void Disable() => _disabled = true;
 
     /// <summary>
-    /// Adds <paramref name="misses"/>; true when they cross <paramref name="budget"/> (the caller
-    /// then wakes the background threads), false otherwise.
+    /// Adds <paramref name="misses"/>; true for the one caller whose charge made them reach
+    /// <paramref name="budget"/> (it then wakes the background threads). Does nothing while a
+    /// request is pending or level 0 is being compacted.
     /// </summary>
     public bool Charge(int misses, long budget)
     {
-        long now = Interlocked.Add(ref _misses, misses);
-        if (now >= budget && now - misses < budget)
+        if (Volatile.Read(ref _requested) != 0 || Volatile.Read(ref _level0Compactions) != 0)
         {
-            _requested = true;
-            return true;
+            return false;
         }
-        return false;
+        long now = Interlocked.Add(ref _misses, misses);
+        return now >= budget && Interlocked.CompareExchange(ref _requested, 1, 0) == 0;
     }
 
-    /// <summary>Level 0 was picked for a compaction: charging starts over.</summary>
-    public void Reset()
+    /// <summary>A compaction of level 0 starts (any reason): charging pauses until it ends.</summary>
+    public void BeginLevel0Compaction()
+    {
+        Interlocked.Increment(ref _level0Compactions);
+        Clear();
+    }
+
+    /// <summary>The compaction of level 0 ended (installed or failed): charging starts over.</summary>
+    public void EndLevel0Compaction()
+    {
+        Interlocked.Decrement(ref _level0Compactions);
+        Clear();
+    }
+
+    private void Clear()
     {
         Interlocked.Exchange(ref _misses, 0);
-        _requested = false;
+        Volatile.Write(ref _requested, 0);
     }
 
     /// <summary>

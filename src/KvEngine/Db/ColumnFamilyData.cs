@@ -183,7 +183,10 @@ internal sealed class ColumnFamilyData
         {
             imm[i] = Immutable[Immutable.Count - 1 - i].Mem;
         }
-        var next = new ReadState(Mem, imm, current) { Level0ReadBudget = Level0ReadCharges.Budget(current, CompactionOptions) };
+        var next = new ReadState(Mem, imm, current)
+        {
+            Level0ReadBudget = Level0Reads.IsDisabled ? long.MaxValue : Level0ReadCharges.Budget(current, CompactionOptions),
+        };
         ReadState old = Interlocked.Exchange(ref _readState, next);
         DropSpareIterators(); // they read the old state
         old.Unref();
@@ -269,6 +272,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void ReleaseDroppedMemory()
     {
+        _blockRecycler.Dispose(); // no memtable of the family fills again: spares go now
         ReleaseImmutable();
         if (ReadsReleased)
         {
@@ -343,7 +347,7 @@ internal sealed class ColumnFamilyData
     /// one huge page (RocksDB's arena rounds a block up to whole huge pages too).
     /// </summary>
     internal static int ArenaBlockSize(long writeBufferSize, bool hugePages) =>
-        hugePages ? PageMemory.HugePageSize : (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20);
+        hugePages ? PageMemory.HugePageSize : (int)Math.Clamp(writeBufferSize / 8, 4096, 1 << 20) & ~7; // the arena's 8-byte multiple
 
     /// <summary>
     /// Memtables use huge pages when asked to, the kernel offers them, and a block of one huge page

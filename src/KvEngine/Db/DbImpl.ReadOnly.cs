@@ -69,6 +69,7 @@ internal sealed partial class DbImpl
         {
             foreach (ColumnFamilyData cfd in _families.Live())
             {
+                cfd.Level0Reads.Disable(); // nothing compacts here: reads charge nothing
                 cfd.InstallReadState();
             }
         }

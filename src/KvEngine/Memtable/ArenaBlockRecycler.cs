@@ -19,8 +19,11 @@ namespace KvEngine.Memtable;
 /// an idle family holds one write buffer at most. (A capacity of two write buffers, which would
 /// also keep blocks for the memtable after, reused every block but kept a whole write buffer
 /// resident once writes stopped: PR 10655's row then peaked during its reads, 16 MiB higher.)
-/// Every other block is freed at once. A block handed out is the taker's (the recycler forgets it); its contents are
-/// undefined (the allocator's debug checks fill kept blocks with a poison byte). After
+/// Every other block is freed at once. (The bound is checked against the consumer's allocated bytes,
+/// which grow just after it takes a spare: a return in between may keep one block more.) A block
+/// handed out is the taker's (the recycler forgets it); its contents are undefined (the
+/// allocator's debug checks fill kept blocks with a poison byte, but a stale pointer into a
+/// retired memtable now reads the next one's data instead of failing those checks). After
 /// <see cref="Dispose"/> nothing is kept.
 /// </para>
 /// <para>

@@ -34,9 +34,9 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 {
     private const int StackKeyLimit = 256;
 
-    // Data blocks point lookups searched on this thread (never reset): see PointDataBlocksOnThread.
+    // Data blocks read from files (not the cache) on this thread (never reset): see DataBlockFileReadsOnThread.
     [ThreadStatic]
-    private static int t_pointDataBlocks;
+    private static int t_dataBlockFileReads;
 
     private readonly object _fileGate = new();
     private readonly OpenFileLimiter? _limiter;
@@ -222,11 +222,11 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>
-    /// Data blocks the point lookups (<see cref="TryGet(ReadOnlySpan{byte}, ulong, IBufferWriter{byte}, out ValueType, bool, bool, ulong)"/>)
-    /// of the calling thread have searched, over its life (wraps): a caller compares two readings
-    /// to learn whether a lookup got past the filter to a data block.
+    /// Data blocks the calling thread has read from table files (block-cache misses), over its life
+    /// (wraps): a caller compares two readings around a lookup to learn whether it read a block,
+    /// past the filter and the cache.
     /// </summary>
-    internal static int PointDataBlocksOnThread => t_pointDataBlocks;
+    internal static int DataBlockFileReadsOnThread => t_dataBlockFileReads;
 
     /// <summary>
     /// Finds the newest entry for <paramref name="userKey"/> with sequence &lt;= <paramref name="sequence"/>.
@@ -294,7 +294,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             for (index.Seek(seekKey); index.Valid; index.Next())
             {
                 BlockLease lease = ReadDataBlock(index.Handle, verifyChecksums, fillCache);
-                t_pointDataBlocks++;
                 var data = new BlockCursor(lease.Block, BlockKeyFormat.InternalKey);
                 try
                 {
@@ -537,6 +536,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// </summary>
     private Block ReadNativeDataBlock(BlockHandle handle, bool verifyChecksum, ref Readahead readahead)
     {
+        t_dataBlockFileReads++;
         if (Unsafe.IsNullRef(ref readahead))
         {
             return ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);

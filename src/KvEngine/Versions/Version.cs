@@ -148,10 +148,11 @@ internal sealed class Version
     /// before its filter and point lookup (RocksDB's max_covering_tombstone_seq); an entry older than
     /// the covering sequence is a Deletion, and once a source covers the key every older source
     /// holds only older entries of it, so the lookup ends there as a Deletion.
-    /// <paramref name="level0Misses"/> counts the data-block searches a compaction of level 0 into
+    /// <paramref name="level0Misses"/> counts the data-block reads a compaction of level 0 into
     /// the base level would have saved (for <see cref="Compaction.Level0ReadCharges"/>): the level-0
-    /// files searched in vain, less one when nothing deeper was searched either (the key is in no
-    /// table: after the compaction one search would still be made, in the base level).
+    /// files whose blocks were read from the file (not the cache) in vain, less one when nothing
+    /// deeper was read either (the key is in no table: after the compaction one read would remain,
+    /// in the base level).
     /// </summary>
     public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
         bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache, ref ulong covering, out int level0Misses)
@@ -164,17 +165,17 @@ internal sealed class Version
             {
                 continue;
             }
-            int blocksBefore = Table.TableReader.PointDataBlocksOnThread;
+            int blocksBefore = Table.TableReader.DataBlockFileReadsOnThread;
             if (TryGetInFile(tables.Get(f, 0), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
             {
                 return true;
             }
-            if (Table.TableReader.PointDataBlocksOnThread != blocksBefore)
+            if (Table.TableReader.DataBlockFileReadsOnThread != blocksBefore)
             {
                 level0Misses++;
             }
         }
-        int blocksAfterLevel0 = Table.TableReader.PointDataBlocksOnThread;
+        int blocksAfterLevel0 = Table.TableReader.DataBlockFileReadsOnThread;
         for (int level = 1; level < NumLevels; level++)
         {
             FileMetaData[] files = _levels[level];
@@ -189,7 +190,7 @@ internal sealed class Version
                 return true;
             }
         }
-        if (level0Misses > 0 && Table.TableReader.PointDataBlocksOnThread == blocksAfterLevel0)
+        if (level0Misses > 0 && Table.TableReader.DataBlockFileReadsOnThread == blocksAfterLevel0)
         {
             level0Misses--; // in no table: one search remains after a compaction
         }

@@ -14,24 +14,44 @@ public sealed class ReadTriggeredCompactionTests
 {
     private const int Keys = 2000;
 
+    // Reads that leave the block cache alone: each Get reads its blocks from the file (a cached
+    // block costs little and is not charged), so the charges are exact.
+    private static readonly ReadOptions s_uncached = new() { FillCache = false };
+
     private readonly FaultInjectionFileSystem _fs = new();
 
     public ReadTriggeredCompactionTests() => _fs.CreateDirectory("/r");
 
     [Fact]
-    public void ChargesCrossTheBudgetOnceUntilReset()
+    public void ChargesRequestOnceAndPauseWhileLevel0Compacts()
     {
         var charges = new Level0ReadCharges();
         Assert.False(charges.Charge(3, budget: 10));
         Assert.False(charges.Charge(6, budget: 10));
-        Assert.True(charges.Charge(2, budget: 10)); // 11: this charge crossed
+        Assert.True(charges.Charge(2, budget: 10)); // 11: this charge reached it
         Assert.True(charges.Requested);
-        Assert.False(charges.Charge(5, budget: 10)); // already past: nobody wakes the threads again
-        Assert.Equal(16, charges.Misses);
-        charges.Reset();
+        Assert.False(charges.Charge(5, budget: 10)); // requested already: nobody wakes the threads again
+        Assert.Equal(11, charges.Misses);
+
+        charges.BeginLevel0Compaction();
         Assert.False(charges.Requested);
+        Assert.False(charges.Charge(50, budget: 10)); // the files it takes: not charged
         Assert.Equal(0, charges.Misses);
-        Assert.True(charges.Charge(10, budget: 10));
+        charges.EndLevel0Compaction();
+        Assert.False(charges.Requested);
+
+        // A budget that shrank below what was charged (a smaller read state) still requests.
+        Assert.False(charges.Charge(8, budget: 10));
+        Assert.True(charges.Charge(1, budget: 5));
+    }
+
+    [Fact]
+    public void DisabledChargesGiveReadStatesNoBudget()
+    {
+        var charges = new Level0ReadCharges();
+        Assert.False(charges.IsDisabled);
+        charges.Disable();
+        Assert.True(charges.IsDisabled);
     }
 
     /// <summary>The budget is what a level-0 compaction reads (level 0 and the base-level files it overlaps) over the bytes a miss is charged as.</summary>
@@ -56,21 +76,21 @@ public sealed class ReadTriggeredCompactionTests
     {
         using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 0, bytesPerMiss: 1024, out KvOptions o);
         long compactions = db.Counters.Compactions;
-        // Every key lives in the base level: each Get searches both level-0 files first, in vain.
+        // Every key lives in the base level: a Get first searches, in vain, the level-0 file whose range holds it.
         for (int i = 0; i < Keys; i++)
         {
-            Assert.Equal(Value(i, 0), db.Get(Key(i)));
+            Assert.Equal(Value(i, 0), db.Get(Key(i), s_uncached));
         }
         WaitForCompactions(db);
         Assert.Equal(0, Files(db, 0));
         Assert.True(db.Counters.Compactions > compactions);
         for (int i = 0; i < Keys; i++)
         {
-            Assert.Equal(Value(i, 0), db.Get(Key(i)));
+            Assert.Equal(Value(i, 0), db.Get(Key(i), s_uncached));
         }
         for (int i = 0; i < 50; i++)
         {
-            Assert.Equal(Value(i, 1), db.Get(Key(Keys + i)));
+            Assert.Equal(Value(i, 1), db.Get(Key(Keys + i), s_uncached));
         }
     }
 
@@ -80,7 +100,7 @@ public sealed class ReadTriggeredCompactionTests
         using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 0, bytesPerMiss: 0, out _);
         for (int i = 0; i < Keys; i++)
         {
-            Assert.Equal(Value(i, 0), db.Get(Key(i)));
+            Assert.Equal(Value(i, 0), db.Get(Key(i), s_uncached));
         }
         WaitForCompactions(db);
         Assert.Equal(2, Files(db, 0));
@@ -94,7 +114,7 @@ public sealed class ReadTriggeredCompactionTests
         using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 10, bytesPerMiss: 1024, out _);
         for (int i = 0; i < Keys; i++)
         {
-            Assert.Equal(Value(i, 0), db.Get(Key(i)));
+            Assert.Equal(Value(i, 0), db.Get(Key(i), s_uncached));
         }
         // 2,000 Gets past two files: ~1% false positives each, so ~40 charges; far from every Get.
         Assert.InRange(db.Impl.DefaultFamily.Level0Reads.Misses, 0, Keys / 10);
@@ -120,11 +140,56 @@ public sealed class ReadTriggeredCompactionTests
         Assert.Equal(1, Files(db, 0));
         for (int i = 1; i < Keys; i += 2)
         {
-            Assert.Null(db.Get(Key(i)));
+            Assert.Null(db.Get(Key(i), s_uncached));
         }
         Assert.Equal(0, db.Impl.DefaultFamily.Level0Reads.Misses);
         WaitForCompactions(db);
         Assert.Equal(1, Files(db, 0));
+
+        // Two files over the same range: a Get of an absent key reads both, and a compaction would
+        // leave one read: one miss each.
+        for (int i = 0; i < Keys; i += 2)
+        {
+            db.Put(Key(i), Value(i, 1));
+        }
+        db.Flush();
+        Assert.Equal(2, Files(db, 0));
+        for (int i = 1; i < 21; i += 2)
+        {
+            Assert.Null(db.Get(Key(i), s_uncached));
+        }
+        Assert.Equal(10, db.Impl.DefaultFamily.Level0Reads.Misses);
+    }
+
+    /// <summary>A read-only database compacts nothing: its Gets charge nothing and nothing is reported pending.</summary>
+    [Fact]
+    public void AReadOnlyDatabaseChargesNothing()
+    {
+        using (KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 0, bytesPerMiss: 1024, out _))
+        {
+        }
+        using KvDb readOnly = KvDb.OpenReadOnly("/r/db", new KvOptions { FileSystem = _fs, BloomBitsPerKey = 0 });
+        for (int i = 0; i < Keys; i++)
+        {
+            Assert.Equal(Value(i, 0), readOnly.Get(Key(i), s_uncached));
+        }
+        Assert.Equal(0, readOnly.Impl.DefaultFamily.Level0Reads.Misses);
+        Assert.Equal("0", readOnly.GetProperty("rocksdb.compaction-pending"));
+    }
+
+    /// <summary>A manual compaction of level 0 clears the charges: they were for the files it took.</summary>
+    [Fact]
+    public void AManualCompactionOfLevel0ClearsTheCharges()
+    {
+        using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 0, bytesPerMiss: 1, out _); // a budget of every byte: never reached here
+        for (int i = 0; i < 100; i++)
+        {
+            Assert.Equal(Value(i, 0), db.Get(Key(i), s_uncached));
+        }
+        Assert.True(db.Impl.DefaultFamily.Level0Reads.Misses > 0);
+        db.CompactRange(null, null);
+        Assert.Equal(0, Files(db, 0));
+        Assert.Equal(0, db.Impl.DefaultFamily.Level0Reads.Misses);
     }
 
     /// <summary>

@@ -37,6 +37,7 @@ internal sealed class CompactionRunner
     private readonly CancellationToken _shutdown;
     private readonly Func<bool> _closing;
     private readonly Action _throwIfDisposed;
+    private readonly Action _wakeBackground;
     private int _automaticRunning;
     private int _nextFamily; // round robin over families for the picker
     private int _manualRunning;
@@ -46,8 +47,11 @@ internal sealed class CompactionRunner
     /// <param name="shutdown">Cancelled when the database closes: running compactions stop.</param>
     /// <param name="closing">True once background work stops (read with the mutex held).</param>
     /// <param name="throwIfDisposed">Throws <see cref="ObjectDisposedException"/> once the database is closed.</param>
-    public CompactionRunner(JobContext db, int maxBackgroundJobs, CancellationToken shutdown, Func<bool> closing, Action throwIfDisposed)
+    /// <param name="wakeBackground">Wakes a background thread (after a manual compaction: what it held may now be picked).</param>
+    public CompactionRunner(JobContext db, int maxBackgroundJobs, CancellationToken shutdown, Func<bool> closing, Action throwIfDisposed,
+        Action wakeBackground)
     {
+        _wakeBackground = wakeBackground;
         _db = db;
         _mutex = db.Mutex;
         _maxBackgroundJobs = maxBackgroundJobs;
@@ -98,10 +102,6 @@ internal sealed class CompactionRunner
             }
             if (c != null)
             {
-                if (c.StartLevel == 0)
-                {
-                    cfd.Level0Reads.Reset(); // whatever the reason, the charged files are in it
-                }
                 _nextFamily = (_nextFamily + i + 1) % live.Count;
                 picked = new PickedCompaction(cfd, c, version);
                 _automaticRunning++;
@@ -139,6 +139,27 @@ internal sealed class CompactionRunner
     /// picked from) before deleting the inputs that became obsolete.
     /// </summary>
     private void Run(ColumnFamilyData cfd, Compaction.Compaction c, Version pinned)
+    {
+        // Reads stop charging level 0 while its files are being compacted (Level0ReadCharges).
+        bool level0 = c.StartLevel == 0;
+        if (level0)
+        {
+            cfd.Level0Reads.BeginLevel0Compaction();
+        }
+        try
+        {
+            RunCompaction(cfd, c, pinned);
+        }
+        finally
+        {
+            if (level0)
+            {
+                cfd.Level0Reads.EndLevel0Compaction();
+            }
+        }
+    }
+
+    private void RunCompaction(ColumnFamilyData cfd, Compaction.Compaction c, Version pinned)
     {
         var sw = Stopwatch.StartNew();
         var outputs = new List<ulong>();
@@ -355,6 +376,7 @@ internal sealed class CompactionRunner
             _manualRunning--;
             Monitor.PulseAll(_mutex);
         }
+        _wakeBackground(); // a compaction it kept from being picked (by size or by reads) may run now
     }
 
     /// <summary>Holds the mutex. A background error stops manual compaction.</summary>
