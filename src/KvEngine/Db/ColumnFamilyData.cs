@@ -161,6 +161,9 @@ internal sealed class ColumnFamilyData
     /// <summary>Bytes of spare memtable blocks the family keeps for its filling memtable (diagnostics, tests).</summary>
     public long SpareMemTableBytes => _blockRecycler.SpareBytes;
 
+    /// <summary>Frees the spare memtable blocks once the family stopped writing (see <see cref="ArenaBlockRecycler.TrimIfIdle"/>).</summary>
+    public long TrimIdleMemTableSpares(long nowMs, long intervalMs) => _blockRecycler.TrimIfIdle(nowMs, intervalMs);
+
     /// <summary>Memtable blocks taken from the spares so far (diagnostics, tests).</summary>
     public long ReusedMemTableBlocks => _blockRecycler.ReusedBlocks;
 

@@ -113,7 +113,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _writer = new DbWriter(_mutex, options, _versions, _families, _wals, _errors, _scheduler, _telemetry, _counters);
         _flusher = new FlushRunner(jobs, options.AtomicFlush);
         _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed, _scheduler.Wake);
-        _jobPicker = new BackgroundJobPicker(_mutex, () => _closing, _errors, _flusher, _compactions);
+        _jobPicker = new BackgroundJobPicker(_mutex, () => _closing, _errors, _flusher, _compactions, _families);
         _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
         _liveFiles = new LiveFiles(_mutex, _familyGate, dir, _fs, _versions, _wals, ThrowIfDisposed);
         _internalStats = new InternalStats(_mutex, _versions, _snapshots, _blockCache, _errors);

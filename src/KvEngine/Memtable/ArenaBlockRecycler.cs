@@ -14,7 +14,9 @@ namespace KvEngine.Memtable;
 /// <see cref="HugePages"/> says, are kept; a block is kept only while the spares plus the bytes
 /// the consumer (the arena of the memtable filling now: the newest one registered) has allocated
 /// stay within <see cref="CapacityBytes"/> (the write buffer size): the spares are what the filling
-/// memtable will still take before it is full. So the family never holds more than without them
+/// memtable will still take before it is full, and the background threads free them all once the
+/// consumer has allocated nothing for a second (<see cref="TrimIfIdle"/>: writes stopped, and the
+/// spares would only add to what reads hold). So the family never holds more than without them
 /// (a full memtable plus the filling one while it flushes; their blocks move, none is added), and
 /// an idle family holds one write buffer at most. (A capacity of two write buffers, which would
 /// also keep blocks for the memtable after, reused every block but kept a whole write buffer
@@ -41,6 +43,8 @@ internal sealed unsafe class ArenaBlockRecycler : IDisposable
     private long _spareBytes;
     private long _reusedBlocks;
     private bool _disposed;
+    private long _idleCheckMs = long.MinValue / 2; // when TrimIfIdle last looked (far past, without overflow)
+    private long _consumerBytesAtIdleCheck = -1; // the consumer's allocated bytes then
 
     /// <param name="blockSize">The regular block size of the family's arenas.</param>
     /// <param name="hugePages">Whether those blocks are mapped as huge pages.</param>
@@ -140,6 +144,45 @@ internal sealed unsafe class ArenaBlockRecycler : IDisposable
         {
             block.Dispose();
         }
+    }
+
+    /// <summary>
+    /// Frees every spare when the consumer allocated nothing since the previous look at least
+    /// <paramref name="intervalMs"/> before <paramref name="nowMs"/> (its family stopped writing:
+    /// spares are only for a memtable that fills, and an idle family should not keep them);
+    /// otherwise records what it saw. Returns the bytes freed. Looks closer together than the
+    /// interval do nothing, so several callers may poll.
+    /// </summary>
+    public long TrimIfIdle(long nowMs, long intervalMs)
+    {
+        NativeBuffer[]? freed = null;
+        long bytes = 0;
+        lock (_lock)
+        {
+            if (nowMs - _idleCheckMs < intervalMs)
+            {
+                return 0;
+            }
+            long consumerBytes = _consumer?.AllocatedBytes ?? -1;
+            bool idle = consumerBytes == _consumerBytesAtIdleCheck;
+            _idleCheckMs = nowMs;
+            _consumerBytesAtIdleCheck = consumerBytes;
+            if (idle && _spares.Count > 0)
+            {
+                freed = _spares.ToArray();
+                bytes = _spareBytes;
+                _spares.Clear();
+                _spareBytes = 0;
+            }
+        }
+        if (freed != null)
+        {
+            foreach (NativeBuffer block in freed)
+            {
+                block.Dispose();
+            }
+        }
+        return bytes;
     }
 
     /// <summary>Frees every spare; later returns are freed at once. Idempotent.</summary>

@@ -88,6 +88,36 @@ public unsafe class ArenaBlockRecyclerTests
         Assert.Equal(0, allocator.GetUsage().LiveAllocations);
     }
 
+    /// <summary>
+    /// Spares go once the consumer allocated nothing between two looks an interval apart (its
+    /// family stopped writing); looks closer together, or a consumer still filling, keep them.
+    /// </summary>
+    [Fact]
+    public void IdleSparesAreFreedAfterAnIntervalWithoutAllocation()
+    {
+        var allocator = new NativeAllocator();
+        using var recycler = new ArenaBlockRecycler(BlockSize, hugePages: false, capacityBytes: 64 * BlockSize);
+        var retired = new Arena(BlockSize, allocator, recycler: recycler);
+        FillBlocks(retired, 4);
+        var filling = new Arena(BlockSize, allocator, recycler: recycler);
+        retired.Dispose();
+        Assert.Equal(4, recycler.SpareBlocks);
+
+        Assert.Equal(0, recycler.TrimIfIdle(nowMs: 1000, intervalMs: 1000)); // first look: records
+        FillBlocks(filling, 1); // still filling: takes a spare
+        Assert.Equal(0, recycler.TrimIfIdle(nowMs: 2000, intervalMs: 1000));
+        Assert.Equal(3, recycler.SpareBlocks);
+        Assert.Equal(0, recycler.TrimIfIdle(nowMs: 2500, intervalMs: 1000)); // too soon: not a look
+        Assert.Equal(3, recycler.SpareBlocks);
+        long live = allocator.GetUsage().AllocatedBytes;
+        Assert.Equal(3L * NativeAllocator.UsableSize(BlockSize), recycler.TrimIfIdle(nowMs: 3000, intervalMs: 1000));
+        Assert.Equal(0, recycler.SpareBlocks);
+        Assert.Equal(live - (3L * NativeAllocator.UsableSize(BlockSize)), allocator.GetUsage().AllocatedBytes);
+        filling.Dispose();
+        recycler.Dispose();
+        Assert.Equal(0, allocator.GetUsage().LiveAllocations);
+    }
+
     [Fact]
     public void ReturnsAfterDisposeAreFreed()
     {

@@ -23,14 +23,18 @@ internal sealed class BackgroundJobPicker : IBackgroundWorker
     private readonly ErrorHandler _errors;
     private readonly FlushRunner _flusher;
     private readonly CompactionRunner _compactions;
+    private readonly ColumnFamilySet _families;
 
     /// <param name="mutex">The database mutex.</param>
     /// <param name="closing">True once the database is closing (set and read under the mutex).</param>
     /// <param name="errors">The background error: no job is picked while it is set.</param>
     /// <param name="flusher">Picks and runs flushes.</param>
     /// <param name="compactions">Picks and runs automatic compactions.</param>
-    public BackgroundJobPicker(object mutex, Func<bool> closing, ErrorHandler errors, FlushRunner flusher, CompactionRunner compactions)
+    /// <param name="families">The families, for idle housekeeping.</param>
+    public BackgroundJobPicker(object mutex, Func<bool> closing, ErrorHandler errors, FlushRunner flusher, CompactionRunner compactions,
+        ColumnFamilySet families)
     {
+        _families = families;
         _mutex = mutex;
         _closing = closing;
         _errors = errors;
@@ -67,5 +71,24 @@ internal sealed class BackgroundJobPicker : IBackgroundWorker
         }
         _compactions.RunAutomatic(compaction);
         return true;
+    }
+
+    /// <inheritdoc/>
+    public void OnIdle()
+    {
+        List<ColumnFamilyData> live;
+        lock (_mutex)
+        {
+            if (_closing())
+            {
+                return;
+            }
+            live = _families.Live();
+        }
+        long now = Environment.TickCount64;
+        foreach (ColumnFamilyData cfd in live)
+        {
+            cfd.TrimIdleMemTableSpares(now, (long)BackgroundScheduler.IdleCheckInterval.TotalMilliseconds);
+        }
     }
 }

@@ -4,7 +4,8 @@ namespace KvEngine.Db.Background;
 /// The background threads that run flushes and compactions (RocksDB's background thread pool
 /// with its scheduling of BGWorkFlush and BGWorkCompaction): <see cref="KvOptions.MaxBackgroundJobs"/>
 /// threads, each asking the database for a job (<see cref="IBackgroundWorker.TryRunJob"/>, the <see cref="BackgroundJobPicker"/>) and
-/// sleeping on a wake semaphore when there is none. <see cref="Wake"/> is called at every memtable
+/// sleeping on a wake semaphore when there is none (a thread that slept <see cref="IdleCheckInterval"/>
+/// without a job does the database's idle housekeeping, <see cref="IBackgroundWorker.OnIdle"/>). <see cref="Wake"/> is called at every memtable
 /// switch, after every job and when an error clears; a thread that finished a job wakes an idle
 /// one, so work a job made possible is picked up. <see cref="Shutdown"/> cancels running
 /// compactions (<see cref="Cancellation"/>) and joins the threads.
@@ -16,6 +17,9 @@ namespace KvEngine.Db.Background;
 /// </summary>
 internal sealed class BackgroundScheduler : IDisposable
 {
+    /// <summary>How long a thread sleeps without a job before it does idle housekeeping (<see cref="IBackgroundWorker.OnIdle"/>).</summary>
+    public static readonly TimeSpan IdleCheckInterval = TimeSpan.FromSeconds(1);
+
     private readonly SemaphoreSlim _wake = new(0);
     private readonly CancellationTokenSource _shutdown = new();
     private readonly Func<bool> _closing;
@@ -80,7 +84,10 @@ internal sealed class BackgroundScheduler : IDisposable
                 {
                     return;
                 }
-                _wake.Wait();
+                if (!_wake.Wait(IdleCheckInterval) && !_closing())
+                {
+                    _worker.OnIdle(); // a second without work: free what idle families keep
+                }
                 continue;
             }
             if (_wake.CurrentCount == 0)

@@ -9,4 +9,10 @@ internal interface IBackgroundWorker
     /// is closing (the scheduler then stops the thread).
     /// </summary>
     bool TryRunJob();
+
+    /// <summary>
+    /// Housekeeping of a thread that found no job for <see cref="BackgroundScheduler.IdleCheckInterval"/>:
+    /// frees the spare memtable blocks of families that stopped writing.
+    /// </summary>
+    void OnIdle();
 }
