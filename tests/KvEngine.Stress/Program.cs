@@ -6,7 +6,7 @@ const string Usage = """
     usage: kvstress -db=DIR -expected_values_dir=DIR [flags]     (on disk; a killed run is verified by the next)
            kvstress -power_loss_cycles=N [-fault_injection] [flags] (in memory: power cuts, I/O errors)
     flags (db_stress's spelling): -max_key -ops_per_thread -threads -reopen -readpercent -prefixpercent
-      -writepercent -delpercent -delrangepercent -iterpercent -value_size_mult -write_buffer_size -sync
+      -writepercent -delpercent -delrangepercent -iterpercent -value_size_mult -write_buffer_size -bloom_bits -sync
       -sync_one_in -seed -destroy_db_initially -verify_only -verify_db_one_in -compression_type
       -flush_one_in -compact_range_one_in -acquire_snapshot_one_in -write_batch_one_in
       -range_deletion_width -read_fault_one_in -write_fault_one_in -progress_ms -column_families

@@ -31,4 +31,6 @@ internal enum StressCounter
     Resume,
     ResumeFailed,
     OpenFailed,
+    /// <summary>Compactions of level 0 that reads asked for (the engine's count, added at every close).</summary>
+    ReadTriggeredCompactions,
 }

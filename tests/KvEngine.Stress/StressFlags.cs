@@ -24,6 +24,8 @@ internal sealed class StressFlags
     public int IterPercent { get; private set; } = 10;
     public int ValueSizeMult { get; private set; } = 8;
     public long WriteBufferSize { get; private set; } = 256 << 10;
+    /// <summary>-bloom_bits (db_stress's): whole-key filter bits per key; 0 writes none (every level-0 miss then reads a block, so reads trigger compactions).</summary>
+    public int BloomBits { get; private set; } = 10;
     public bool Sync { get; private set; }
     public int SyncOneIn { get; private set; }
     public long Seed { get; private set; } = 2026;
@@ -90,6 +92,7 @@ internal sealed class StressFlags
             case "iterpercent": IterPercent = Int(name, v, 0, 100); break;
             case "value_size_mult": ValueSizeMult = Int(name, v, 1, 100_000); break;
             case "write_buffer_size": WriteBufferSize = Long(name, v, 4096, 1L << 34); break;
+            case "bloom_bits": BloomBits = Int(name, v, 0, 64); break;
             case "sync": Sync = Bool(name, v); break;
             case "sync_one_in": SyncOneIn = Int(name, v, 0, int.MaxValue); break;
             case "seed": Seed = Long(name, v, 0, long.MaxValue); break;

@@ -105,7 +105,7 @@ internal sealed class StressRunner
                 if (s < segments - 1)
                 {
                     db.Close();
-                    db.Dispose();
+                    Close(db);
                     db = StressFamilies.Open(_flags.Db, () => Options(LocalFileSystem.Instance), _flags.ColumnFamilies);
                     _stats.Add(StressCounter.Reopen);
                     Verify(verifier, db, powerLost: false, $"after reopen {s + 1}");
@@ -115,7 +115,7 @@ internal sealed class StressRunner
         }
         finally
         {
-            db.Dispose();
+            Close(db);
         }
     }
 
@@ -142,7 +142,7 @@ internal sealed class StressRunner
         }
         finally
         {
-            db.Dispose();
+            Close(db);
         }
     }
 
@@ -191,7 +191,7 @@ internal sealed class StressRunner
         {
             CutPower();
         }
-        db.Dispose(); // the machine is off: nothing it tries to write gets through
+        Close(db); // the machine is off: nothing it tries to write gets through
         _plan.PoweredOff = false;
         db = OpenInProcess(_flags.FaultInjection);
         _plan.Enabled = false;
@@ -214,7 +214,7 @@ internal sealed class StressRunner
             // everything anyway, and the WAL still holds every acknowledged write.
             _stats.Add(StressCounter.InjectedErrorsSeen);
         }
-        db.Dispose();
+        Close(db);
         db = OpenInProcess(faults: false);
         _stats.Add(StressCounter.Reopen);
         Verify(verifier, db, powerLost: false, $"cycle {cycle} after a clean reopen");
@@ -265,10 +265,18 @@ internal sealed class StressRunner
         }
     }
 
+    /// <summary>Disposes <paramref name="db"/> after adding its engine counts to the run's.</summary>
+    private void Close(KvDb db)
+    {
+        _stats.Add(StressCounter.ReadTriggeredCompactions, db.Counters.ReadTriggeredCompactions);
+        db.Dispose();
+    }
+
     private KvOptions Options(IFileSystem fs) => new()
     {
         FileSystem = fs,
         WriteBufferSize = _flags.WriteBufferSize,
+        BloomBitsPerKey = _flags.BloomBits,
         Compression = _flags.CompressionType,
         TargetFileSizeBase = Math.Max(64 << 10, _flags.WriteBufferSize),
         MaxBytesForLevelBase = Math.Max(256 << 10, _flags.WriteBufferSize * 4),

@@ -15,6 +15,7 @@ internal sealed class EngineCounters
     private long _flushes;
     private long _compactions;
     private long _trivialMoves;
+    private long _readTriggeredCompactions;
     private long _stallMicros;
     private long _keysDroppedByFilter;
 
@@ -39,6 +40,11 @@ internal sealed class EngineCounters
     public long Compactions => Volatile.Read(ref _compactions);
 
     public long TrivialMoves => Volatile.Read(ref _trivialMoves);
+
+    /// <summary>Compactions of level 0 that reads asked for (<see cref="Level0ReadCharges"/>), included in <see cref="Compactions"/>.</summary>
+    public long ReadTriggeredCompactions => Volatile.Read(ref _readTriggeredCompactions);
+
+    public void AddReadTriggeredCompaction() => Interlocked.Increment(ref _readTriggeredCompactions);
 
     /// <summary>Microseconds writers spent delayed or stopped by level-0 triggers or by full memtables (MaxWriteBufferNumber).</summary>
     public long StallMicros => Volatile.Read(ref _stallMicros);
@@ -94,5 +100,6 @@ internal sealed class EngineCounters
         new("rocksdb.stall.micros", StallMicros),
         new("kvengine.compactions", Compactions),
         new("kvengine.trivial.moves", TrivialMoves),
+        new("kvengine.compactions.read.triggered", ReadTriggeredCompactions),
     };
 }

@@ -43,6 +43,8 @@ internal sealed class KvEngineInstruments
             "Bytes of level-0 tables written by flushes (rocksdb.flush.write.bytes).");
         meter.CreateObservableCounter<long>("kvengine.compactions", () => Observe(static t => t.Counters.Compactions), "{compaction}",
             "Compactions completed, trivial moves included.");
+        meter.CreateObservableCounter<long>("kvengine.compactions.read_triggered", () => Observe(static t => t.Counters.ReadTriggeredCompactions), "{compaction}",
+            "Compactions of level 0 that point lookups asked for (read-triggered; included in kvengine.compactions).");
         meter.CreateObservableCounter<long>("kvengine.compaction.bytes", ObserveCompactionBytes, "By",
             "Bytes of table files read and written by compactions; tag direction = read or write (rocksdb.compact.read.bytes, rocksdb.compact.write.bytes).");
         meter.CreateObservableCounter<double>("kvengine.write.stall.time", () => Observe(static t => t.Counters.StallMicros / 1e6), "s",

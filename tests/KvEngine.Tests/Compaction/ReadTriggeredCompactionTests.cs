@@ -84,6 +84,7 @@ public sealed class ReadTriggeredCompactionTests
         WaitForCompactions(db);
         Assert.Equal(0, Files(db, 0));
         Assert.True(db.Counters.Compactions > compactions);
+        Assert.Equal(1, db.Counters.ReadTriggeredCompactions);
         for (int i = 0; i < Keys; i++)
         {
             Assert.Equal(Value(i, 0), db.Get(Key(i), s_uncached));
@@ -105,6 +106,7 @@ public sealed class ReadTriggeredCompactionTests
         WaitForCompactions(db);
         Assert.Equal(2, Files(db, 0));
         Assert.Equal(0, db.Impl.DefaultFamily.Level0Reads.Misses);
+        Assert.Equal(0, db.Counters.ReadTriggeredCompactions);
     }
 
     /// <summary>Whole-key filters answer Gets of keys a level-0 file lacks without a data block read: nothing is charged but false positives.</summary>
