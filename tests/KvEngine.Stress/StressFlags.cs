@@ -24,7 +24,7 @@ internal sealed class StressFlags
     public int IterPercent { get; private set; } = 10;
     public int ValueSizeMult { get; private set; } = 8;
     public long WriteBufferSize { get; private set; } = 256 << 10;
-    /// <summary>-bloom_bits (db_stress's): whole-key filter bits per key; 0 writes none (every level-0 miss then reads a block, so reads trigger compactions).</summary>
+    /// <summary>-bloom_bits (db_stress's, whole numbers here): whole-key filter bits per key; 0 writes none (a level-0 miss then reads a block, charged toward a read-triggered compaction when the block cache misses).</summary>
     public int BloomBits { get; private set; } = 10;
     public bool Sync { get; private set; }
     public int SyncOneIn { get; private set; }

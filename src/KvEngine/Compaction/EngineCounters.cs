@@ -100,6 +100,6 @@ internal sealed class EngineCounters
         new("rocksdb.stall.micros", StallMicros),
         new("kvengine.compactions", Compactions),
         new("kvengine.trivial.moves", TrivialMoves),
-        new("kvengine.compactions.read.triggered", ReadTriggeredCompactions),
+        new("kvengine.compactions.read_triggered", ReadTriggeredCompactions),
     };
 }

@@ -14,9 +14,10 @@ namespace KvEngine.Memtable;
 /// <see cref="HugePages"/> says, are kept; a block is kept only while the spares plus the bytes
 /// the consumer (the arena of the memtable filling now: the newest one registered) has allocated
 /// stay within <see cref="CapacityBytes"/> (the write buffer size): the spares are what the filling
-/// memtable will still take before it is full, and the background threads free them all once the
-/// consumer has allocated nothing for a second (<see cref="TrimIfIdle"/>: writes stopped, and the
-/// spares would only add to what reads hold). So the family never holds more than without them
+/// memtable will still take before it is full, and a background thread with no job for a second
+/// frees them all once the consumer has allocated nothing since its previous look (<see
+/// cref="TrimIfIdle"/>: writes stopped, and the spares would only add to what reads hold; while
+/// other work keeps every background thread busy, the look waits). So the family never holds more than without them
 /// (a full memtable plus the filling one while it flushes; their blocks move, none is added), and
 /// an idle family holds one write buffer at most. (A capacity of two write buffers, which would
 /// also keep blocks for the memtable after, reused every block but kept a whole write buffer
@@ -44,7 +45,8 @@ internal sealed unsafe class ArenaBlockRecycler : IDisposable
     private long _reusedBlocks;
     private bool _disposed;
     private long _idleCheckMs = long.MinValue / 2; // when TrimIfIdle last looked (far past, without overflow)
-    private long _consumerBytesAtIdleCheck = -1; // the consumer's allocated bytes then
+    private Arena? _consumerAtIdleCheck; // the consumer then
+    private long _consumerUsageAtIdleCheck = -1; // and its memory usage (grows with every allocation)
 
     /// <param name="blockSize">The regular block size of the family's arenas.</param>
     /// <param name="hugePages">Whether those blocks are mapped as huge pages.</param>
@@ -147,11 +149,12 @@ internal sealed unsafe class ArenaBlockRecycler : IDisposable
     }
 
     /// <summary>
-    /// Frees every spare when the consumer allocated nothing since the previous look at least
-    /// <paramref name="intervalMs"/> before <paramref name="nowMs"/> (its family stopped writing:
-    /// spares are only for a memtable that fills, and an idle family should not keep them);
-    /// otherwise records what it saw. Returns the bytes freed. Looks closer together than the
-    /// interval do nothing, so several callers may poll.
+    /// Frees every spare when the consumer is the same arena and allocated nothing (its
+    /// <see cref="Arena.MemoryUsage"/>, which every allocation grows) since the previous look at
+    /// least <paramref name="intervalMs"/> before <paramref name="nowMs"/>: its family stopped
+    /// writing, and spares are only for a memtable that fills. Otherwise records what it saw.
+    /// Returns the bytes freed. Looks closer together than the interval do nothing, so several
+    /// callers may poll.
     /// </summary>
     public long TrimIfIdle(long nowMs, long intervalMs)
     {
@@ -163,10 +166,12 @@ internal sealed unsafe class ArenaBlockRecycler : IDisposable
             {
                 return 0;
             }
-            long consumerBytes = _consumer?.AllocatedBytes ?? -1;
-            bool idle = consumerBytes == _consumerBytesAtIdleCheck;
+            Arena? consumer = _consumer;
+            long usage = consumer?.MemoryUsage ?? -1;
+            bool idle = ReferenceEquals(consumer, _consumerAtIdleCheck) && usage == _consumerUsageAtIdleCheck;
             _idleCheckMs = nowMs;
-            _consumerBytesAtIdleCheck = consumerBytes;
+            _consumerAtIdleCheck = consumer;
+            _consumerUsageAtIdleCheck = usage;
             if (idle && _spares.Count > 0)
             {
                 freed = _spares.ToArray();

@@ -118,6 +118,40 @@ public unsafe class ArenaBlockRecyclerTests
         Assert.Equal(0, allocator.GetUsage().LiveAllocations);
     }
 
+    /// <summary>
+    /// Writes inside the current block count as activity (the usage grows, not the blocks), and so
+    /// does a switch to a new memtable whose usage happens to equal the old one's at the last look.
+    /// </summary>
+    [Fact]
+    public void SmallWritesAndSwitchesAreNotIdleness()
+    {
+        var allocator = new NativeAllocator();
+        using var recycler = new ArenaBlockRecycler(BlockSize, hugePages: false, capacityBytes: 64 * BlockSize);
+        var retired = new Arena(BlockSize, allocator, recycler: recycler);
+        FillBlocks(retired, 4);
+        var filling = new Arena(BlockSize, allocator, recycler: recycler);
+        filling.AllocateAligned(64);
+        retired.Dispose();
+        Assert.Equal(4, recycler.SpareBlocks); // the filling arena's first block came before them
+        Assert.Equal(0, recycler.TrimIfIdle(nowMs: 1000, intervalMs: 1000));
+        filling.AllocateAligned(64); // inside the current block: no new block
+        Assert.Equal(0, recycler.TrimIfIdle(nowMs: 2000, intervalMs: 1000));
+        Assert.Equal(4, recycler.SpareBlocks);
+
+        // A new consumer with the same usage as the old one at the previous look: not idle.
+        var next = new Arena(BlockSize, allocator, recycler: recycler);
+        next.AllocateAligned(64);
+        next.AllocateAligned(64);
+        Assert.Equal(filling.MemoryUsage, next.MemoryUsage);
+        Assert.Equal(0, recycler.TrimIfIdle(nowMs: 3000, intervalMs: 1000));
+        Assert.Equal(3, recycler.SpareBlocks); // the new consumer took its first block from them
+        Assert.True(recycler.TrimIfIdle(nowMs: 4000, intervalMs: 1000) > 0); // now idle
+        next.Dispose();
+        filling.Dispose();
+        recycler.Dispose();
+        Assert.Equal(0, allocator.GetUsage().LiveAllocations);
+    }
+
     [Fact]
     public void ReturnsAfterDisposeAreFreed()
     {

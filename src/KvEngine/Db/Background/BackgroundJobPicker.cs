@@ -85,10 +85,10 @@ internal sealed class BackgroundJobPicker : IBackgroundWorker
             }
             live = _families.Live();
         }
-        long now = Environment.TickCount64;
         foreach (ColumnFamilyData cfd in live)
         {
-            cfd.TrimIdleMemTableSpares(now, (long)BackgroundScheduler.IdleCheckInterval.TotalMilliseconds);
+            // The clock per family: trimming the one before may take a while.
+            cfd.TrimIdleMemTableSpares(Environment.TickCount64, (long)BackgroundScheduler.IdleCheckInterval.TotalMilliseconds);
         }
     }
 }

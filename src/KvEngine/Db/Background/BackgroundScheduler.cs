@@ -4,8 +4,10 @@ namespace KvEngine.Db.Background;
 /// The background threads that run flushes and compactions (RocksDB's background thread pool
 /// with its scheduling of BGWorkFlush and BGWorkCompaction): <see cref="KvOptions.MaxBackgroundJobs"/>
 /// threads, each asking the database for a job (<see cref="IBackgroundWorker.TryRunJob"/>, the <see cref="BackgroundJobPicker"/>) and
-/// sleeping on a wake semaphore when there is none (a thread that slept <see cref="IdleCheckInterval"/>
-/// without a job does the database's idle housekeeping, <see cref="IBackgroundWorker.OnIdle"/>). <see cref="Wake"/> is called at every memtable
+/// sleeping on a wake semaphore when there is none, for at most <see cref="IdleCheckInterval"/>: a
+/// thread that slept that long without a wake does the database's idle housekeeping
+/// (<see cref="IBackgroundWorker.OnIdle"/>) and then looks for a job again, so idle threads poll
+/// once a second (a missing <see cref="Wake"/> delays work by up to that, where it used to stall it). <see cref="Wake"/> is called at every memtable
 /// switch, after every job and when an error clears; a thread that finished a job wakes an idle
 /// one, so work a job made possible is picked up. <see cref="Shutdown"/> cancels running
 /// compactions (<see cref="Cancellation"/>) and joins the threads.

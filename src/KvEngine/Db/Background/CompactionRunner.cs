@@ -244,11 +244,11 @@ internal sealed class CompactionRunner
         }
         stats.Micros = sw.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
         cfd.CompactionStats.AddCompaction(c.OutputLevel, stats);
+        _db.Counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
         if (c.Reason == Compaction.CompactionReason.ReadTriggered)
         {
-            _db.Counters.AddReadTriggeredCompaction();
+            _db.Counters.AddReadTriggeredCompaction(); // after AddCompaction: never above Compactions
         }
-        _db.Counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
         _db.Telemetry.CompactionFinished(jobId, c, stats, outputs.Count, sw.Elapsed);
         _db.Sweeper.Sweep(atOpen: false);
     }
