@@ -22,6 +22,7 @@ internal sealed class CompactionStatistics
     private readonly LevelCompactionStats[] _levels;
     private readonly Stopwatch _uptime = Stopwatch.StartNew();
     private long _flushBytes;
+    private long _readTriggered;
 
     public CompactionStatistics(int numLevels)
     {
@@ -44,11 +45,15 @@ internal sealed class CompactionStatistics
         }
     }
 
-    public void AddCompaction(int outputLevel, LevelCompactionStats s)
+    public void AddCompaction(int outputLevel, LevelCompactionStats s, bool readTriggered = false)
     {
         lock (_gate)
         {
             _levels[outputLevel].Add(s);
+            if (readTriggered)
+            {
+                _readTriggered++;
+            }
         }
     }
 
@@ -123,6 +128,14 @@ internal sealed class CompactionStatistics
         sb.Append(c,
             $"Cumulative compaction: {sum.BytesWritten / Gb:F2} GB write, {sum.BytesWritten / Mb / uptime:F2} MB/s write, {read / Gb:F2} GB read, {read / Mb / uptime:F2} MB/s read, {sum.Micros / 1e6:F1} seconds\n");
         AppendCuts(sb, c);
+        lock (_gate)
+        {
+            if (_readTriggered > 0)
+            {
+                // KvEngine's line (RocksDB has no read-triggered compaction): see Level0ReadCharges.
+                sb.Append(c, $"Read-triggered compactions of level 0: {_readTriggered}\n");
+            }
+        }
         return sb.ToString();
     }
 

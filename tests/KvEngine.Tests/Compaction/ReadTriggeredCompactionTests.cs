@@ -85,6 +85,7 @@ public sealed class ReadTriggeredCompactionTests
         Assert.Equal(0, Files(db, 0));
         Assert.True(db.Counters.Compactions > compactions);
         Assert.Equal(1, db.Counters.ReadTriggeredCompactions);
+        Assert.Contains("Read-triggered compactions of level 0: 1", db.GetProperty("rocksdb.stats"), StringComparison.Ordinal);
         for (int i = 0; i < Keys; i++)
         {
             Assert.Equal(Value(i, 0), db.Get(Key(i), s_uncached));
@@ -107,6 +108,7 @@ public sealed class ReadTriggeredCompactionTests
         Assert.Equal(2, Files(db, 0));
         Assert.Equal(0, db.Impl.DefaultFamily.Level0Reads.Misses);
         Assert.Equal(0, db.Counters.ReadTriggeredCompactions);
+        Assert.DoesNotContain("Read-triggered", db.GetProperty("rocksdb.stats"), StringComparison.Ordinal);
     }
 
     /// <summary>Whole-key filters answer Gets of keys a level-0 file lacks without a data block read: nothing is charged but false positives.</summary>

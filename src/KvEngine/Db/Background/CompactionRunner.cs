@@ -243,7 +243,7 @@ internal sealed class CompactionRunner
             Monitor.PulseAll(_mutex);
         }
         stats.Micros = sw.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
-        cfd.CompactionStats.AddCompaction(c.OutputLevel, stats);
+        cfd.CompactionStats.AddCompaction(c.OutputLevel, stats, c.Reason == Compaction.CompactionReason.ReadTriggered);
         _db.Counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
         if (c.Reason == Compaction.CompactionReason.ReadTriggered)
         {
