@@ -57,10 +57,7 @@ internal sealed class ColumnFamilyData
         bool hugePages = UsesHugePages(options);
         _blockRecycler = new ArenaBlockRecycler(ArenaBlockSize(options.WriteBufferSize, hugePages), hugePages, options.WriteBufferSize);
         Mem = NewMemTable();
-        _readState = new ReadState(Mem, Array.Empty<MemTable>(), versions.Current)
-        {
-            Level0ReadBudget = Level0ReadCharges.Budget(versions.Current, CompactionOptions),
-        };
+        _readState = new ReadState(Mem, Array.Empty<MemTable>(), versions.Current) { Level0ReadBudget = Level0ReadBudget(versions.Current) };
     }
 
     public uint Id => Versions.Id;
@@ -138,6 +135,10 @@ internal sealed class ColumnFamilyData
     /// <summary>Level-0 misses of point lookups, toward a read-triggered compaction (see <see cref="Level0ReadCharges"/>).</summary>
     public Level0ReadCharges Level0Reads { get; } = new();
 
+    /// <summary>The read-triggered compaction budget a read state over <paramref name="version"/> carries (none once disabled).</summary>
+    private long Level0ReadBudget(Version version) =>
+        Level0Reads.IsDisabled ? long.MaxValue : Level0ReadCharges.Budget(version, CompactionOptions);
+
     /// <summary>Spare iterator trees over the current read state (see DbImpl.NewIterator).</summary>
     public PinnedIterator?[] SpareIterators { get; } = new PinnedIterator?[SpareIteratorSlots];
 
@@ -186,10 +187,7 @@ internal sealed class ColumnFamilyData
         {
             imm[i] = Immutable[Immutable.Count - 1 - i].Mem;
         }
-        var next = new ReadState(Mem, imm, current)
-        {
-            Level0ReadBudget = Level0Reads.IsDisabled ? long.MaxValue : Level0ReadCharges.Budget(current, CompactionOptions),
-        };
+        var next = new ReadState(Mem, imm, current) { Level0ReadBudget = Level0ReadBudget(current) };
         ReadState old = Interlocked.Exchange(ref _readState, next);
         DropSpareIterators(); // they read the old state
         old.Unref();

@@ -158,8 +158,8 @@ internal sealed unsafe class ArenaBlockRecycler : IDisposable
     /// </summary>
     public long TrimIfIdle(long nowMs, long intervalMs)
     {
-        NativeBuffer[]? freed = null;
-        long bytes = 0;
+        NativeBuffer[] freed;
+        long bytes;
         lock (_lock)
         {
             if (nowMs - _idleCheckMs < intervalMs)
@@ -172,21 +172,14 @@ internal sealed unsafe class ArenaBlockRecycler : IDisposable
             _idleCheckMs = nowMs;
             _consumerAtIdleCheck = consumer;
             _consumerUsageAtIdleCheck = usage;
-            if (idle && _spares.Count > 0)
+            if (!idle)
             {
-                freed = _spares.ToArray();
-                bytes = _spareBytes;
-                _spares.Clear();
-                _spareBytes = 0;
+                return 0;
             }
+            bytes = _spareBytes;
+            freed = TakeAllSpares();
         }
-        if (freed != null)
-        {
-            foreach (NativeBuffer block in freed)
-            {
-                block.Dispose();
-            }
-        }
+        Free(freed);
         return bytes;
     }
 
@@ -198,11 +191,27 @@ internal sealed unsafe class ArenaBlockRecycler : IDisposable
         {
             _disposed = true;
             _consumer = null;
-            spares = _spares.ToArray();
-            _spares.Clear();
-            _spareBytes = 0;
+            spares = TakeAllSpares();
         }
-        foreach (NativeBuffer block in spares)
+        Free(spares);
+    }
+
+    // Holds _lock: empties the spares, for the caller to free outside the lock.
+    private NativeBuffer[] TakeAllSpares()
+    {
+        if (_spares.Count == 0)
+        {
+            return [];
+        }
+        NativeBuffer[] all = _spares.ToArray();
+        _spares.Clear();
+        _spareBytes = 0;
+        return all;
+    }
+
+    private static void Free(NativeBuffer[] blocks)
+    {
+        foreach (NativeBuffer block in blocks)
         {
             block.Dispose();
         }

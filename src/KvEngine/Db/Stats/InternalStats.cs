@@ -98,9 +98,10 @@ internal sealed class InternalStats
                 case "rocksdb.compaction-pending":
                     lock (_mutex)
                     {
-                        // A read-triggered request counts while level 0 has files (the picker takes it next).
+                        // A read-triggered request (never made with auto compactions off: no budget) counts
+                        // while level 0 has files: the picker takes it next.
                         bool pending = cfd.Picker.NeedsCompaction(state.Version) ||
-                            (cfd.Level0Reads.Requested && state.Version.NumFiles(0) > 0 && !cfd.CompactionOptions.DisableAutoCompactions);
+                            (cfd.Level0Reads.Requested && state.Version.NumFiles(0) > 0);
                         return (pending ? 1 : 0).ToString(c);
                     }
                 case "rocksdb.num-running-compactions":
