@@ -5,8 +5,8 @@ namespace KvEngine.Compression;
 
 /// <summary>
 /// Zstandard frames (what RocksDB stores for kZSTD: one frame with its content size, no checksum)
-/// through the managed ZstdSharp.Port; the default level (3) through our own match finder and
-/// ZstdSharp's sequence encoder (<see cref="ZstdSequenceCompressor"/>). A ZSTD context holds hundreds of KiB of tables, so each
+/// through the managed ZstdSharp.Port; sources up to 32 KiB (data blocks) at the default level (3)
+/// through our own match finder and ZstdSharp's sequence encoder (<see cref="ZstdSequenceCompressor"/>). A ZSTD context holds hundreds of KiB of tables, so each
 /// thread keeps one compression context (re-levelled when a caller asks for another level) and
 /// one decompression context for its life, as RocksDB keeps per-thread contexts: a block then
 /// costs no allocation. Every failure of the package on malformed input is turned into a -1
@@ -45,7 +45,7 @@ internal static unsafe class ZstdCodec
     public static int Compress(ReadOnlySpan<byte> source, Span<byte> destination, int level)
     {
         level = Math.Clamp(level == 0 ? DefaultLevel : level, Compressor.MinCompressionLevel, Compressor.MaxCompressionLevel);
-        if (level == DefaultLevel)
+        if (level == DefaultLevel && source.Length <= ZstdSequenceCompressor.MaxSourceLength)
         {
             return (t_defaultLevelCompressor ??= new ZstdSequenceCompressor()).Compress(source, destination);
         }

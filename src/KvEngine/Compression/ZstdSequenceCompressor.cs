@@ -10,14 +10,22 @@ namespace KvEngine.Compression;
 /// half-compressible values took 19.5 us against ZstdSharp's 28.2 at the same level, and came out
 /// 0.4% smaller (docs/benchmarks.md, "Session 19").
 /// <para>
+/// Any source length works (a longer one grows the sequence buffer for good).
 /// Owns a native compression context and a sequence buffer; one per thread (the codec keeps it
 /// thread-local), so not thread-safe. The finalizer frees the context of a thread that ended.
 /// </para>
 /// </summary>
 internal sealed unsafe class ZstdSequenceCompressor : IDisposable
 {
+    /// <summary>
+    /// The largest source the codec sends here (data blocks; larger ones, index blocks and big
+    /// values, go to ZstdSharp's compressor): the sequence buffer is sized for it once
+    /// (128 KiB), where sizing it for every large block kept megabytes on the GC heap.
+    /// </summary>
+    public const int MaxSourceLength = 32 << 10;
+
     private ZSTD_CCtx_s* _context;
-    private ZSTD_Sequence[] _sequences = new ZSTD_Sequence[ZstdMatchFinder.MaxSequences(16 << 10)];
+    private ZSTD_Sequence[] _sequences = new ZSTD_Sequence[ZstdMatchFinder.MaxSequences(MaxSourceLength)];
     private byte[] _scratch = Array.Empty<byte>();
 
     public ZstdSequenceCompressor()
