@@ -16,9 +16,11 @@ namespace KvEngine.Compression;
 /// last     := token (literals only) [length bytes] literals   (at least the last 5 bytes)
 /// </code>
 /// LZ4's end-of-block rules hold: the last match starts at least 12 bytes before the end and
-/// the last 5 bytes are literals. A per-thread hash table of 8192 positions (4-byte hashes) is
-/// reused across calls without clearing: each call works above a new base, so entries of
-/// earlier calls read as "no candidate". <c>acceleration</c> &gt; 1 skips ahead faster when
+/// the last 5 bytes are literals. A per-thread hash table of 65,536 positions (4-byte hashes;
+/// 256 KiB) is reused across calls without clearing: each call works above a new base, so entries of
+/// earlier calls read as "no candidate". LZ4's own 4,096-8,192 entries made a 4 KiB block of
+/// half-compressible values run at 364 MB/s here (liblz4: 800); with 65,536 a block's own
+/// positions rarely collide, and it ran at 615 MB/s (docs/benchmarks.md, "Session 19"). <c>acceleration</c> &gt; 1 skips ahead faster when
 /// nothing matches (RocksDB passes -level for negative levels). Thread-safe (thread-local table).
 /// </summary>
 internal static unsafe class Lz4BlockEncoder
@@ -26,7 +28,7 @@ internal static unsafe class Lz4BlockEncoder
     private const int MinMatch = 4;
     private const int LastLiterals = 5;
     private const int MfLimit = 12;
-    private const int HashLog = 13;
+    private const int HashLog = 16;
     private const int MaxDistance = 65535;
     private const int SkipTrigger = 6;
 
@@ -76,29 +78,11 @@ internal static unsafe class Lz4BlockEncoder
                 uint forwardH = Hash(ip);
                 while (true)
                 {
-                    byte* match;
                     // Find a match, stepping faster the longer nothing matches.
-                    byte* forwardIp = ip;
-                    int step = 1;
-                    int searchMatchNb = acceleration << SkipTrigger;
-                    while (true)
+                    ip = FindMatch(ip, forwardH, src, hashTable, baseOffset, mflimitPlusOne, acceleration << SkipTrigger, out byte* match);
+                    if (ip == null)
                     {
-                        uint h = forwardH;
-                        ip = forwardIp;
-                        forwardIp += step;
-                        step = searchMatchNb++ >> SkipTrigger;
-                        if (forwardIp > mflimitPlusOne)
-                        {
-                            goto LastLiteralsLabel;
-                        }
-                        int candidate = hashTable[h] - baseOffset;
-                        forwardH = Hash(forwardIp);
-                        hashTable[h] = baseOffset + (int)(ip - src);
-                        match = src + candidate;
-                        if (candidate >= 0 && ip - match <= MaxDistance && Read32(match) == Read32(ip))
-                        {
-                            break;
-                        }
+                        goto LastLiteralsLabel;
                     }
                     // Extend the match backwards over equal bytes.
                     while (ip > anchor && match > src && ip[-1] == match[-1])
@@ -163,6 +147,42 @@ internal static unsafe class Lz4BlockEncoder
             Buffer.MemoryCopy(anchor, op, lastRun, lastRun);
             op += lastRun;
             return (int)(op - dst);
+        }
+    }
+
+    /// <summary>
+    /// The search from <paramref name="ip"/> (whose hash is <paramref name="forwardH"/>): records each
+    /// position it passes in the table and returns the first whose 4 bytes equal its candidate's,
+    /// with the candidate in <paramref name="match"/>; null once the next position would pass
+    /// <paramref name="mflimitPlusOne"/>. A method of its own so that its few variables stay in
+    /// registers: inlined into <see cref="Compress"/>, the JIT spilled the candidate and the
+    /// position to the stack on every step (2.2x liblz4's time per block; docs/benchmarks.md, "Session 19").
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static byte* FindMatch(byte* ip, uint forwardH, byte* src, int* hashTable, int baseOffset, byte* mflimitPlusOne, int searchMatchNb,
+        out byte* match)
+    {
+        byte* forwardIp = ip;
+        int step = 1;
+        while (true)
+        {
+            uint h = forwardH;
+            ip = forwardIp;
+            forwardIp += step;
+            step = searchMatchNb++ >> SkipTrigger;
+            if (forwardIp > mflimitPlusOne)
+            {
+                match = null;
+                return null;
+            }
+            int candidate = hashTable[h] - baseOffset;
+            forwardH = Hash(forwardIp);
+            hashTable[h] = baseOffset + (int)(ip - src);
+            if (candidate >= 0 && ip - (src + candidate) <= MaxDistance && Read32(src + candidate) == Read32(ip))
+            {
+                match = src + candidate;
+                return ip;
+            }
         }
     }
 
