@@ -120,7 +120,7 @@ public class ColumnFamilyOptions
     /// 1 KiB) schedules the compaction about when the reads it would have saved have cost as much
     /// as it does (the ski-rental rule: within about twice the better of compacting at once and
     /// never, as far as that cost ratio holds and the compaction is not held up by others).
-    /// Leveled compaction only; Gets only (not MultiGet or iterators); files with whole-key Bloom
+    /// Leveled compaction only; Gets and MultiGet (not iterators); files with whole-key Bloom
     /// filters are charged only for false positives. KvEngine's own option (RocksDB removed seek
     /// compaction): not written to the OPTIONS file. 0 turns it off; 1024 by default.
     /// </summary>

@@ -118,7 +118,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _liveFiles = new LiveFiles(_mutex, _familyGate, dir, _fs, _versions, _wals, ThrowIfDisposed);
         _internalStats = new InternalStats(_mutex, _versions, _snapshots, _blockCache, _errors);
         _pointReader = new PointReader(_stats, _scheduler.Wake);
-        _multiGetReader = new MultiGetReader(_stats);
+        _multiGetReader = new MultiGetReader(_stats, _scheduler.Wake);
         IteratorCursors = new IteratorCursorPool(this, Math.Clamp(2 * Environment.ProcessorCount, 8, 64));
     }
 

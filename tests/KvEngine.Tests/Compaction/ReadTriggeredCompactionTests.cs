@@ -165,6 +165,62 @@ public sealed class ReadTriggeredCompactionTests
         Assert.Equal(10, db.Impl.DefaultFamily.Level0Reads.Misses);
     }
 
+    /// <summary>MultiGets charge level-0 files searched in vain as Gets do, and get them compacted.</summary>
+    [Fact]
+    public void MultiGetsThatMissLevel0FilesCompactThem()
+    {
+        using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 0, bytesPerMiss: 1024, out _);
+        for (int first = 0; first < Keys; first += 20)
+        {
+            var keys = new List<byte[]>();
+            for (int i = first; i < first + 20; i++)
+            {
+                keys.Add(Key(i));
+            }
+            byte[]?[] values = db.MultiGet(keys, s_uncached);
+            for (int i = 0; i < 20; i++)
+            {
+                Assert.Equal(Value(first + i, 0), values[i]);
+            }
+        }
+        WaitForCompactions(db);
+        Assert.Equal(0, Files(db, 0));
+        Assert.Equal(1, db.Counters.ReadTriggeredCompactions);
+    }
+
+    /// <summary>
+    /// A MultiGet of keys no table holds saves, after a compaction, all but one file's reads: over
+    /// one level-0 file it is charged nothing, over two files about one file's blocks.
+    /// </summary>
+    [Fact]
+    public void AMultiGetOfKeysNoTableHoldsChargesOneFileLess()
+    {
+        var o = new KvOptions { FileSystem = _fs, BlockSize = 1024, BloomBitsPerKey = 0 };
+        using KvDb db = KvDb.Open("/r/db", o);
+        for (int i = 0; i < Keys; i += 2)
+        {
+            db.Put(Key(i), Value(i, 0));
+        }
+        db.Flush();
+        var absent = new List<byte[]>();
+        for (int i = 1; i < 41; i += 2)
+        {
+            absent.Add(Key(i));
+        }
+        Assert.All(db.MultiGet(absent, s_uncached), Assert.Null);
+        Assert.Equal(0, db.Impl.DefaultFamily.Level0Reads.Misses);
+
+        for (int i = 0; i < Keys; i += 2)
+        {
+            db.Put(Key(i), Value(i, 1));
+        }
+        db.Flush();
+        Assert.Equal(2, Files(db, 0));
+        Assert.All(db.MultiGet(absent, s_uncached), Assert.Null);
+        // 20 absent keys among 40 entries of ~220 B in 1 KiB blocks: ~9-11 blocks per file, one file's worth saved.
+        Assert.InRange(db.Impl.DefaultFamily.Level0Reads.Misses, 5, 15);
+    }
+
     /// <summary>A read-only database compacts nothing: its Gets charge nothing and nothing is reported pending.</summary>
     [Fact]
     public void AReadOnlyDatabaseChargesNothing()

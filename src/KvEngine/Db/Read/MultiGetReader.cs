@@ -18,6 +18,9 @@ namespace KvEngine.Db.Read;
 /// key). Range tombstones raise each key's covering sequence per source exactly as Get does; a key
 /// whose newest entry is a merge operand is finished by <see cref="MergeLookup"/>, Get's own merge
 /// walk. Corruption met by any key's lookup throws <see cref="KvCorruptionException"/> for the whole batch.
+/// Level-0 data blocks read from files in vain are charged to the family's
+/// <see cref="Compaction.Level0ReadCharges"/> as Gets charge them (see <see cref="LookUpTables"/>),
+/// waking the background threads when that crosses the budget.
 /// <para>
 /// Invariants: the caller (<see cref="DbImpl"/>) has reset the results, pinned the read state
 /// before it took the sequence, and releases the state after the call; the context is rented and
@@ -31,8 +34,15 @@ namespace KvEngine.Db.Read;
 internal sealed class MultiGetReader
 {
     private readonly KvStatistics? _stats;
+    private readonly Action _wakeBackground;
 
-    public MultiGetReader(KvStatistics? stats) => _stats = stats;
+    /// <param name="stats">Statistics to record into, or null.</param>
+    /// <param name="wakeBackground">Wakes the background threads: a read-triggered compaction was requested.</param>
+    public MultiGetReader(KvStatistics? stats, Action wakeBackground)
+    {
+        _stats = stats;
+        _wakeBackground = wakeBackground;
+    }
 
     /// <summary>Looks <paramref name="keys"/> (not empty) up at <paramref name="sequence"/> in <paramref name="state"/> into <paramref name="results"/>.</summary>
     public void MultiGet(ColumnFamilyData cfd, ReadState state, ulong sequence, ReadOnlySpan<ReadOnlyMemory<byte>> keys, MultiGetResults results, ReadOptions options)
@@ -45,7 +55,11 @@ internal sealed class MultiGetReader
             LookUpMemTables(cfd, state, ctx, results, sequence, options);
             if (ctx.Pending.Length > 0)
             {
-                LookUpTables(cfd, state, ctx, results, sequence, options);
+                int level0Misses = LookUpTables(cfd, state, ctx, results, sequence, options);
+                if (level0Misses > 0 && state.Level0ReadBudget != long.MaxValue && cfd.Level0Reads.Charge(level0Misses, state.Level0ReadBudget))
+                {
+                    _wakeBackground(); // a read-triggered compaction of level 0 is due
+                }
             }
             int found = 0;
             for (int pos = 0, first = 0; pos < ctx.Count; pos++)
@@ -102,11 +116,21 @@ internal sealed class MultiGetReader
         }
     }
 
-    // Version.TryGet's walk for the pending keys together: level 0 newest file first, then one file per key per level.
-    private void LookUpTables(ColumnFamilyData cfd, ReadState state, MultiGetContext ctx, MultiGetResults results, ulong sequence, ReadOptions options)
+    /// <summary>
+    /// Version.TryGet's walk for the pending keys together: level 0 newest file first, then one file
+    /// per key per level. Returns the level-0 misses to charge, what Version.TryGet counts per key
+    /// taken over the batch: a level-0 file's data blocks read from the file, in the share of its
+    /// keys it did not decide (a block may serve several keys); when nothing deeper was read (the
+    /// keys left are in no table), less the largest one file's charge: the reads of the one file a
+    /// compaction would leave (a single key: one).
+    /// </summary>
+    private int LookUpTables(ColumnFamilyData cfd, ReadState state, MultiGetContext ctx, MultiGetResults results, ulong sequence, ReadOptions options)
     {
         Version v = state.Version;
         int[] batch = ctx.Batch;
+        bool[] decided = ctx.Decided;
+        int level0Misses = 0;
+        int largestFileMisses = 0;
         foreach (FileMetaData f in v.LevelFiles(0))
         {
             int n = 0;
@@ -119,14 +143,28 @@ internal sealed class MultiGetReader
             }
             if (n > 0)
             {
+                int blocksBefore = TableReader.DataBlockFileReadsOnThread;
                 LookUpFile(cfd, state, ctx, results, cfd.Tables.Get(f, 0), batch.AsSpan(0, n), 0, sequence, options);
+                int blocksRead = TableReader.DataBlockFileReadsOnThread - blocksBefore;
+                if (blocksRead > 0)
+                {
+                    int undecided = 0;
+                    foreach (int pos in batch.AsSpan(0, n))
+                    {
+                        undecided += decided[pos] ? 0 : 1;
+                    }
+                    int misses = (int)((long)blocksRead * undecided / n);
+                    level0Misses += misses;
+                    largestFileMisses = Math.Max(largestFileMisses, misses);
+                }
                 ctx.RemoveDecided();
                 if (ctx.Pending.Length == 0)
                 {
-                    return;
+                    return level0Misses;
                 }
             }
         }
+        int blocksAfterLevel0 = TableReader.DataBlockFileReadsOnThread;
         for (int level = 1; level < Version.NumLevels; level++)
         {
             FileMetaData[] files = v.LevelFiles(level);
@@ -158,9 +196,14 @@ internal sealed class MultiGetReader
             ctx.RemoveDecided();
             if (ctx.Pending.Length == 0)
             {
-                return;
+                return level0Misses;
             }
         }
+        if (level0Misses > 0 && TableReader.DataBlockFileReadsOnThread == blocksAfterLevel0)
+        {
+            level0Misses -= largestFileMisses; // in no table: one file's search remains after a compaction
+        }
+        return level0Misses;
     }
 
     // One table's share of the batch, then Version.TryGetInFile's decisions per key: an entry
