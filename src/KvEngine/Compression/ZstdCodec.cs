@@ -6,7 +6,8 @@ namespace KvEngine.Compression;
 /// <summary>
 /// Zstandard frames (what RocksDB stores for kZSTD: one frame with its content size, no checksum)
 /// through the managed ZstdSharp.Port; sources up to 32 KiB (data blocks) at the default level (3)
-/// through our own match finder and ZstdSharp's sequence encoder (<see cref="ZstdSequenceCompressor"/>). A ZSTD context holds hundreds of KiB of tables, so each
+/// through our own match finder and ZstdSharp's sequence encoder (<see cref="ZstdSequenceCompressor"/>).
+/// A ZSTD context holds hundreds of KiB of tables, so each
 /// thread keeps one compression context (re-levelled when a caller asks for another level) and
 /// one decompression context for its life, as RocksDB keeps per-thread contexts: a block then
 /// costs no allocation. Every failure of the package on malformed input is turned into a -1

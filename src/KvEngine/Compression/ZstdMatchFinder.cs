@@ -20,7 +20,7 @@ namespace KvEngine.Compression;
 /// Matches extend backwards over pending literals. With nothing found the step grows by one every
 /// 256 bytes. After a match, the table learns positions inside it and the second-last offset is
 /// tried as an immediate repeat. Every match lies inside the block (offsets at most the position),
-/// is at least 4 bytes and ends at least where the block ends; the last 8 bytes start no match
+/// is at least 4 bytes and ends at most where the block ends; the last 8 bytes start no match
 /// search (their matches extend into them).
 /// </para>
 /// <para>

@@ -189,6 +189,37 @@ public sealed class ReadTriggeredCompactionTests
     }
 
     /// <summary>
+    /// A MultiGet charges a filtered level-0 file only for the keys its filter let through: the
+    /// blocks read for the keys found in it are not charged to the many keys the filter answered.
+    /// </summary>
+    [Fact]
+    public void FilteredFilesAreChargedOnlyForFalsePositivesInAMultiGet()
+    {
+        using KvDb db = OpenWithTwoLevel0Files(bloomBitsPerKey: 10, bytesPerMiss: 1 << 20, out _); // a budget never reached here
+        var keys = new List<byte[]>();
+        for (int i = 0; i < 50; i++)
+        {
+            keys.Add(Key(Keys + i)); // in the two level-0 files
+        }
+        for (int i = 0; i < 450; i++)
+        {
+            keys.Add(Key(i * 4)); // in the base level; each level-0 file's range holds them
+        }
+        byte[]?[] values = db.MultiGet(keys, s_uncached);
+        for (int i = 0; i < 50; i++)
+        {
+            Assert.Equal(Value(i, 1), values[i]);
+        }
+        for (int i = 0; i < 450; i++)
+        {
+            Assert.Equal(Value(i * 4, 0), values[50 + i]);
+        }
+        // ~1% false positives of 475 keys per file: a few charges. Spread over every key a file's
+        // range holds, the blocks read for its 25 found keys would charge ~10 per file.
+        Assert.InRange(db.Impl.DefaultFamily.Level0Reads.Misses, 0, 8);
+    }
+
+    /// <summary>
     /// A MultiGet of keys no table holds saves, after a compaction, all but one file's reads: over
     /// one level-0 file it is charged nothing, over two files about one file's blocks.
     /// </summary>

@@ -119,8 +119,8 @@ internal sealed class MultiGetReader
     /// <summary>
     /// Version.TryGet's walk for the pending keys together: level 0 newest file first, then one file
     /// per key per level. Returns the level-0 misses to charge, what Version.TryGet counts per key
-    /// taken over the batch: a level-0 file's data blocks read from the file, in the share of its
-    /// keys it did not decide (a block may serve several keys); when nothing deeper was read (the
+    /// taken over the batch: a level-0 file's data blocks read from the file, in the share it did
+    /// not decide of the keys its filter let through (a block may serve several keys); when nothing deeper was read (the
     /// keys left are in no table), less the largest one file's charge: the reads of the one file a
     /// compaction would leave (a single key: one).
     /// </summary>
@@ -129,6 +129,7 @@ internal sealed class MultiGetReader
         Version v = state.Version;
         int[] batch = ctx.Batch;
         bool[] decided = ctx.Decided;
+        bool[] mayMatch = ctx.MayMatch;
         int level0Misses = 0;
         int largestFileMisses = 0;
         foreach (FileMetaData f in v.LevelFiles(0))
@@ -148,12 +149,19 @@ internal sealed class MultiGetReader
                 int blocksRead = TableReader.DataBlockFileReadsOnThread - blocksBefore;
                 if (blocksRead > 0)
                 {
+                    // Over the keys the file's filter let through (it ran for this batch: blocks were
+                    // read); a key the filter answered read nothing and is charged nothing, as in Get.
+                    int candidates = 0;
                     int undecided = 0;
                     foreach (int pos in batch.AsSpan(0, n))
                     {
-                        undecided += decided[pos] ? 0 : 1;
+                        if (mayMatch[pos])
+                        {
+                            candidates++;
+                            undecided += decided[pos] ? 0 : 1;
+                        }
                     }
-                    int misses = (int)((long)blocksRead * undecided / n);
+                    int misses = candidates == 0 ? 0 : (int)(((2L * blocksRead * undecided) + candidates) / (2L * candidates)); // rounded
                     level0Misses += misses;
                     largestFileMisses = Math.Max(largestFileMisses, misses);
                 }
