@@ -1,4 +1,3 @@
-using System.Numerics;
 using System.Runtime.CompilerServices;
 
 namespace KvEngine.Compression;
@@ -107,7 +106,7 @@ internal static unsafe class Lz4BlockEncoder
                         op[0] = (byte)offset;
                         op[1] = (byte)(offset >> 8);
                         op += 2;
-                        int matchLength = Count(ip + MinMatch, match + MinMatch, matchLimit);
+                        int matchLength = MatchLength.Count(ip + MinMatch, match + MinMatch, matchLimit);
                         ip += matchLength + MinMatch;
                         if (op + (matchLength / 255) + 1 + 1 + LastLiterals > oend)
                         {
@@ -211,30 +210,4 @@ internal static unsafe class Lz4BlockEncoder
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static uint Hash(byte* p) => (Read32(p) * 2654435761U) >> (32 - HashLog);
-
-    /// <summary>Bytes equal at <paramref name="input"/> and <paramref name="match"/>, up to <paramref name="limit"/>.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int Count(byte* input, byte* match, byte* limit)
-    {
-        byte* start = input;
-        if (BitConverter.IsLittleEndian)
-        {
-            while (input < limit - 7)
-            {
-                ulong diff = Unsafe.ReadUnaligned<ulong>(match) ^ Unsafe.ReadUnaligned<ulong>(input);
-                if (diff != 0)
-                {
-                    return (int)(input - start) + (BitOperations.TrailingZeroCount(diff) >> 3);
-                }
-                input += 8;
-                match += 8;
-            }
-        }
-        while (input < limit && *input == *match)
-        {
-            input++;
-            match++;
-        }
-        return (int)(input - start);
-    }
 }

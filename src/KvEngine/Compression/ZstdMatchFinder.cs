@@ -1,4 +1,3 @@
-using System.Numerics;
 using System.Runtime.CompilerServices;
 using ZstdSharp.Unsafe;
 
@@ -120,7 +119,7 @@ internal static unsafe class ZstdMatchFinder
                     // A repeat of the last offset one byte ahead.
                     if (offset1 > 0 && Read32(ip + 1 - offset1) == Read32(ip + 1))
                     {
-                        mLength = Count(ip + 1 + 4, ip + 1 + 4 - offset1, iend) + 4;
+                        mLength = (uint)MatchLength.Count(ip + 1 + 4, ip + 1 + 4 - offset1, iend) + 4;
                         ip++;
                         offset = offset1;
                         repeat = true;
@@ -131,7 +130,7 @@ internal static unsafe class ZstdMatchFinder
                     if (idxl0 > baseIndex && Read64(start + idxl0) == Read64(ip))
                     {
                         byte* match = start + idxl0;
-                        mLength = Count(ip + 8, match + 8, iend) + 8;
+                        mLength = (uint)MatchLength.Count(ip + 8, match + 8, iend) + 8;
                         offset = (uint)(ip - match);
                         CatchUp(ref ip, ref match, anchor, istart, ref mLength);
                         if (step < 4)
@@ -149,14 +148,14 @@ internal static unsafe class ZstdMatchFinder
                         {
                             byte* match = start + idxl1;
                             ip = ip1;
-                            mLength = Count(ip + 8, match + 8, iend) + 8;
+                            mLength = (uint)MatchLength.Count(ip + 8, match + 8, iend) + 8;
                             offset = (uint)(ip - match);
                             CatchUp(ref ip, ref match, anchor, istart, ref mLength);
                         }
                         else
                         {
                             byte* match = start + idxs0;
-                            mLength = Count(ip + 4, match + 4, iend) + 4;
+                            mLength = (uint)MatchLength.Count(ip + 4, match + 4, iend) + 4;
                             offset = (uint)(ip - match);
                             CatchUp(ref ip, ref match, anchor, istart, ref mLength);
                         }
@@ -207,7 +206,7 @@ internal static unsafe class ZstdMatchFinder
                     // Immediate repeats of the second-last offset (they swap the two).
                     while (ip <= ilimit && offset2 > 0 && Read32(ip) == Read32(ip - offset2))
                     {
-                        uint rLength = Count(ip + 4, ip + 4 - offset2, iend) + 4;
+                        uint rLength = (uint)MatchLength.Count(ip + 4, ip + 4 - offset2, iend) + 4;
                         (offset1, offset2) = (offset2, offset1);
                         uint at = (uint)(ip - start);
                         hashShort[HashShort(ip, ShortLog)] = at;
@@ -237,30 +236,6 @@ internal static unsafe class ZstdMatchFinder
             match--;
             mLength++;
         }
-    }
-
-    /// <summary>Length of the common prefix of <paramref name="ip"/> and <paramref name="match"/>, stopping at <paramref name="iend"/>.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static uint Count(byte* ip, byte* match, byte* iend)
-    {
-        byte* pStart = ip;
-        byte* limit8 = iend - 7;
-        while (ip < limit8)
-        {
-            ulong diff = Read64(ip) ^ Read64(match);
-            if (diff != 0)
-            {
-                return (uint)(ip - pStart) + (uint)(BitOperations.TrailingZeroCount(diff) >> 3);
-            }
-            ip += 8;
-            match += 8;
-        }
-        while (ip < iend && *ip == *match)
-        {
-            ip++;
-            match++;
-        }
-        return (uint)(ip - pStart);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

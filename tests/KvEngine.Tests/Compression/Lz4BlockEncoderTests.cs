@@ -10,48 +10,14 @@ namespace KvEngine.Tests.Compression;
 /// </summary>
 public class Lz4BlockEncoderTests
 {
-    private static byte[] Data(int length, int shape, int seed)
-    {
-        var rnd = new Random(seed);
-        var data = new byte[length];
-        switch (shape)
-        {
-            case 0:
-                rnd.NextBytes(data);
-                break;
-            case 1:
-                for (int i = 0; i < length; i++)
-                {
-                    data[i] = i % 100 < 50 ? (byte)(' ' + rnd.Next(95)) : data[i - 50];
-                }
-                break;
-            case 2:
-                Array.Fill(data, (byte)'z');
-                break;
-            case 3: // a random chunk repeated past LZ4's 64 KiB window
-                var chunk = new byte[70_000];
-                rnd.NextBytes(chunk);
-                for (int i = 0; i < length; i++)
-                {
-                    data[i] = chunk[i % chunk.Length];
-                }
-                break;
-            default: // text-like with short repeats
-                for (int i = 0; i < length; i++)
-                {
-                    data[i] = (byte)"the quick brown fox jumps over the lazy dog "[(i * 7 + rnd.Next(3)) % 44];
-                }
-                break;
-        }
-        return data;
-    }
+    private static byte[] Data(int length, int shape, int seed) => CodecTestData.Data(length, shape, seed);
 
     public static IEnumerable<object[]> Cases()
     {
         int[] sizes = [0, 1, 5, 12, 13, 14, 20, 64, 255, 256, 4096, 65_535, 65_536, 65_547, 200_000, 1 << 20];
         foreach (int size in sizes)
         {
-            for (int shape = 0; shape < 5; shape++)
+            for (int shape = 0; shape < CodecTestData.Shapes; shape++)
             {
                 yield return [size, shape];
             }
@@ -89,7 +55,7 @@ public class Lz4BlockEncoderTests
         var rnd = new Random(3);
         for (int trial = 0; trial < 300; trial++)
         {
-            byte[] raw = Data(rnd.Next(1, 20_000), rnd.Next(5), trial);
+            byte[] raw = Data(rnd.Next(1, 20_000), rnd.Next(CodecTestData.Shapes), trial);
             int full = Lz4BlockEncoder.Compress(raw, new byte[LZ4Codec.MaximumOutputSize(raw.Length)], 1);
             int capacity = rnd.Next(1, full + 1);
             var dst = new byte[capacity + 64];

@@ -13,54 +13,14 @@ namespace KvEngine.Tests.Compression;
 /// </summary>
 public unsafe class ZstdSequenceCompressorTests
 {
-    internal static byte[] Data(int length, int shape, int seed)
-    {
-        var rnd = new Random(seed);
-        var data = new byte[length];
-        switch (shape)
-        {
-            case 0:
-                rnd.NextBytes(data);
-                break;
-            case 1: // db_bench's half-compressible values
-                for (int i = 0; i < length; i++)
-                {
-                    data[i] = i % 100 < 50 ? (byte)(' ' + rnd.Next(95)) : data[i - 50];
-                }
-                break;
-            case 2:
-                Array.Fill(data, (byte)'z');
-                break;
-            case 3: // a random chunk repeated at a long distance
-                var chunk = new byte[70_000];
-                rnd.NextBytes(chunk);
-                for (int i = 0; i < length; i++)
-                {
-                    data[i] = chunk[i % chunk.Length];
-                }
-                break;
-            case 4: // two alternating periods: repeats of the second-last offset
-                for (int i = 0; i < length; i++)
-                {
-                    data[i] = i < 64 ? (byte)rnd.Next(256) : (i / 16 % 2 == 0 ? data[i - 24] : data[i - 40]);
-                }
-                break;
-            default: // text-like with short repeats
-                for (int i = 0; i < length; i++)
-                {
-                    data[i] = (byte)"the quick brown fox jumps over the lazy dog "[(i * 7 + rnd.Next(3)) % 44];
-                }
-                break;
-        }
-        return data;
-    }
+    private static byte[] Data(int length, int shape, int seed) => CodecTestData.Data(length, shape, seed);
 
     public static IEnumerable<object[]> Cases()
     {
         int[] sizes = [0, 1, 5, 11, 12, 13, 20, 64, 255, 4096, 16_384, 65_536, 131_072, 131_075, 300_000];
         foreach (int size in sizes)
         {
-            for (int shape = 0; shape < 6; shape++)
+            for (int shape = 0; shape < CodecTestData.Shapes; shape++)
             {
                 yield return [size, shape];
             }
@@ -124,7 +84,7 @@ public unsafe class ZstdSequenceCompressorTests
         var theirs = new byte[16_384];
         using var reference = new Compressor(3);
         var compressor = new ZstdSequenceCompressor();
-        foreach (int shape in new[] { 1, 4, 5 })
+        foreach (int shape in new[] { 1, 4, 5 }) // half-compressible, text, alternating periods
         {
             byte[] raw = Data(4096, shape, 9);
             int n = compressor.Compress(raw, ours);
@@ -149,7 +109,7 @@ public unsafe class ZstdSequenceCompressorTests
         using var decompressor = new Decompressor();
         for (int trial = 0; trial < 300; trial++)
         {
-            byte[] raw = Data(rnd.Next(1, 20_000), rnd.Next(6), trial);
+            byte[] raw = Data(rnd.Next(1, 20_000), rnd.Next(CodecTestData.Shapes), trial);
             int full = compressor.Compress(raw, new byte[ZstdCodec.CompressBound(raw.Length)]);
             int capacity = rnd.Next(1, full + 1);
             var dst = new byte[capacity + 64];

@@ -27,10 +27,10 @@ public sealed class ZstdInteropTests : IDisposable
             {
                 foreach (int size in sizes)
                 {
-                    for (int shape = 0; shape < 6; shape++)
+                    for (int shape = 0; shape < CodecTestData.Shapes; shape++)
                     {
                         byte[] key = System.Text.Encoding.ASCII.GetBytes($"k{shape}-{size:D7}-{round}");
-                        byte[] value = ZstdSequenceCompressorTests.Data(size, shape, n++);
+                        byte[] value = CodecTestData.Data(size, shape, n++);
                         kv.Put(key, value);
                         model[key] = value;
                     }
