@@ -53,4 +53,45 @@ internal static class CodecTestData
         }
         return data;
     }
+
+    /// <summary>
+    /// Random structure for the compressors' search: runs of random bytes, of one byte, and copies
+    /// of earlier stretches at random distances (short, near and far, often the same distance
+    /// again), so matches of every length meet repeat offsets and the block's ends.
+    /// </summary>
+    public static byte[] Segments(Random rnd, int length)
+    {
+        var data = new byte[length];
+        int at = 0;
+        int lastDistance = 1;
+        while (at < length)
+        {
+            int run = Math.Min(length - at, rnd.Next(1, rnd.Next(2) == 0 ? 16 : 300));
+            switch (rnd.Next(4))
+            {
+                case 0:
+                    rnd.NextBytes(data.AsSpan(at, run));
+                    break;
+                case 1:
+                    data.AsSpan(at, run).Fill((byte)rnd.Next(256));
+                    break;
+                default:
+                    if (at == 0)
+                    {
+                        rnd.NextBytes(data.AsSpan(at, run));
+                        break;
+                    }
+                    int distance = rnd.Next(3) == 0 ? lastDistance : rnd.Next(1, Math.Min(at, rnd.Next(2) == 0 ? 64 : 70_000) + 1);
+                    distance = Math.Min(distance, at);
+                    lastDistance = distance;
+                    for (int i = 0; i < run; i++)
+                    {
+                        data[at + i] = data[at + i - distance];
+                    }
+                    break;
+            }
+            at += run;
+        }
+        return data;
+    }
 }

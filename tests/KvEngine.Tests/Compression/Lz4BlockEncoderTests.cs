@@ -49,6 +49,23 @@ public class Lz4BlockEncoderTests
         }
     }
 
+    /// <summary>Random structures (runs, repeats at repeated distances, block ends): K4os restores every one.</summary>
+    [Fact]
+    public void RandomStructuresRoundTrip()
+    {
+        var rnd = new Random(20261127);
+        for (int trial = 0; trial < 400; trial++)
+        {
+            byte[] raw = CodecTestData.Segments(rnd, rnd.Next(1, 100_000));
+            var compressed = new byte[LZ4Codec.MaximumOutputSize(raw.Length)];
+            int n = Lz4BlockEncoder.Compress(raw, compressed, 1 + (trial % 3));
+            Assert.True(n > 0, $"trial {trial}: {n}");
+            var back = new byte[raw.Length];
+            Assert.Equal(raw.Length, LZ4Codec.Decode(compressed.AsSpan(0, n), back));
+            Assert.Equal(raw, back);
+        }
+    }
+
     [Fact]
     public void ATooSmallDestinationGivesZeroAndIsNeverOverrun()
     {

@@ -54,6 +54,31 @@ public unsafe class ZstdSequenceCompressorTests
         }
     }
 
+    /// <summary>Random structures (runs, repeats at repeated distances, block ends): the sequences replay and the frames decode.</summary>
+    [Fact]
+    public void RandomStructuresReplayAndDecode()
+    {
+        var rnd = new Random(20261127);
+        var compressor = new ZstdSequenceCompressor();
+        using var decompressor = new Decompressor();
+        var sequences = new ZSTD_Sequence[ZstdMatchFinder.MaxSequences(40_000)];
+        for (int trial = 0; trial < 400; trial++)
+        {
+            byte[] raw = CodecTestData.Segments(rnd, rnd.Next(0, 40_000));
+            int count;
+            fixed (byte* src = raw)
+            fixed (ZSTD_Sequence* s = sequences)
+            {
+                count = ZstdMatchFinder.FindSequences(src, raw.Length, s);
+            }
+            Assert.Equal(raw, Replay(raw, sequences.AsSpan(0, count)));
+            var compressed = new byte[ZstdCodec.CompressBound(raw.Length)];
+            int n = compressor.Compress(raw, compressed);
+            Assert.True(n > 0, $"trial {trial}: {n}");
+            Assert.Equal(raw, decompressor.Unwrap(compressed.AsSpan(0, n)).ToArray());
+        }
+    }
+
     /// <summary>Rebuilds a block from its sequences alone, checking each against the rules the encoder relies on.</summary>
     private static byte[] Replay(byte[] raw, ReadOnlySpan<ZSTD_Sequence> sequences)
     {
