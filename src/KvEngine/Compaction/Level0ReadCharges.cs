@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using KvEngine.Versions;
 
 using Version = KvEngine.Versions.Version;
@@ -44,10 +45,14 @@ internal sealed class Level0ReadCharges
 
     /// <summary>
     /// Adds <paramref name="misses"/>; true for the one caller whose charge made them reach
-    /// <paramref name="budget"/> (it then wakes the background threads). Does nothing while a
-    /// request is pending or level 0 is being compacted.
+    /// <paramref name="budget"/> (it then wakes the background threads). Does nothing for no
+    /// misses, for a read state without a budget (<see cref="long.MaxValue"/>: off, or nothing to
+    /// compact), while a request is pending or while level 0 is being compacted.
     /// </summary>
-    public bool Charge(int misses, long budget)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // every Get calls it; almost all charge nothing
+    public bool Charge(int misses, long budget) => misses > 0 && budget != long.MaxValue && ChargeMisses(misses, budget);
+
+    private bool ChargeMisses(int misses, long budget)
     {
         if (Volatile.Read(ref _requested) != 0 || Volatile.Read(ref _level0Compactions) != 0)
         {

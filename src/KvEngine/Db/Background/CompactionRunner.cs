@@ -243,9 +243,10 @@ internal sealed class CompactionRunner
             Monitor.PulseAll(_mutex);
         }
         stats.Micros = sw.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
-        cfd.CompactionStats.AddCompaction(c.OutputLevel, stats, c.Reason == Compaction.CompactionReason.ReadTriggered);
+        bool readTriggered = c.Reason == Compaction.CompactionReason.ReadTriggered;
+        cfd.CompactionStats.AddCompaction(c.OutputLevel, stats, readTriggered);
         _db.Counters.AddCompaction(stats.BytesReadNonOutput + stats.BytesReadOutput, stats.BytesWritten, c.IsTrivialMove);
-        if (c.Reason == Compaction.CompactionReason.ReadTriggered)
+        if (readTriggered)
         {
             _db.Counters.AddReadTriggeredCompaction(); // after AddCompaction: never above Compactions
         }

@@ -56,7 +56,7 @@ internal sealed class MultiGetReader
             if (ctx.Pending.Length > 0)
             {
                 int level0Misses = LookUpTables(cfd, state, ctx, results, sequence, options);
-                if (level0Misses > 0 && state.Level0ReadBudget != long.MaxValue && cfd.Level0Reads.Charge(level0Misses, state.Level0ReadBudget))
+                if (cfd.Level0Reads.Charge(level0Misses, state.Level0ReadBudget))
                 {
                     _wakeBackground(); // a read-triggered compaction of level 0 is due
                 }

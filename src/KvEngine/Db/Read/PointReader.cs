@@ -56,7 +56,7 @@ internal sealed class PointReader
             stats?.Record(Ticker.MemtableMiss);
             bool inTables = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level,
                 options.FillCache, ref covering, out int level0Misses);
-            if (level0Misses > 0 && state.Level0ReadBudget != long.MaxValue && cfd.Level0Reads.Charge(level0Misses, state.Level0ReadBudget))
+            if (cfd.Level0Reads.Charge(level0Misses, state.Level0ReadBudget))
             {
                 _wakeBackground(); // a read-triggered compaction of level 0 is due
             }
