@@ -557,8 +557,15 @@ internal sealed unsafe partial class SkipList
             if (node != null && Sse.IsSupported)
             {
                 // A scan walks level 0, one dependent cache miss per node: start loading the node
-                // after this one now, so its miss overlaps the caller's work on this entry.
-                Sse.Prefetch0(Arena.At(_slots, NextIdNoBarrier(node, 0)));
+                // after this one now, so its miss overlaps the caller's work on this entry. Three
+                // lines of it: an entry of a 16-byte key and a 100-byte value spans two or three,
+                // and a flush copies all of it (a 64 MiB memtable's flush: 207 -> 179 ms of CPU
+                // with the second and third lines; a prefetch never faults, past an arena block
+                // or at null).
+                byte* after = Arena.At(_slots, NextIdNoBarrier(node, 0));
+                Sse.Prefetch0(after);
+                Sse.Prefetch0(after + 64);
+                Sse.Prefetch0(after + 128);
             }
         }
 
