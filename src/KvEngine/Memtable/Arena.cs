@@ -196,6 +196,12 @@ internal sealed unsafe class Arena : IDisposable
 
     public bool IsDisposed => _blocks == null;
 
+    /// <summary>
+    /// Bytes still free in the current block (RocksDB's Arena::AllocatedAndUnused). Read by the
+    /// allocating thread, or by another as an estimate (the two ends move under it).
+    /// </summary>
+    public long CurrentBlockFree => _unalignedPtr - _alignedPtr;
+
     /// <summary>Returns <paramref name="size"/> bytes with no alignment guarantee.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public byte* Allocate(int size)

@@ -97,12 +97,31 @@ internal sealed unsafe class MemTable : IDisposable
     /// <summary>Arena bytes in use, including block-table overhead and waste; never decreases. Any thread.</summary>
     public long ApproximateMemoryUsage => _arena.MemoryUsage;
 
+    /// <summary>Bytes of the arena's blocks (RocksDB's MemoryAllocatedBytes), used or not. Any thread.</summary>
+    public long AllocatedBytes => _arena.AllocatedBytes;
+
     /// <summary>
-    /// True when the memtable should take no more writes: it holds <paramref name="writeBufferSize"/>
-    /// bytes, or its arena has used half of its 32-bit ids (<see cref="Arena.IdsMostlyUsed"/>: about
-    /// 8 GiB of entries, whatever the write buffer size). Any thread.
+    /// True when the memtable should take no more writes, by RocksDB's MemTable::ShouldFlushNow over
+    /// the arena's blocks (B bytes each, W = <paramref name="writeBufferSize"/>): not while one more
+    /// block keeps the blocks within W + 0.6 B; at once past W + 0.6 B; in between, once the current
+    /// block is three-quarters used. So a full memtable's blocks, all resident, end within about
+    /// half a block of W, where a rule over the bytes used (at least W) would start a block for a
+    /// few entries first: with 2 MiB huge-page blocks, up to 2 MiB more resident for every memtable
+    /// that waits for its flush. Also true once the arena has used half of its 32-bit ids
+    /// (<see cref="Arena.IdsMostlyUsed"/>: about 8 GiB of entries, whatever the write buffer size).
+    /// Any thread (from another than the writer's, an estimate).
     /// </summary>
-    public bool IsFull(long writeBufferSize) => ApproximateMemoryUsage >= writeBufferSize || _arena.IdsMostlyUsed;
+    public bool IsFull(long writeBufferSize)
+    {
+        long allocated = AllocatedBytes;
+        long block = _arena.BlockSize;
+        long overAllocation = block * 3 / 5; // RocksDB's kAllowOverAllocationRatio 0.6
+        if (allocated + block < writeBufferSize + overAllocation)
+        {
+            return _arena.IdsMostlyUsed;
+        }
+        return allocated > writeBufferSize + overAllocation || _arena.CurrentBlockFree < block / 4 || _arena.IdsMostlyUsed;
+    }
 
     /// <summary>Entries added, range tombstones included.</summary>
     public long NumEntries => Volatile.Read(ref _numEntries);
