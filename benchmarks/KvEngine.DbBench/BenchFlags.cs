@@ -89,7 +89,6 @@ internal sealed class BenchFlags
     public int Level0SlowdownWritesTrigger { get; private set; } = 20;
     public int Level0StopWritesTrigger { get; private set; } = 36;
     public int MaxBackgroundJobs { get; private set; } = 2;
-    public bool CompactionsYieldToFlushes { get; private set; } = new KvOptions().CompactionsYieldToFlushes;
     public bool DisableAutoCompactions { get; private set; }
     public bool LevelCompactionDynamicFileSize { get; private set; } = true;
     public bool LevelCompactionDynamicLevelBytes { get; private set; }
@@ -310,7 +309,6 @@ internal sealed class BenchFlags
             case "level0_slowdown_writes_trigger": Level0SlowdownWritesTrigger = (int)Long(v, raw, 1); break;
             case "level0_stop_writes_trigger": Level0StopWritesTrigger = (int)Long(v, raw, 1); break;
             case "max_background_jobs": MaxBackgroundJobs = (int)Long(v, raw, 1); break;
-            case "compactions_yield_to_flushes": CompactionsYieldToFlushes = Bool(v, raw); break;
             case "disable_auto_compactions": DisableAutoCompactions = Bool(v, raw); break;
             case "level_compaction_dynamic_file_size": LevelCompactionDynamicFileSize = Bool(v, raw); break;
             case "level_compaction_dynamic_level_bytes": LevelCompactionDynamicLevelBytes = Bool(v, raw); break;

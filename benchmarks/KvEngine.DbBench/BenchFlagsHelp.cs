@@ -69,7 +69,6 @@ internal static class BenchFlagsHelp
         ("min_write_buffer_number_to_merge", "1", "Immutable memtables waiting before a flush writes them into one table"),
         ("memtable_hash_index_ratio", "0.015625", "KvEngine only: memtable hash index size as a fraction of write_buffer_size; 0 turns it off"),
         ("memtable_huge_pages", "true", "KvEngine only: back memtables of 16 MiB or more with transparent huge pages (Linux)"),
-        ("compactions_yield_to_flushes", "true", "KvEngine only: compactions pause while a flush runs (unless level 0 slows writes down)"),
         ("read_triggered_compaction_bytes_per_miss", "1024", "KvEngine only: compaction bytes a Get's vain search of a level-0 file is charged as; 0 turns read-triggered compaction of level 0 off"),
         ("num_column_families", "1", "Column families (default, column_family_name_000001...); fills and readrandom put key i in family i % N"),
         ("writes", "-1", "Number of write operations to do; -1 means -num"),

@@ -111,19 +111,6 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// <summary>Background threads running flushes and compactions (RocksDB: max_background_jobs, 2).</summary>
     public int MaxBackgroundJobs { get; set; } = 2;
 
-    /// <summary>
-    /// Compactions pause while a flush runs (between two keys, looked at every 256), unless some
-    /// family's level 0 has reached its slowdown trigger when the flush starts: then writes wait
-    /// on compactions, which go on. A flushing memtable stays resident until its table is in, and
-    /// the next one fills meanwhile; on a machine whose cores are all busy (writers, a flush, a
-    /// compaction) the flush would get half a core and take twice as long, so the two memtables
-    /// would peak higher (PR 10655's workload on two cores: flushes of 340-440 ms among 210-230 ms
-    /// ones, each leaving a memtable 25-40% fuller). True by default. KvEngine's own option:
-    /// RocksDB runs flushes and compactions at the same priority (its LowerThreadPoolCPUPriority
-    /// lowers compactions' for good instead); not written to the OPTIONS file.
-    /// </summary>
-    public bool CompactionsYieldToFlushes { get; set; } = true;
-
     /// <summary>Bytes of compressed secondary cache under the default per-database block cache; 0 for none.</summary>
     public long CompressedSecondaryCacheSize { get; set; }
 

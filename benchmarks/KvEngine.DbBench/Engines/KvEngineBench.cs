@@ -100,7 +100,6 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         Level0SlowdownWritesTrigger = _f.Level0SlowdownWritesTrigger,
         Level0StopWritesTrigger = _f.Level0StopWritesTrigger,
         MaxBackgroundJobs = _f.MaxBackgroundJobs,
-        CompactionsYieldToFlushes = _f.CompactionsYieldToFlushes,
         DisableAutoCompactions = _f.DisableAutoCompactions,
         AllowConcurrentMemtableWrite = _f.AllowConcurrentMemtableWrite,
         LevelCompactionDynamicFileSize = _f.LevelCompactionDynamicFileSize,

@@ -8,8 +8,7 @@ namespace KvEngine.Compaction;
 /// What a <see cref="CompactionJob"/> needs from its database: where files go, how tables are
 /// built and read, and how output file numbers are allocated (the database registers each number
 /// as a pending output, protected from the obsolete-file sweep, before returning it), and the
-/// facts every output's properties record (its column family); the gate through which it gives
-/// way to flushes (<see cref="FlushPriorityGate"/>; null: it never waits). Immutable record.
+/// facts every output's properties record (its column family). Immutable record.
 /// </summary>
 internal sealed record CompactionEnvironment(
     string Directory,
@@ -17,5 +16,4 @@ internal sealed record CompactionEnvironment(
     TableCache Tables,
     TableOptions TableOptions,
     Func<ulong> NewOutputFileNumber,
-    TableBuildContext? BuildContext = null,
-    FlushPriorityGate? FlushGate = null);
+    TableBuildContext? BuildContext = null);

@@ -99,11 +99,6 @@ internal sealed class CompactionJob
                 _cancel.ThrowIfCancellationRequested();
                 ReadOnlySpan<byte> key = input.Key;
                 keysIn++;
-                if (keysIn % FlushPriorityGate.CheckInterval == 0 && _env.FlushGate is { IsHeld: true } gate)
-                {
-                    gate.WaitWhileHeld(_cancel); // a flush runs: it goes first (KvOptions.CompactionsYieldToFlushes)
-                    _cancel.ThrowIfCancellationRequested();
-                }
                 if (!filter.ShouldKeep(key, probe) || (rangeDel.HasTombstones && rangeDel.ShouldDelete(key)))
                 {
                     continue;

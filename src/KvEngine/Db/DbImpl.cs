@@ -109,8 +109,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics);
         // Only plain objects after the telemetry: nothing here may throw once it is registered.
         _errors = new ErrorHandler(_mutex, options, _families, _telemetry, () => _closing, () => _scheduler.Cancellation.WaitHandle, TryResume);
-        var jobs = new JobContext(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _snapshots, _sweeper, _errors, _telemetry, _counters,
-            FlushGate = options.CompactionsYieldToFlushes ? new FlushPriorityGate() : null);
+        var jobs = new JobContext(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _snapshots, _sweeper, _errors, _telemetry, _counters);
         _writer = new DbWriter(_mutex, options, _versions, _families, _wals, _errors, _scheduler, _telemetry, _counters);
         _flusher = new FlushRunner(jobs, options.AtomicFlush);
         _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed, _scheduler.Wake);
@@ -262,9 +261,6 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
 
     /// <summary>The flush runner (tests of what a Flush caller waits for).</summary>
     internal FlushRunner Flusher => _flusher;
-
-    /// <summary>The gate through which compactions give way to flushes (null when they do not: <see cref="KvOptions.CompactionsYieldToFlushes"/>).</summary>
-    internal FlushPriorityGate? FlushGate { get; }
 
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
         new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this);

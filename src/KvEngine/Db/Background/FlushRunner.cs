@@ -203,38 +203,6 @@ internal sealed class FlushRunner
     /// </summary>
     public void FlushAndInstall(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
     {
-        FlushPriorityGate? gate = _db.FlushGate is { } g && !WritesWaitOnCompactions() ? g : null;
-        gate?.Hold();
-        try
-        {
-            FlushAndInstallCore(jobs);
-        }
-        finally
-        {
-            gate?.Release();
-        }
-    }
-
-    /// <summary>
-    /// Some family whose compactions run automatically has as many level-0 files as slow its writes
-    /// down (Level0SlowdownWritesTrigger): compactions are then what writes wait for, and a flush
-    /// does not make them pause. Read without the mutex (the current version is published whole).
-    /// </summary>
-    private bool WritesWaitOnCompactions()
-    {
-        foreach (ColumnFamilyData? cfd in _db.Families.ById)
-        {
-            if (cfd != null && !cfd.CompactionOptions.DisableAutoCompactions
-                && cfd.Versions.Current.NumFiles(0) >= cfd.CompactionOptions.Level0SlowdownWritesTrigger)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void FlushAndInstallCore(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
-    {
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
         long jobId = _db.Telemetry.NextJobId();
         int memCount = 0;

@@ -11,8 +11,7 @@ namespace KvEngine.Db.Background;
 /// FlushJob and CompactionJob): the database mutex, which guards the families' memtable lists and
 /// pickers, the pending outputs and the background error; the directory and file system; the
 /// version set; the families; the tables being written; the live snapshots; the sweeper; the
-/// error handler; telemetry and counters; the gate by which compactions give way to flushes
-/// (null when they do not). Immutable; every member is thread-safe or guarded by
+/// error handler; telemetry and counters. Immutable; every member is thread-safe or guarded by
 /// <see cref="Mutex"/> as its own type says.
 /// </summary>
 internal sealed record JobContext(
@@ -26,5 +25,4 @@ internal sealed record JobContext(
     ObsoleteFileSweeper Sweeper,
     ErrorHandler Errors,
     DbTelemetry Telemetry,
-    EngineCounters Counters,
-    FlushPriorityGate? FlushGate = null);
+    EngineCounters Counters);
