@@ -79,15 +79,27 @@ internal sealed class BlockBuilder : IDisposable
             shared = key.CommonPrefixLength(_lastKey.WrittenSpan);
         }
         int nonShared = key.Length - shared;
-        _buffer.AppendVarint32((uint)shared);
-        _buffer.AppendVarint32((uint)nonShared);
         bool useDelta = _valueDeltaEncoding && shared != 0;
+        ReadOnlySpan<byte> delta = key[shared..];
+        ReadOnlySpan<byte> written = useDelta ? deltaValue : value;
+        // One reservation for the whole entry (three varints at most, the key delta, the value):
+        // a flush adds every memtable entry here.
+        long need = (3L * Coding.MaxVarint32Length) + delta.Length + written.Length;
+        if (need > Array.MaxLength)
+        {
+            throw new InvalidOperationException("A block entry cannot exceed Array.MaxLength bytes.");
+        }
+        Span<byte> dst = _buffer.GetSpan((int)need);
+        int n = Coding.EncodeVarint32(dst, (uint)shared);
+        n += Coding.EncodeVarint32(dst[n..], (uint)nonShared);
         if (!_valueDeltaEncoding)
         {
-            _buffer.AppendVarint32((uint)value.Length);
+            n += Coding.EncodeVarint32(dst[n..], (uint)value.Length);
         }
-        _buffer.Append(key[shared..]);
-        _buffer.Append(useDelta ? deltaValue : value);
+        delta.CopyTo(dst[n..]);
+        n += delta.Length;
+        written.CopyTo(dst[n..]);
+        _buffer.Advance(n + written.Length);
 
         _lastKey.Truncate(shared);
         _lastKey.Append(key[shared..]);
