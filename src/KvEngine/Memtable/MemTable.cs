@@ -115,12 +115,9 @@ internal sealed unsafe class MemTable : IDisposable
     {
         long allocated = AllocatedBytes;
         long block = _arena.BlockSize;
-        long overAllocation = block * 3 / 5; // RocksDB's kAllowOverAllocationRatio 0.6
-        if (allocated + block < writeBufferSize + overAllocation)
-        {
-            return _arena.IdsMostlyUsed;
-        }
-        return allocated > writeBufferSize + overAllocation || _arena.CurrentBlockFree < block / 4 || _arena.IdsMostlyUsed;
+        long limit = writeBufferSize + (block * 3 / 5); // RocksDB's kAllowOverAllocationRatio 0.6
+        bool full = allocated + block >= limit && (allocated > limit || _arena.CurrentBlockFree < block / 4);
+        return full || _arena.IdsMostlyUsed;
     }
 
     /// <summary>Entries added, range tombstones included.</summary>

@@ -78,7 +78,6 @@ internal sealed class BlockBuilder : IDisposable
         {
             shared = key.CommonPrefixLength(_lastKey.WrittenSpan);
         }
-        int nonShared = key.Length - shared;
         bool useDelta = _valueDeltaEncoding && shared != 0;
         ReadOnlySpan<byte> delta = key[shared..];
         ReadOnlySpan<byte> written = useDelta ? deltaValue : value;
@@ -91,7 +90,7 @@ internal sealed class BlockBuilder : IDisposable
         }
         Span<byte> dst = _buffer.GetSpan((int)need);
         int n = Coding.EncodeVarint32(dst, (uint)shared);
-        n += Coding.EncodeVarint32(dst[n..], (uint)nonShared);
+        n += Coding.EncodeVarint32(dst[n..], (uint)delta.Length); // non-shared
         if (!_valueDeltaEncoding)
         {
             n += Coding.EncodeVarint32(dst[n..], (uint)value.Length);
@@ -102,7 +101,7 @@ internal sealed class BlockBuilder : IDisposable
         _buffer.Advance(n + written.Length);
 
         _lastKey.Truncate(shared);
-        _lastKey.Append(key[shared..]);
+        _lastKey.Append(delta);
         _counter++;
         _entries++;
     }
