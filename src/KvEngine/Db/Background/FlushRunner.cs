@@ -265,13 +265,6 @@ internal sealed class FlushRunner
                     }
                 }
             }
-            for (int i = 0; i < jobs.Count; i++)
-            {
-                if (metas[i] is { } meta && !dropped[i])
-                {
-                    PreOpenTable(jobs[i].Family, meta);
-                }
-            }
         }
         finally
         {
@@ -286,15 +279,23 @@ internal sealed class FlushRunner
                 }
             }
         }
+        // The versions holding the new tables, pinned until they are opened below (a table a
+        // compaction made obsolete meanwhile would otherwise be opened into the cache after its eviction).
+        var opening = new ReadState?[jobs.Count];
         lock (_mutex)
         {
-            foreach ((ColumnFamilyData cfd, ImmutableMemTable[] list) in jobs)
+            for (int i = 0; i < jobs.Count; i++)
             {
+                (ColumnFamilyData cfd, ImmutableMemTable[] list) = jobs[i];
                 cfd.Immutable.RemoveRange(0, list.Length);
                 cfd.ForcedFlushes = Math.Max(0, cfd.ForcedFlushes - list.Length);
                 if (!cfd.IsDropped)
                 {
                     cfd.InstallReadState();
+                    if (metas[i] != null && !dropped[i])
+                    {
+                        opening[i] = cfd.AcquireReadState();
+                    }
                 }
                 if (cfd.Immutable.Count == 0)
                 {
@@ -305,15 +306,39 @@ internal sealed class FlushRunner
         }
         long bytes = 0;
         ulong firstNumber = 0;
-        foreach ((ColumnFamilyData cfd, ImmutableMemTable[] list) in jobs)
+        try
         {
-            foreach (ImmutableMemTable job in list)
+            foreach ((ColumnFamilyData cfd, ImmutableMemTable[] list) in jobs)
             {
-                if (!job.Mem.Unref())
+                foreach (ImmutableMemTable job in list)
                 {
-                    lock (_mutex)
+                    if (!job.Mem.Unref())
                     {
-                        cfd.AddFlushedButPinned(job.Mem); // a reader still holds it
+                        lock (_mutex)
+                        {
+                            cfd.AddFlushedButPinned(job.Mem); // a reader still holds it
+                        }
+                    }
+                }
+            }
+        }
+        finally
+        {
+            // The new tables are opened once the memtables they replace are released, not before:
+            // the flush's end is the process's high-water mark (a full memtable plus the one
+            // filling), and a table reader's filter and index (~0.9 MB for a 64 MiB memtable's
+            // table) need not add to it. A reader that meets a table first in between opens it itself.
+            for (int i = 0; i < jobs.Count; i++)
+            {
+                if (opening[i] is { } state)
+                {
+                    try
+                    {
+                        PreOpenTable(jobs[i].Family, metas[i]!);
+                    }
+                    finally
+                    {
+                        state.Unref();
                     }
                 }
             }
@@ -367,10 +392,11 @@ internal sealed class FlushRunner
     }
 
     /// <summary>
-    /// Opens a new level-0 table in the table cache before any reader meets it (as RocksDB's
-    /// BuildTable opens its output through the table cache), so that the reads after a flush do not
-    /// pay for (and allocate) the open. Best effort: a failure is left to the first reader, which
-    /// reports it as it would have anyway.
+    /// Opens a new level-0 table in the table cache as soon as its memtables are released (RocksDB's
+    /// BuildTable opens its output through the table cache before it is installed; see
+    /// FlushAndInstall for why this comes after), so that the reads after a flush do not pay for
+    /// (and allocate) the open. Best effort: a failure is left to the first reader, which reports
+    /// it as it would have anyway.
     /// </summary>
     private static void PreOpenTable(ColumnFamilyData cfd, FileMetaData meta)
     {
