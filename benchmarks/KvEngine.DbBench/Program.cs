@@ -23,9 +23,18 @@ try
         }
         return RunOnRocksDb(flags);
     }
-    if (flags.Engine == BenchEngineKind.ZoneTree)
+    if (flags.Engine == BenchEngineKind.ZoneTree || flags.Benchmarks == "raftbench")
     {
-        return RunOnZoneTree(flags);
+        // A constant under AOT: when false, ZoneTree, DotNext and KvEngine.Replication are not
+        // compiled into the binary (BenchFeatures.OtherEngines).
+        if (!BenchFeatures.OtherEngines)
+        {
+            Console.Error.WriteLine((flags.Engine == BenchEngineKind.ZoneTree ? "-engine=zonetree" : "-benchmarks=raftbench") +
+                " is not in this kvbench: it was published with Native AOT without the other engines; publish with " +
+                "-p:KvBenchOtherEngines=true, or use the JIT build");
+            return 1;
+        }
+        return flags.Engine == BenchEngineKind.ZoneTree ? RunOnZoneTree(flags) : RunRaftBench(flags);
     }
     if (flags.Benchmarks == "filterbench")
     {
@@ -34,10 +43,6 @@ try
     if (flags.Benchmarks == "cachebench")
     {
         return new CacheBench(flags).Run();
-    }
-    if (flags.Benchmarks == "raftbench")
-    {
-        return new RaftBench(flags).Run();
     }
     return RunOnKvEngine(flags);
 }
@@ -57,6 +62,9 @@ static int RunOnKvEngine(BenchFlags flags) =>
 [MethodImpl(MethodImplOptions.NoInlining)]
 static int RunOnRocksDb(BenchFlags flags) =>
     new BenchRunner<RocksDbBench, RocksDbBenchIterator, RocksDbBenchBatch>(flags, new RocksDbBench(flags)).Run();
+
+[MethodImpl(MethodImplOptions.NoInlining)]
+static int RunRaftBench(BenchFlags flags) => new RaftBench(flags).Run();
 
 // Refuses what ZoneTree cannot honour (readreverse, merges, range deletions...) before anything runs.
 [MethodImpl(MethodImplOptions.NoInlining)]
