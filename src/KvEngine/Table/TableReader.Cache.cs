@@ -83,6 +83,7 @@ internal sealed partial class TableReader
         LruHandle? h = cache.Lookup(key, this, CachePriority.Low, stats, out _);
         if (h is LruHandle hit)
         {
+            Block.PrefetchRestartIntervals(hit);
             RecordHit(CacheEntryRole.Data);
             return BlockLease.Cached(hit, cache, FileName, "data");
         }
