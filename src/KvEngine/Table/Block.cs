@@ -327,14 +327,29 @@ internal sealed unsafe class Block : CacheValue, IDisposable
         int length = handle.BlockLength;
         uint restarts = Unsafe.ReadUnaligned<uint>(p + length - 4); // little-endian: x86 only reaches here
         long restartsOffset = length - 4 - (4L * restarts);
-        if (restarts - 1 >= MaxRestartKeyPrefetches || restartsOffset < 0)
+        if (restartsOffset >= 0) // else a hash index's flag in the count, or a count the block cannot hold
         {
-            return; // no restarts, too many, or a hash index's flag in the count
+            PrefetchIntervalHeads(p, restartsOffset, restarts, IntervalHeadLines);
+        }
+    }
+
+    /// <summary>
+    /// Requests the first <paramref name="lines"/> cache lines of each of the
+    /// <paramref name="restarts"/> restart intervals of the block at <paramref name="p"/>, whose
+    /// restart array starts at <paramref name="restartsOffset"/>: nothing for no restarts or more
+    /// than <see cref="MaxRestartKeyPrefetches"/>; lines at or past the restart array are skipped.
+    /// The caller has checked for x86 prefetch.
+    /// </summary>
+    private static void PrefetchIntervalHeads(byte* p, long restartsOffset, uint restarts, int lines)
+    {
+        if (restarts - 1 >= MaxRestartKeyPrefetches)
+        {
+            return;
         }
         for (int i = 0; i < (int)restarts; i++)
         {
-            uint offset = Unsafe.ReadUnaligned<uint>(p + restartsOffset + (4 * i));
-            for (int line = 0; line < IntervalHeadLines && offset + (64L * line) < restartsOffset; line++)
+            uint offset = Unsafe.ReadUnaligned<uint>(p + restartsOffset + (4 * i)); // little-endian: x86 only reaches here
+            for (int line = 0; line < lines && offset + (64L * line) < restartsOffset; line++)
             {
                 Sse.Prefetch0(p + offset + (64 * line));
             }
@@ -352,18 +367,9 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     /// </summary>
     public void PrefetchRestartKeys()
     {
-        if (!Sse.IsSupported || _pointer == null || NumRestarts > MaxRestartKeyPrefetches)
+        if (Sse.IsSupported && _pointer != null)
         {
-            return;
-        }
-        byte* restarts = _pointer + RestartsOffset;
-        for (int i = 0; i < NumRestarts; i++)
-        {
-            uint offset = Unsafe.ReadUnaligned<uint>(restarts + (4 * i)); // little-endian: x86 only reaches here
-            if (offset < (uint)RestartsOffset)
-            {
-                Sse.Prefetch0(_pointer + offset);
-            }
+            PrefetchIntervalHeads(_pointer, RestartsOffset, (uint)NumRestarts, lines: 1);
         }
     }
 
