@@ -151,7 +151,7 @@ internal sealed class VersionEdit
 
     public IReadOnlyList<WalAddition> WalAdditions => _walAdditions;
 
-    /// <summary>WALs KvEngine created (its own safe-to-ignore tag; see Db/WalTracker).</summary>
+    /// <summary>WALs KvEngine created (its own safe-to-ignore tag; see WalTracker).</summary>
     public IReadOnlyList<ulong> CreatedWals => _createdWals;
 
     public void AddCreatedWal(ulong number) => _createdWals.Add(number);

@@ -52,7 +52,7 @@ internal enum VersionEditTag : uint
 
     /// <summary>
     /// KvEngine's own: WALs created (varstring of varint64 numbers), written so a lost edit can be
-    /// noticed at open (see Db/WalTracker). Safe to ignore, so RocksDB skips it; far above
+    /// noticed at open (see WalTracker). Safe to ignore, so RocksDB skips it; far above
     /// RocksDB's own safe-to-ignore tags so that its future ones do not collide. RocksDB's
     /// WalAddition2 is not used for this: 7.8 crashes opening read-only (ldb) a database whose
     /// MANIFEST tracks WALs unless track_and_verify_wals_in_manifest is set.
