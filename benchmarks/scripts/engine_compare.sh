@@ -6,7 +6,7 @@
 #   benchmarks/scripts/engine_compare.sh [--runs N] [--nums "1000000 10000000"] [--threads "1 2"] [--out DIR]
 #
 # Run from anywhere on a quiet machine (it warns when the load average is high). Writes under
-# docs/data/engine_compare-<UTC time>/ (or --out): one compare.py table per (num, threads), every
+# docs/data/engines/<UTC time>/ (or --out): one compare.py table per (num, threads), every
 # kvbench run's full output (report, managed B/op, memory lines) in <num>_t<threads>.log, and
 # uptime/machine notes in machine.txt. 10M keys need about 2.5 GB of disk per database and roughly
 # an hour for the whole matrix with --runs 3.
@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
-out=${out:-$root/docs/data/engine_compare-$(date -u +%Y%m%dT%H%MZ)}
+out=${out:-$root/docs/data/engines/$(date -u +%Y%m%dT%H%MZ)}
 mkdir -p "$out"
 
 # One published kvbench serves both sides.

@@ -3,9 +3,9 @@
 
   /usr/bin/python3 benchmarks/scripts/plot_compare.py rangedel rangedel.txt docs/img/rangedel.png
   /usr/bin/python3 benchmarks/scripts/plot_compare.py sweep sweep.txt docs/img/partition_sweep.png
-  /usr/bin/python3 benchmarks/scripts/plot_compare.py memory docs/data/memory-10M/peak_rss.tsv docs/img/memory_peak_rss.png
+  /usr/bin/python3 benchmarks/scripts/plot_compare.py memory peak_rss.tsv docs/img/memory_peak_rss.png
 
-  /usr/bin/python3 benchmarks/scripts/plot_compare.py ratios "1M, 1 thread=a.txt;1M, 2 threads=b.txt" docs/img/ratios.png ["session 15"]
+  /usr/bin/python3 benchmarks/scripts/plot_compare.py ratios "1M, 1 thread=a.txt;1M, 2 threads=b.txt" docs/img/ratios.png ["77efc27"]
 
 ratios: compare.py outputs (label=path, separated by ';'), one group of bars per benchmark, one
 bar per output, with issue 13's 1.5x (1M) and 1.25x (10M) lines; an optional last argument ends the title.
@@ -42,7 +42,7 @@ def blocks(path):
 COMPARE_ROW = re.compile(r"^(\w+)\s+(\d+)\s+(\d+)\s+([\d.]+)$")
 
 
-def ratios(spec, png, when="session 14"):
+def ratios(spec, png, when=""):
     runs = []
     for part in spec.split(";"):
         label, path = part.split("=", 1)
@@ -63,7 +63,7 @@ def ratios(spec, png, when="session 14"):
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(benches)), benches, rotation=20)
     ax.set_ylabel("KvEngine / RocksDB 11.12 ops/s")
-    ax.set_title(f"KvEngine vs release RocksDB (kvbench -engine=rocksdb), {when}")
+    ax.set_title("KvEngine vs release RocksDB (kvbench -engine=rocksdb)" + (f", {when}" if when else ""))
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()

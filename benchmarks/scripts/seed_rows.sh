@@ -20,7 +20,7 @@
 #   10655  PR 10655 (compaction outputs cut at the next level's boundaries): 5M random keys into
 #          2 MiB target files (seed 7), then 1M reads.
 #   zstd   20 B keys, 400 B values, Zstd, two threads: fills, overwrite, reads and seeks.
-# Writes one compare.py table per row under docs/data/seed-rows-<UTC time>/ (or --out), with
+# Writes one compare.py table per row under docs/data/seed-rows/<UTC time>/ (or --out), with
 # uptime before and after each row.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
-out=${out:-$root/docs/data/seed-rows-$(date -u +%Y%m%dT%H%MZ)}
+out=${out:-$root/docs/data/seed-rows/$(date -u +%Y%m%dT%H%MZ)}
 mkdir -p "$out"
 if [ -z "$kvbench" ]; then
   bin=$root/.bench/kvbench-seed
