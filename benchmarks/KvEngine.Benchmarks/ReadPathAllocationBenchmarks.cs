@@ -5,7 +5,7 @@ namespace KvEngine.Benchmarks;
 
 /// <summary>
 /// Managed allocation per operation on every hot path of <see cref="KvDb"/> (the table in
-/// docs/benchmarks.md, "Allocation per operation"): TryGet of keys in the memtable, in cached
+/// docs/benchmarks.md, "Hot paths (BenchmarkDotNet)"): TryGet of keys in the memtable, in cached
 /// blocks, in blocks that must be read from disk (a 256 KiB block cache under about 12 MiB of
 /// table data, so nearly every Get misses and evicts), of absent keys; Seek and Next on a reused
 /// iterator; NewIterator (+ Seek + Dispose); Refresh; and a one-entry WriteBatch written with the

@@ -2,7 +2,7 @@
 // costs on this machine at each working-set size (L1, L2, L3, memory), with and without
 // transparent huge pages. A cached-block Get is a short chain of such loads (the cache entry, the
 // block's restart keys, the entries it scans), so this sets its floor (docs/benchmarks.md,
-// session 22).
+// "A Get from a cached block").
 //
 //   gcc -O2 -o /tmp/memory_latency benchmarks/scripts/memory_latency.c
 //   for mb in 1 4 12 32 128; do /tmp/memory_latency $mb; /tmp/memory_latency $mb huge; done

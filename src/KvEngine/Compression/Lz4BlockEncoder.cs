@@ -19,7 +19,7 @@ namespace KvEngine.Compression;
 /// 256 KiB) is reused across calls without clearing: each call works above a new base, so entries of
 /// earlier calls read as "no candidate". LZ4's own 4,096-8,192 entries made a 4 KiB block of
 /// half-compressible values run at 364 MB/s here (liblz4: 800); with 65,536 a block's own
-/// positions rarely collide, and it ran at 615 MB/s (docs/benchmarks.md, "Session 19"). <c>acceleration</c> &gt; 1 skips ahead faster when
+/// positions rarely collide, and it ran at 615 MB/s (docs/benchmarks.md, "Codecs"). <c>acceleration</c> &gt; 1 skips ahead faster when
 /// nothing matches (RocksDB passes -level for negative levels). Thread-safe (thread-local table).
 /// </summary>
 internal static unsafe class Lz4BlockEncoder
@@ -155,7 +155,7 @@ internal static unsafe class Lz4BlockEncoder
     /// with the candidate in <paramref name="match"/>; null once the next position would pass
     /// <paramref name="mflimitPlusOne"/>. A method of its own so that its few variables stay in
     /// registers: inlined into <see cref="Compress"/>, the JIT spilled the candidate and the
-    /// position to the stack on every step (2.2x liblz4's time per block; docs/benchmarks.md, "Session 19").
+    /// position to the stack on every step (2.2x liblz4's time per block; docs/benchmarks.md, "Codecs").
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static byte* FindMatch(byte* ip, uint forwardH, byte* src, int* hashTable, int baseOffset, byte* mflimitPlusOne, int searchMatchNb,

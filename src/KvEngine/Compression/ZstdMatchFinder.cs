@@ -7,7 +7,7 @@ namespace KvEngine.Compression;
 /// The match finder of Zstandard's "double fast" strategy (ZSTD_dfast, what levels 3 and 4 use),
 /// our own because ZstdSharp.Port's port runs it as one generic method that takes the minimum
 /// match as an argument, and it was half of a Zstd block's compression time (docs/benchmarks.md,
-/// "Session 19"). It only finds matches: it turns a block into Zstandard sequences
+/// "Codecs"). It only finds matches: it turns a block into Zstandard sequences
 /// (literal length, raw offset, match length; the literals after the last sequence are implied),
 /// and ZstdSharp's ZSTD_compressSequences encodes them (Huffman literals, FSE sequence codes,
 /// repeat offsets) into a standard frame that any Zstandard decoder reads.
@@ -40,7 +40,7 @@ internal static unsafe class ZstdMatchFinder
     /// log2 of the long table's entries (the short table has half): larger than ZSTD's 13 for a 4 KiB
     /// source, because a candidate from a stale call costs a compare against the base, one from this
     /// call a read of the block and (mostly) a mispredicted branch; with 2^16 entries a 4 KiB block's
-    /// search ran in 8.9 us against 15.8 with 2^13 (docs/benchmarks.md, "Session 19").
+    /// search ran in 8.9 us against 15.8 with 2^13 (docs/benchmarks.md, "Codecs").
     /// </summary>
     private const int LongLog = 16;
 

@@ -8,7 +8,7 @@ namespace KvEngine.Compression;
 /// ZSTD_compressSequences, on a compression context set to level 3, encodes them into one frame
 /// (content size, no checksum, single segment: what ZSTD_compressCCtx writes). A 4 KiB block of
 /// half-compressible values took 19.5 us against ZstdSharp's 28.2 at the same level, and came out
-/// 0.4% smaller (docs/benchmarks.md, "Session 19").
+/// 0.4% smaller (docs/benchmarks.md, "Codecs").
 /// <para>
 /// Any source length works (a longer one grows the sequence buffer for good).
 /// Owns a native compression context and a sequence buffer; one per thread (the codec keeps it

@@ -314,7 +314,7 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     /// block is parsed. Called as soon as a data block's cache entry is found: the entry lives beside
     /// the block's end, so the restart array is already on its way, and the restart keys and the
     /// entries a seek scans next arrive together instead of one after the other (restart keys, then
-    /// the interval the search picks). Measured in docs/benchmarks.md (session 22). Reads only the
+    /// the interval the search picks). Measured in docs/benchmarks.md, "A Get from a cached block". Reads only the
     /// block's last bytes; offsets outside the entries are skipped; never faults (a prefetch is a hint).
     /// </summary>
     public static void PrefetchRestartIntervals(in LruHandle handle)

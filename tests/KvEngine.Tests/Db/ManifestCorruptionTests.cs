@@ -295,7 +295,7 @@ public sealed class ManifestCorruptionTests
     }
 
     /// <summary>
-    /// Three states: after session 1 (its WAL replayed into a table at the next open: the
+    /// Three states: after the first open (its WAL replayed into a table at the next open: the
     /// MANIFEST's first record), after a Flush of more writes (second record), after another
     /// (third record).
     /// </summary>
