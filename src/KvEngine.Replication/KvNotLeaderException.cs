@@ -3,8 +3,12 @@ using System.Net;
 namespace KvEngine.Replication;
 
 /// <summary>
-/// A write (or a leader-only operation) reached a node that does not lead the cluster. Retry it at
-/// <see cref="LeaderEndPoint"/> when it is known. Immutable.
+/// A write (or a leader-only operation, such as a linearizable read) reached a node that does not
+/// lead the cluster, or that stopped leading while it ran. Retry it at <see cref="LeaderEndPoint"/>
+/// when it names a node; when it is null no leader is ready (an election runs, a new leader has
+/// not committed the first entry of its term, no majority is reachable): retry later. Every
+/// leadership or membership exception of DotNext that a <see cref="ReplicatedKvNode"/> call meets
+/// arrives as this one, with DotNext's as <see cref="Exception.InnerException"/>. Immutable.
 /// </summary>
 public sealed class KvNotLeaderException : KvException
 {

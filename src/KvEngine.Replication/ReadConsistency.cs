@@ -8,8 +8,9 @@ public enum ReadConsistency
     /// only (DotNext's strong read barrier: the leader confirms its leadership with a replication
     /// round, ReadIndex, and waits until it applied its last index); a follower throws
     /// <see cref="KvNotLeaderException"/> naming the leader (see
-    /// <see cref="ReplicatedKvNode.ApplyReadBarrierAsync"/> for why). Fails with DotNext's
-    /// <c>QuorumUnreachableException</c> when no majority answers.
+    /// <see cref="ReplicatedKvNode.ApplyReadBarrierAsync"/> for why); a leader that loses its
+    /// leadership during the read, or a node that knows no leader (no majority answers), throws
+    /// the same exception, naming no leader when none is ready.
     /// </summary>
     Linearizable,
 

@@ -22,6 +22,7 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
 {
     private readonly RaftCluster _cluster;
     private readonly WriteAheadLog _log;
+    private Func<CancellationToken, ValueTask> _readBarrier;
     private int _disposed;
 
     private ReplicatedKvNode(RaftCluster cluster, WriteAheadLog log, KvStateMachine stateMachine, IPEndPoint localEndPoint)
@@ -30,6 +31,7 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
         _log = log;
         StateMachine = stateMachine;
         LocalEndPoint = localEndPoint;
+        _readBarrier = token => cluster.ApplyReadBarrierAsync(ReadBarrierType.Strong, token);
     }
 
     /// <summary>The node's state machine (its database, applied index and snapshots).</summary>
@@ -47,8 +49,21 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
     /// <summary>The highest log index this node knows committed.</summary>
     public long CommitIndex => _log.LastCommittedEntryIndex;
 
-    /// <summary>The highest log index this node's database holds.</summary>
-    public long AppliedIndex => StateMachine.AppliedIndex;
+    /// <summary>
+    /// The highest log index this node has applied: every entry up to it is reflected in its
+    /// database, the entries without writes included (the no-op a new leader appends to start its
+    /// term, configuration entries), so it equals <see cref="CommitIndex"/> once the node has
+    /// caught up. <see cref="KvStateMachine.AppliedIndex"/> counts only the entries the database
+    /// stored (DotNext's log hands the state machine no entry without a payload): it can stay
+    /// below this after an election.
+    /// </summary>
+    public long AppliedIndex => Math.Max(StateMachine.AppliedIndex, _log.LastAppliedIndex);
+
+    /// <summary>For tests: replaces DotNext's strong read barrier, so that its exceptions can be injected.</summary>
+    internal Func<CancellationToken, ValueTask> ReadBarrier
+    {
+        set => _readBarrier = value;
+    }
 
     /// <summary>
     /// Opens the node's state in <see cref="ReplicatedKvNodeOptions.DataDirectory"/>, starts its
@@ -140,7 +155,11 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
     /// </summary>
     /// <param name="batch">The writes (applied atomically on every node).</param>
     /// <param name="cancellationToken">Cancels the wait (not necessarily the write).</param>
-    /// <exception cref="KvNotLeaderException">This node does not lead; the exception names the leader.</exception>
+    /// <exception cref="KvNotLeaderException">
+    /// This node does not lead; the exception names the leader, or none when no leader is ready.
+    /// Without an inner exception nothing was appended; with one (DotNext's), the leadership ended
+    /// while the write was replicated, and it may still commit.
+    /// </exception>
     /// <exception cref="KvException">Every node refused the batch (e.g. it names a column family they lack).</exception>
     public async ValueTask WriteAsync(WriteBatch batch, CancellationToken cancellationToken = default)
     {
@@ -148,7 +167,7 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         if (!IsLeader)
         {
-            throw new KvNotLeaderException(LeaderEndPoint);
+            throw NotLeader(null);
         }
         var outcome = new ApplyOutcome();
         var entry = new BinaryLogEntry
@@ -161,9 +180,10 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
         {
             await _cluster.ReplicateAsync(entry, cancellationToken).ConfigureAwait(false);
         }
-        catch (NotLeaderException e)
+        catch (Exception e) when (LeadershipErrors.IsLeadershipError(e))
         {
-            throw new KvNotLeaderException(LeaderEndPoint, e);
+            // Appended or not, the leadership ended first: the write's outcome is unknown.
+            throw NotLeader(e);
         }
         if (outcome.Error is { } error)
         {
@@ -188,8 +208,12 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
     /// on followers.
     /// </remarks>
     /// <param name="cancellationToken">Cancels the wait.</param>
-    /// <exception cref="KvNotLeaderException">This node does not lead, or stopped leading during the barrier; the exception names the leader.</exception>
-    /// <exception cref="QuorumUnreachableException">No majority is reachable.</exception>
+    /// <exception cref="KvNotLeaderException">
+    /// This node does not lead, or stopped leading during the barrier (DotNext's
+    /// <c>NotLeaderException</c>, <c>QuorumUnreachableException</c> or
+    /// <c>MemberUnavailableException</c>, the inner exception); the exception names the leader,
+    /// or no leader when none is ready (an election runs, no majority is reachable): retry later.
+    /// </exception>
     public async ValueTask ApplyReadBarrierAsync(CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -198,12 +222,19 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
         CancellationToken leadership = _cluster.LeadershipToken;
         if (leadership.IsCancellationRequested)
         {
-            throw new KvNotLeaderException(LeaderEndPoint);
+            throw NotLeader(null);
         }
-        await _cluster.ApplyReadBarrierAsync(ReadBarrierType.Strong, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await _readBarrier(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (LeadershipErrors.IsLeadershipError(e))
+        {
+            throw NotLeader(e);
+        }
         if (leadership.IsCancellationRequested)
         {
-            throw new KvNotLeaderException(LeaderEndPoint);
+            throw NotLeader(null);
         }
     }
 
@@ -212,7 +243,7 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
     /// <param name="consistency">Linearizable (the leader only: <see cref="ApplyReadBarrierAsync"/> first) or stale (any node: local, at once).</param>
     /// <param name="cancellationToken">Cancels the read barrier.</param>
     /// <returns>The value; null when the key has none.</returns>
-    /// <exception cref="KvNotLeaderException">A linearizable read reached a node that does not lead; the exception names the leader.</exception>
+    /// <exception cref="KvNotLeaderException">A linearizable read reached a node that does not lead, or that stopped leading during its barrier (see <see cref="ApplyReadBarrierAsync"/>).</exception>
     public async ValueTask<byte[]?> GetAsync(ReadOnlyMemory<byte> key, ReadConsistency consistency = ReadConsistency.Linearizable,
         CancellationToken cancellationToken = default)
     {
@@ -236,6 +267,8 @@ public sealed class ReplicatedKvNode : IAsyncDisposable
         ReplicaRole role = IsLeader ? ReplicaRole.Leader : leader is null ? ReplicaRole.NoLeader : ReplicaRole.Follower;
         return new ReplicationStatus(role, ((IPersistentState)_log).Term, CommitIndex, AppliedIndex, StateMachine.SnapshotIndex, LocalEndPoint, leader);
     }
+
+    private KvNotLeaderException NotLeader(Exception? cause) => LeadershipErrors.NotLeader(LeaderEndPoint, LocalEndPoint, cause);
 
     /// <summary>Stops the Raft node, then closes its log and database.</summary>
     public async ValueTask DisposeAsync()

@@ -9,7 +9,10 @@ namespace KvEngine.Replication;
 /// <param name="Role">Leader, follower, or no leader known.</param>
 /// <param name="Term">The node's current Raft term.</param>
 /// <param name="CommitIndex">The highest log index the node knows committed.</param>
-/// <param name="AppliedIndex">The highest log index its database holds.</param>
+/// <param name="AppliedIndex">
+/// The highest log index the node has applied, entries without writes (a new leader's no-op,
+/// configuration entries) included: equal to <paramref name="CommitIndex"/> once caught up.
+/// </param>
 /// <param name="SnapshotIndex">The index its newest snapshot covers (0: none).</param>
 /// <param name="LocalEndPoint">The node's Raft endpoint.</param>
 /// <param name="LeaderEndPoint">The leader's Raft endpoint; null when none is known.</param>

@@ -11,6 +11,9 @@ namespace KvEngine;
 /// </summary>
 public sealed class KvOptions : ColumnFamilyOptions
 {
+    // Null until set: then MemoryMappedWal follows WalRecoveryMode (see its comment).
+    private bool? _memoryMappedWal;
+
     /// <summary>Create the database when the directory holds none (RocksDB: create_if_missing).</summary>
     public bool CreateIfMissing { get; set; } = true;
 
@@ -38,13 +41,28 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// it survives a process kill exactly as before, and <see cref="WriteOptions.Sync"/> makes it
     /// durable with the same fdatasync. The log grows by reserved 1 MiB steps (a full disk shows at
     /// the reservation, as a failed write); a crash leaves the reserved rest of the last step as
-    /// zeros, which RocksDB's tools and KvEngine read as preallocated space. Default true. RocksDB
-    /// always writes its log with write(2) (it turns allow_mmap_writes off for log files). A process
-    /// killed in the middle of a copy can leave that one unacknowledged record torn before the zeros:
-    /// the end of the log in every recovery mode but <see cref="WalRecoveryMode.AbsoluteConsistency"/>,
-    /// which refuses any torn tail; with that mode, turn this off.
+    /// zeros, which RocksDB's tools and KvEngine read as preallocated space. RocksDB always writes
+    /// its log with write(2) (it turns allow_mmap_writes off for log files).
+    /// <para>
+    /// A process killed in the middle of a copy can leave that one unacknowledged record torn
+    /// before the zeros. (With write(2) the kernel makes the copy, and a kill can cut it short only
+    /// between the pages of a write of several pages: RocksDB's exposure, far narrower.) Every
+    /// recovery mode takes such a record for the end of the log, except
+    /// <see cref="WalRecoveryMode.AbsoluteConsistency"/>, which by definition refuses any
+    /// incomplete tail record: with the mapping, an ordinary kill could leave a database that
+    /// mode will not open. Hence the default depends on the mode: unless set, this is true, and
+    /// false when <see cref="WalRecoveryMode"/> is AbsoluteConsistency (the log is then written
+    /// with write(2), as RocksDB writes it). Setting it to true together with AbsoluteConsistency
+    /// is a contradiction that <see cref="KvDb.Open(string, KvOptions)"/> refuses with
+    /// <see cref="ArgumentException"/>, as RocksDB refuses contradictory options with
+    /// InvalidArgument.
+    /// </para>
     /// </summary>
-    public bool MemoryMappedWal { get; set; } = true;
+    public bool MemoryMappedWal
+    {
+        get => _memoryMappedWal ?? WalRecoveryMode != WalRecoveryMode.AbsoluteConsistency;
+        set => _memoryMappedWal = value;
+    }
 
     /// <summary>How a damaged write-ahead log is treated at open (RocksDB's wal_recovery_mode).</summary>
     public WalRecoveryMode WalRecoveryMode { get; set; } = WalRecoveryMode.PointInTimeRecovery;
@@ -241,6 +259,15 @@ public sealed class KvOptions : ColumnFamilyOptions
         if (!Enum.IsDefined(WalRecoveryMode))
         {
             throw new ArgumentException($"Unknown WAL recovery mode {(int)WalRecoveryMode}.", nameof(WalRecoveryMode));
+        }
+        if (_memoryMappedWal == true && WalRecoveryMode == WalRecoveryMode.AbsoluteConsistency)
+        {
+            throw new ArgumentException(
+                "MemoryMappedWal = true cannot be combined with WalRecoveryMode.AbsoluteConsistency: a process " +
+                "killed in the middle of a copy into the mapped log leaves a torn last record, which " +
+                "AbsoluteConsistency refuses at the next open. Leave MemoryMappedWal unset (it is then " +
+                "false for this mode) or set it to false.",
+                nameof(MemoryMappedWal));
         }
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxBackgroundJobs, 1, nameof(MaxBackgroundJobs));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxBackgroundJobs, 64, nameof(MaxBackgroundJobs));

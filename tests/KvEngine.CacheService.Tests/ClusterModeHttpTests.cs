@@ -1,8 +1,12 @@
 using System.Globalization;
 using System.Net;
 using System.Net.Http.Json;
+using DotNext.Net.Cluster;
+using DotNext.Net.Cluster.Consensus.Raft;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
 using KvEngine.CacheService.Cluster;
+using KvEngine.Replication;
 
 namespace KvEngine.CacheService.Tests;
 
@@ -183,5 +187,36 @@ public sealed class ClusterModeHttpTests : IAsyncLifetime
         }
         using HttpResponseMessage health = await _http.GetAsync(_urls[leader] + "/health");
         Assert.Equal(HttpStatusCode.OK, health.StatusCode);
+    }
+
+    /// <summary>
+    /// After the election and before any write, every node's /cluster shows applied == commit
+    /// (the leader's no-op counts as applied). Then a linearizable GET on the leader whose read
+    /// barrier fails with each of DotNext's leadership and membership exceptions (injected: the
+    /// barrier of a leader paused and resumed after the others elected a successor ends in one of
+    /// them) answers 503 with Retry-After, since the only leader this node knows is itself: never 500.
+    /// </summary>
+    [Fact]
+    public async Task Applied_equals_commit_without_writes_and_a_failed_read_barrier_answers_503_not_500()
+    {
+        int leader = await LeaderIndexAsync();
+        for (int i = 0; i < 3; i++)
+        {
+            await WaitForAsync(() => StatusAsync(_urls[i])!, s => s!.CommitIndex >= 1 && s.AppliedIndex == s.CommitIndex,
+                "node " + i + " applied every committed entry");
+        }
+
+        ReplicatedKvNode node = _apps[leader].Services.GetRequiredService<ClusterNode>().Node!;
+        Exception[] errors = [new NotLeaderException(), new QuorumUnreachableException(), new MemberUnavailableException(null!)];
+        foreach (Exception error in errors)
+        {
+            node.ReadBarrier = _ => ValueTask.FromException(error);
+            using HttpResponseMessage response = await _http.GetAsync(_urls[leader] + "/cache/k");
+            Assert.True(response.StatusCode == HttpStatusCode.ServiceUnavailable, error.GetType().Name + ": " + response.StatusCode);
+            Assert.NotNull(response.Headers.RetryAfter);
+        }
+        node.ReadBarrier = _ => ValueTask.CompletedTask;
+        using HttpResponseMessage miss = await _http.GetAsync(_urls[leader] + "/cache/k");
+        Assert.Equal(HttpStatusCode.NotFound, miss.StatusCode);
     }
 }

@@ -126,4 +126,45 @@ public sealed class ReplicatedKvNodeTests
             await DisposeAllAsync(nodes);
         }
     }
+
+    /// <summary>
+    /// A leader starts its term with a no-op entry, which DotNext's log applies without handing it
+    /// to the state machine. With no client write behind it, every node's applied index still
+    /// reaches its commit index: after the first election, and again after the leader stops and
+    /// the other two elect a successor (whose no-op is then the last entry).
+    /// </summary>
+    [Fact]
+    public async Task Applied_index_reaches_the_commit_index_after_an_election_without_writes()
+    {
+        using var dir = new TempDirectory();
+        IPEndPoint[] members = ClusterFixture.FreeEndPoints(3);
+        List<ReplicatedKvNode> nodes = [.. await StartAsync(members, [0, 1, 2], dir, _ => 10_000)];
+        try
+        {
+            ReplicatedKvNode first = await ClusterFixture.WaitForLeaderNodeAsync(nodes);
+            await AllCaughtUpAsync(nodes, first.CommitIndex);
+            Assert.All(nodes, n => Assert.Equal(0, n.StateMachine.AppliedIndex)); // no entry the database stored
+
+            nodes.Remove(first);
+            long before = first.CommitIndex;
+            await first.DisposeAsync();
+            ReplicatedKvNode second = await ClusterFixture.WaitForLeaderNodeAsync(nodes);
+            Assert.True(second.CommitIndex > before, $"commit index {second.CommitIndex} after {before}: the new leader's no-op");
+            await AllCaughtUpAsync(nodes, second.CommitIndex);
+            ReplicationStatus status = second.GetStatus();
+            Assert.Equal(status.CommitIndex, status.AppliedIndex);
+        }
+        finally
+        {
+            await DisposeAllAsync(nodes);
+        }
+
+        static async Task AllCaughtUpAsync(List<ReplicatedKvNode> nodes, long commit)
+        {
+            Assert.True(commit >= 1, "the leader's no-op is committed before it leads");
+            // Every node learns of the commit; then what it applied is all of it.
+            await ClusterFixture.WaitUntilAsync(() => nodes.All(n => n.CommitIndex >= commit), "every node knows the commit index " + commit);
+            await ClusterFixture.WaitUntilAsync(() => nodes.All(n => n.AppliedIndex == n.CommitIndex), "every node applied up to its commit index");
+        }
+    }
 }

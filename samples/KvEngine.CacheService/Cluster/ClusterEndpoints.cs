@@ -11,7 +11,9 @@ namespace KvEngine.CacheService.Cluster;
 /// them with <c>307 Temporary Redirect</c> to the same path on the leader's HTTP URL (503 while no
 /// leader is known). GET is linearizable by default (the leader confirms its leadership with a
 /// read barrier; a follower redirects to it); <c>?consistency=stale</c> (or the header
-/// <c>X-Cache-Consistency: stale</c>) reads the local node at once. A write interrupted by a
+/// <c>X-Cache-Consistency: stale</c>) reads the local node at once. A linearizable GET whose
+/// barrier finds the leadership gone (a leader paused, then resumed after the others elected a
+/// successor; no majority reachable) is redirected the same way, never answered 500. A write interrupted by a
 /// leadership change after it was appended answers 503 with <c>X-Write-Outcome: unknown</c>. Stateless and thread-safe.
 /// </summary>
 internal static class ClusterEndpoints
@@ -109,13 +111,9 @@ internal static class ClusterEndpoints
             }
             catch (KvNotLeaderException e)
             {
-                // Leadership moved before or during the barrier: the leader answers.
+                // Leadership moved before or during the barrier (every DotNext leadership or
+                // membership error arrives as this): 307 to the leader, 503 while none is ready.
                 return RedirectToLeader(context, cluster, e.LeaderEndPoint);
-            }
-            catch (DotNext.Net.Cluster.Consensus.Raft.QuorumUnreachableException)
-            {
-                return Results.Problem("No majority of the cluster is reachable: a linearizable read cannot be served.",
-                    statusCode: StatusCodes.Status503ServiceUnavailable);
             }
         }
         byte[]? stored = node!.Read(Encoding.UTF8.GetBytes(key), static (db, k) => db.Get(k));
