@@ -156,6 +156,7 @@ public sealed class KvEngineCacheDisposeRaceTests : IDisposable
         }
     }
 
-    // Long enough that the small memtables fill and switch within a trial.
-    private static byte[] Value(int k) => Encoding.ASCII.GetBytes("value" + k.ToString(CultureInfo.InvariantCulture) + new string('x', 300));
+    // 300 B to 8 KiB: the small memtables fill and switch within a trial, and a large value's WAL
+    // append is long enough for Dispose to land in it.
+    private static byte[] Value(int k) => Encoding.ASCII.GetBytes("value" + k.ToString(CultureInfo.InvariantCulture) + new string('x', 300 + (k * 250)));
 }
