@@ -21,6 +21,17 @@ namespace KvEngine;
 /// atomic per call (a <see cref="WriteBatch"/> applies entirely or not at all) and ordered; reads
 /// take no lock. After <see cref="Dispose"/> every call throws <see cref="ObjectDisposedException"/>.
 /// </para>
+/// <para>
+/// Closing: <see cref="Dispose"/> and <see cref="Close"/> may race any other call, from any thread.
+/// A call in flight then either finishes or throws <see cref="ObjectDisposedException"/> (a write
+/// or flush may also fail with the <see cref="KvException"/> it documents); nothing it uses is
+/// freed under it. Close waits for the writes, flushes, compactions and other non-read calls in
+/// flight, each of which ends within its current step (a WAL append, a memtable insert, a file
+/// copy); reads are not waited for: the memory they read is freed when the last of them is done.
+/// <see cref="KvIterator"/>s and <see cref="Snapshot"/>s that outlive the database throw on use
+/// and may still (and should) be disposed. A callback of the database (a merge operator,
+/// compaction filter, logger) must not dispose it: Close would wait for the call it runs in.
+/// </para>
 /// </summary>
 public sealed partial class KvDb : IDisposable, IAsyncDisposable
 {
@@ -730,7 +741,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// <summary>
     /// Closes the database like <see cref="Close"/> but never throws (.NET's rule for Dispose): a
     /// failure is written to <see cref="System.Diagnostics.Trace"/>. Writes acknowledged through the
-    /// WAL are never lost by a failed close; the next open replays them.
+    /// WAL are never lost by a failed close; the next open replays them. Safe to call while other
+    /// threads use the database (see the class's Closing rule).
     /// </summary>
     public void Dispose() => _impl.Dispose();
 

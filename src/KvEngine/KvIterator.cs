@@ -17,6 +17,12 @@ namespace KvEngine;
 /// <c>default(KvIterator)</c> behaves as a disposed iterator.
 /// </para>
 /// <para>
+/// Closing: once its database is disposed (even by another thread while the iterator is in use)
+/// every call throws <see cref="ObjectDisposedException"/>, and <see cref="Dispose"/> still does
+/// its work: the memtables, table readers and blocks the iterator holds stay valid until then, so
+/// dispose iterators that outlive their database too.
+/// </para>
+/// <para>
 /// Allocation: none in steady state. Creating an iterator takes a pooled cursor and, when the
 /// database has a spare internal iterator tree over its current state (one left by a disposed
 /// iterator with the same checksum and fill-cache options, before any memtable switch, flush or
@@ -131,14 +137,16 @@ public readonly struct KvIterator : IDisposable, IEquatable<KvIterator>
     /// <summary>True unless both name the same iterator.</summary>
     public static bool operator !=(KvIterator left, KvIterator right) => !left.Equals(right);
 
-    // The cursor while this lease is current; inlined on every call (a scan makes several per entry).
+    // The cursor while this lease is current and its database open; inlined on every call (a scan
+    // makes several per entry). The database check is what a caller sees; the memory the iterator
+    // reads stays valid after a close anyway (its pinned read state keeps it until Dispose).
     private IteratorCursor Live
     {
         [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
         get
         {
             IteratorCursor? c = _cursor;
-            if (c == null || c.Token != _token)
+            if (c == null || c.Token != _token || c.Db.IsDisposed)
             {
                 ThrowDisposed();
             }

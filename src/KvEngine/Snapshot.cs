@@ -2,7 +2,9 @@ namespace KvEngine;
 
 /// <summary>
 /// A consistent read point: reads through it see the database as it was when it was taken.
-/// Dispose it when done, so that compaction may drop versions it kept. Thread-safe.
+/// Dispose it when done, so that compaction may drop versions it kept. Thread-safe. A snapshot that
+/// outlives its database: reads through it throw <see cref="ObjectDisposedException"/> (the
+/// database is closed), and its Dispose does nothing harmful.
 /// </summary>
 public sealed class Snapshot : IDisposable
 {

@@ -23,6 +23,12 @@ namespace KvEngine.Db;
 /// the immutable list earlier, when its table is recorded); the read state always holds the
 /// current memtables and the family's current version.
 /// </para>
+/// <para>
+/// Closing: <see cref="ReleaseMemory"/> publishes <see cref="ReadState.Closed"/>, so a read that
+/// comes after it throws <see cref="ObjectDisposedException"/>, while reads that pinned the state
+/// before keep it (and, through the <see cref="NativeLifetime"/> every read state holds, the table
+/// readers: <see cref="DisposeTables"/> runs only once the last pinned state is gone).
+/// </para>
 /// </summary>
 internal sealed class ColumnFamilyData
 {
@@ -35,10 +41,12 @@ internal sealed class ColumnFamilyData
     private bool _mutableReleased;
     private readonly ArenaBlockRecycler _blockRecycler; // spare blocks of retired memtables, for the filling one
     private readonly List<MemTable> _flushedButPinned = new(); // see AddFlushedButPinned
+    private readonly NativeLifetime? _lifetime; // every read state over the family's memtables holds it
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
-        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner)
+        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, NativeLifetime? lifetime = null)
     {
+        _lifetime = lifetime;
         Versions = versions;
         Handle = new ColumnFamilyHandle(this, owner);
         Options = options;
@@ -57,7 +65,7 @@ internal sealed class ColumnFamilyData
         bool hugePages = UsesHugePages(options);
         _blockRecycler = new ArenaBlockRecycler(ArenaBlockSize(options.WriteBufferSize, hugePages), hugePages, options.WriteBufferSize);
         Mem = NewMemTable();
-        _readState = new ReadState(Mem, Array.Empty<MemTable>(), versions.Current) { Level0ReadBudget = Level0ReadBudget(versions.Current) };
+        _readState = new ReadState(Mem, Array.Empty<MemTable>(), versions.Current, _lifetime) { Level0ReadBudget = Level0ReadBudget(versions.Current) };
     }
 
     public uint Id => Versions.Id;
@@ -178,22 +186,27 @@ internal sealed class ColumnFamilyData
     public void InstallReadState()
     {
         Version current = Versions.Current;
-        if (Versions.IsDropped)
+        if (Versions.IsDropped || ReferenceEquals(Volatile.Read(ref _readState), ReadState.Closed))
         {
-            return; // a flush or compaction ending between the drop's MANIFEST write and IsDropped here
+            return; // a flush or compaction ending between the drop's MANIFEST write and IsDropped here; or closed
         }
         var imm = new MemTable[Immutable.Count];
         for (int i = 0; i < imm.Length; i++)
         {
             imm[i] = Immutable[Immutable.Count - 1 - i].Mem;
         }
-        var next = new ReadState(Mem, imm, current) { Level0ReadBudget = Level0ReadBudget(current) };
+        var next = new ReadState(Mem, imm, current, _lifetime) { Level0ReadBudget = Level0ReadBudget(current) };
         ReadState old = Interlocked.Exchange(ref _readState, next);
         DropSpareIterators(); // they read the old state
         old.Unref();
     }
 
-    /// <summary>Pins the current read state; lock-free (retries if it is retired meanwhile).</summary>
+    /// <summary>
+    /// Pins the current read state; lock-free. Retries only when the state it read was replaced
+    /// meanwhile (a newer one was published: some other thread made progress); a state that cannot
+    /// be pinned yet is still published is <see cref="ReadState.Closed"/> (the family or database
+    /// closed): <see cref="ObjectDisposedException"/>.
+    /// </summary>
     public ReadState AcquireReadState()
     {
         while (true)
@@ -203,8 +216,16 @@ internal sealed class ColumnFamilyData
             {
                 return s;
             }
+            if (ReferenceEquals(s, Volatile.Read(ref _readState)))
+            {
+                ThrowClosed();
+            }
         }
     }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void ThrowClosed() => throw new ObjectDisposedException(nameof(KvDb));
 
     /// <summary>
     /// Pins the current read state's table version alone (a compaction's input): unlike a pinned
@@ -256,12 +277,13 @@ internal sealed class ColumnFamilyData
     }
 
     /// <summary>
-    /// Releases the family's memtables and read state (closing); readers that pinned the state
-    /// keep it until they are done. Holds the database mutex or runs at close.
+    /// Releases the family's memtables and read state (closing): publishes
+    /// <see cref="ReadState.Closed"/>, so later reads throw; readers that pinned the state keep it
+    /// until they are done. Runs at close, once no write can run.
     /// </summary>
     public void ReleaseMemory()
     {
-        RetireReadState();
+        CloseReads();
         ReleaseImmutable();
     }
 
@@ -314,6 +336,17 @@ internal sealed class ColumnFamilyData
         old.Unref();
     }
 
+    /// <summary>Publishes <see cref="ReadState.Closed"/> and releases the family's reference on the state it replaces. Idempotent.</summary>
+    private void CloseReads()
+    {
+        ReadState old = Interlocked.Exchange(ref _readState, ReadState.Closed);
+        if (!ReferenceEquals(old, ReadState.Closed))
+        {
+            old.Unref();
+        }
+        DropSpareIterators(); // after the exchange: a spare parked before it is dropped here, one parked after it sees the change
+    }
+
     /// <summary>
     /// A dropped family: drops the family's own reference on its mutable memtable (write groups
     /// no longer reach it; read states that pinned it keep theirs). Holds the database mutex, no
@@ -329,19 +362,24 @@ internal sealed class ColumnFamilyData
         }
     }
 
-    /// <summary>Releases the last references at close (after <see cref="ReleaseMemory"/> or instead of it).</summary>
+    /// <summary>
+    /// Releases the family's own references at close (after <see cref="ReleaseMemory"/> or instead
+    /// of it), once no write can run; the memtables are freed when the last reader that pinned
+    /// them is done. The table readers stay for those readers: <see cref="DisposeTables"/>.
+    /// </summary>
     public void Close()
     {
-        DropSpareIterators();
-        Volatile.Read(ref _readState).Unref();
+        CloseReads();
         ReleaseMutableMemTable();
         foreach (ImmutableMemTable imm in Immutable)
         {
             imm.Mem.Unref();
         }
         Immutable.Clear();
-        Tables.Dispose();
     }
+
+    /// <summary>Closes the table readers: once no read state can reach them (the database's <see cref="NativeLifetime"/> was released).</summary>
+    public void DisposeTables() => Tables.Dispose();
 
     /// <summary>
     /// RocksDB's default arena block: an eighth of the write buffer, 4 KiB..1 MiB; with huge pages

@@ -35,7 +35,7 @@ internal sealed partial class DbImpl
     /// </summary>
     public void CompactRange(ColumnFamilyData cfd, byte[]? begin, byte[]? end)
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         ThrowIfReadOnly("CompactRange");
         if (begin != null && end != null && begin.AsSpan().SequenceCompareTo(end) > 0)
         {
@@ -58,7 +58,7 @@ internal sealed partial class DbImpl
     /// </summary>
     internal void CompactLevel(int level, int outputLevel, byte[]? begin, byte[]? end, ColumnFamilyData? cfd = null)
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         _compactions.CompactLevel(cfd ?? _families.Default, level, outputLevel, begin, end);
     }
 
@@ -69,7 +69,7 @@ internal sealed partial class DbImpl
     /// </summary>
     internal int RunCompactionsInline(ColumnFamilyData? cfd = null)
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         return _compactions.RunInline(cfd ?? _families.Default);
     }
 }

@@ -26,7 +26,7 @@ internal sealed partial class DbImpl
     /// <exception cref="KvException">The database could not recover (the new error is inside), or the error is corruption.</exception>
     public void Resume()
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         ThrowIfReadOnly("Resume");
         Exception? error;
         lock (_mutex)

@@ -14,7 +14,7 @@ internal sealed partial class DbImpl
     /// </summary>
     public void DisableFileDeletions()
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         ThrowIfReadOnly("DisableFileDeletions");
         _sweeper.Disable();
     }
@@ -27,7 +27,7 @@ internal sealed partial class DbImpl
     /// </summary>
     public bool EnableFileDeletions(bool force)
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         ThrowIfReadOnly("EnableFileDeletions");
         if (!_sweeper.Enable(force, out bool sweep))
         {

@@ -9,7 +9,7 @@ internal sealed partial class DbImpl
     /// <summary>Flushes the memtables of <paramref name="families"/> (every family when null) and waits for the tables.</summary>
     public void Flush(IReadOnlyList<ColumnFamilyData>? families = null)
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         ThrowIfReadOnly("Flush");
         FlushCore(families, wait: true);
     }
@@ -34,8 +34,15 @@ internal sealed partial class DbImpl
         ThrowIfDisposed();
         ThrowIfReadOnly("Flush");
         cancellationToken.ThrowIfCancellationRequested();
+        await SwitchForFlush(families).WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>FlushAsync's part inside the call gate: the switch; the wait for the flushes is outside it (Close fails those it will not run).</summary>
+    private Task SwitchForFlush(IReadOnlyList<ColumnFamilyData>? families)
+    {
+        using CallScope call = EnterCall();
         FlushCore(families, wait: false);
-        await PendingFlushes(families).WaitAsync(cancellationToken).ConfigureAwait(false);
+        return PendingFlushes(families);
     }
 
     private Task PendingFlushes(IReadOnlyList<ColumnFamilyData>? families) => _flusher.PendingFlushes(families);

@@ -5,7 +5,7 @@ internal sealed partial class DbImpl
 {
     public void IngestExternalFile(ColumnFamilyData cfd, IReadOnlyList<string> paths, IngestExternalFileOptions options)
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         ThrowIfReadOnly("IngestExternalFile");
         _ingester.Ingest(cfd, paths, options);
     }

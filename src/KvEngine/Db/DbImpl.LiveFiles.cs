@@ -12,7 +12,7 @@ internal sealed partial class DbImpl
     public void CreateCheckpoint(string directory, ulong logSizeForFlush)
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         ThrowIfReadOnly("CreateCheckpoint");
         new Checkpoints.Checkpointer(this, _fs).CreateCheckpoint(directory, logSizeForFlush);
     }
@@ -24,7 +24,7 @@ internal sealed partial class DbImpl
     /// </summary>
     public List<string> GetLiveFiles(bool flushMemtable, out ulong manifestFileSize)
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         if (flushMemtable)
         {
             ThrowIfReadOnly("GetLiveFiles with a memtable flush");
@@ -36,7 +36,7 @@ internal sealed partial class DbImpl
     /// <summary>RocksDB's GetSortedWalFiles (<see cref="Checkpoints.LiveFiles.GetSortedWalFiles"/>).</summary>
     public List<(ulong Number, ulong StartSequence, long Size)> GetSortedWalFiles()
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         return _liveFiles.GetSortedWalFiles();
     }
 

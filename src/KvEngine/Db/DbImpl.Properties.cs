@@ -10,21 +10,21 @@ internal sealed partial class DbImpl
 {
     public string? GetProperty(ColumnFamilyData cfd, string name)
     {
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         return _internalStats.GetProperty(cfd, name);
     }
 
     public long[] GetApproximateSizes(ColumnFamilyData cfd, IReadOnlyList<KeyRange> ranges, SizeApproximationFlags flags)
     {
         SizeApproximation.CheckArguments(ranges, flags);
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         return SizeApproximation.GetApproximateSizes(cfd, ranges, flags);
     }
 
     public void GetApproximateMemTableStats(ColumnFamilyData cfd, KeyRange range, out long count, out long size)
     {
         SizeApproximation.CheckRange(range);
-        ThrowIfDisposed();
+        using CallScope call = EnterCall();
         SizeApproximation.GetApproximateMemTableStats(cfd, range, out count, out size);
     }
 }

@@ -51,6 +51,21 @@ namespace KvEngine.Db;
 /// background scheduling, the runners' counters, the pending outputs and the background error.
 /// Each collaborator's comment says which of its members the mutex guards.
 /// </para>
+/// <para>
+/// Closing (every member may be called concurrently with <see cref="Close"/>): a call either
+/// finishes or throws <see cref="ObjectDisposedException"/>, and nothing native is freed under a
+/// caller. Reads (Get, MultiGet, KeyMayExist, iterators) pin a <see cref="ReadState"/>: Close
+/// publishes <see cref="ReadState.Closed"/> (later reads throw), and the table readers and the
+/// owned block cache are freed by <see cref="NativeLifetime"/> once the last pinned state is released,
+/// by Close or by the last reader out (an iterator's Dispose). Every other call (writes, flush,
+/// compaction, ingestion, properties, file listings, resume) passes the <see cref="CallGate"/>:
+/// Close first wakes what such a call can wait for (writes and memtable switches refused, flushes
+/// it will not run failed, manual compactions cancelled), then waits for the calls in flight, each
+/// of which ends within its current step (a WAL append, a memtable insert, a file copy), and only
+/// then frees the WAL, the memtables' own references and the MANIFEST. A call must not close its
+/// own database from inside (a compaction filter or merge operator calling Dispose): it would wait
+/// for itself.
+/// </para>
 /// </summary>
 internal sealed partial class DbImpl : IDisposable, ITelemetrySource
 {
@@ -83,6 +98,8 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     private readonly InternalStats _internalStats;
     private readonly PointReader _pointReader;
     private readonly MultiGetReader _multiGetReader;
+    private readonly CallGate _calls = new();
+    private readonly NativeLifetime _nativeLifetime;
     private bool _closing;
     private int _disposed;
 
@@ -97,6 +114,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
                 compressedSecondaryCacheCompression: options.CompressedSecondaryCacheCompression, compressedSecondaryCacheSplit: options.CompressedSecondaryCacheSplit)
             : null;
         _blockCache = (options.BlockCache ?? _ownedBlockCache)!;
+        _nativeLifetime = new NativeLifetime(ReleaseNative);
         _stats = options.Statistics;
         _counters = new EngineCounters(options.Statistics);
         _versions = new VersionSet(dir, _fs);
@@ -141,12 +159,34 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     /// <summary>The cursors of disposed <see cref="KvIterator"/>s, for the next ones.</summary>
     internal IteratorCursorPool IteratorCursors { get; }
 
-    private bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+    /// <summary>Close has begun: new calls throw <see cref="ObjectDisposedException"/> (iterators check it on every call).</summary>
+    internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
     /// <summary>
-    /// Closes the database: persists unlogged writes, stops background work, releases files and
-    /// the LOCK. Idempotent; every resource is released even when a step fails, and the first
-    /// failure is then thrown as <see cref="KvException"/> (RocksDB's DB::Close status).
+    /// Counts a call in the <see cref="CallGate"/> (dispose the scope to count it out); throws
+    /// <see cref="ObjectDisposedException"/> once Close has begun. For every call but the reads,
+    /// which pin a read state instead.
+    /// </summary>
+    internal CallScope EnterCall()
+    {
+        if (IsDisposed || !_calls.TryEnter())
+        {
+            ThrowDisposed();
+        }
+        return new CallScope(_calls);
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void ThrowDisposed() => throw new ObjectDisposedException(nameof(KvDb));
+
+    /// <summary>
+    /// Closes the database: persists unlogged writes, stops background work, waits for the calls in
+    /// flight (see the class comment: each ends within its current step), releases files and the
+    /// LOCK. Reads in flight finish on the state they pinned; the table readers and the owned block
+    /// cache are freed when the last of them (or the last live iterator) is done. Idempotent; every
+    /// resource is released even when a step fails, and the first failure is then thrown as
+    /// <see cref="KvException"/> (RocksDB's DB::Close status).
     /// </summary>
     public void Close()
     {
@@ -174,11 +214,10 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         {
             firstError = e;
         }
+        _writer.StopAcceptingSwitches(); // a Flush racing the close now fails: no flush runs after the background stops
         StopBackground();
         lock (_mutex)
         {
-            // Writers still queued behind a leader that is gone (only possible after misuse).
-            _writer.Thread.FailQueued(new ObjectDisposedException(nameof(KvDb)));
             // Flushes that will now never run: a Flush() waiting on one must not wait forever.
             foreach (ColumnFamilyData cfd in _families.All())
             {
@@ -188,6 +227,12 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
                 }
             }
             Monitor.PulseAll(_mutex);
+        }
+        _calls.CloseAndWait(); // no write, flush or other gated call runs past this
+        lock (_mutex)
+        {
+            // Writers still queued behind a leader that is gone (only possible after misuse).
+            _writer.Thread.FailQueued(new ObjectDisposedException(nameof(KvDb)));
         }
         try
         {
@@ -221,11 +266,11 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         {
             cfd.Close();
         }
-        _ownedBlockCache?.Dispose();
         _versions.Dispose();
         _writer.Dispose();
         _scheduler.Dispose();
         _dbLock.Dispose();
+        _nativeLifetime.Unref(); // the table readers and block cache go now, or with the last pinned read state
         if (firstError != null)
         {
             throw new KvException("Closing the database failed: " + firstError.Message, firstError);
@@ -263,7 +308,30 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     internal FlushRunner Flusher => _flusher;
 
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
-        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this);
+        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _nativeLifetime);
+
+    /// <summary>
+    /// The <see cref="NativeLifetime"/>'s release: the families' table readers and the owned block
+    /// cache, once Close ran and no read state is pinned. Runs once, on the thread of the last
+    /// release (Close, a read, an iterator's Dispose), so it never throws.
+    /// </summary>
+    private void ReleaseNative()
+    {
+        try
+        {
+            foreach (ColumnFamilyData cfd in _families.All())
+            {
+                cfd.DisposeTables();
+            }
+            _ownedBlockCache?.Dispose();
+        }
+#pragma warning disable CA1031 // runs on a reader's thread: a failure to close a table file is traced, never thrown into that read
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            System.Diagnostics.Trace.TraceError($"KvEngine: releasing the tables of {_dir} failed: {e}");
+        }
+    }
 
     /// <summary>The live families in id order (a copy), read lock-free.</summary>
     internal List<ColumnFamilyData> LiveFamilies() => _families.Live();

@@ -11,18 +11,28 @@ namespace KvEngine.Db;
 /// <para>
 /// Readers pin it with <see cref="TryRef"/> (a CAS that fails once the count reached zero, so a
 /// retired state is never revived) and release it with <see cref="Unref"/>; the last release drops
-/// the references it holds on memtables and version. No lock on the read path.
+/// the references it holds on memtables and version, then its reference on the database's
+/// <see cref="NativeLifetime"/> (table readers, block cache), so nothing a reader reaches through
+/// a pinned state is freed, even by a close. No lock on the read path.
+/// </para>
+/// <para>
+/// <see cref="Closed"/> is what a closed family publishes: it can never be pinned (no reference),
+/// so a read that finds it throws <see cref="ObjectDisposedException"/>
+/// (<see cref="ColumnFamilyData.AcquireReadState"/>) instead of retrying.
 /// </para>
 /// </summary>
 internal sealed class ReadState
 {
+    private readonly NativeLifetime? _lifetime;
     private int _refs = 1;
 
-    public ReadState(MemTable mem, MemTable[] immutableNewestFirst, Version version)
+    public ReadState(MemTable mem, MemTable[] immutableNewestFirst, Version version, NativeLifetime? lifetime = null)
     {
         Mem = mem;
         Immutable = immutableNewestFirst;
         Version = version;
+        lifetime?.Ref();
+        _lifetime = lifetime;
         mem.Ref();
         foreach (MemTable m in immutableNewestFirst)
         {
@@ -30,6 +40,17 @@ internal sealed class ReadState
         }
         version.Ref();
     }
+
+    private ReadState()
+    {
+        Mem = null!;
+        Immutable = [];
+        Version = null!;
+        _refs = 0;
+    }
+
+    /// <summary>The state of a closed family: never pinned (<see cref="TryRef"/> always fails), never released.</summary>
+    public static ReadState Closed { get; } = new();
 
     public MemTable Mem { get; }
 
@@ -76,5 +97,6 @@ internal sealed class ReadState
             m.Unref();
         }
         Version.Unref();
+        _lifetime?.Unref(); // last: the memtables and version above are released first
     }
 }

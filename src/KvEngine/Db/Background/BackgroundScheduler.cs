@@ -54,7 +54,21 @@ internal sealed class BackgroundScheduler : IDisposable
     }
 
     /// <summary>Lets one sleeping thread look for work.</summary>
-    public void Wake() => _wake.Release();
+    public void Wake()
+    {
+        if (_closing())
+        {
+            return; // the threads are stopping (or gone): a read's compaction request after close is dropped
+        }
+        try
+        {
+            _wake.Release();
+        }
+        catch (ObjectDisposedException)
+        {
+            // A read that pinned its state before the close asks after the scheduler was disposed.
+        }
+    }
 
     /// <summary>Cancels running compactions (before the caller waits for manual ones).</summary>
     public void Cancel() => _shutdown.Cancel();

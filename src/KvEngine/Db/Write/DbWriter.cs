@@ -120,6 +120,9 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     /// <summary>The database is closing: writes that have not made room yet fail (forced switches pass).</summary>
     public void StopAcceptingWrites() => _switcher.StopAcceptingWrites();
 
+    /// <summary>The close's flush is done: forced memtable switches fail too (<see cref="MemTableSwitcher.StopAcceptingSwitches"/>).</summary>
+    public void StopAcceptingSwitches() => _switcher.StopAcceptingSwitches();
+
     /// <summary>
     /// Joins the writer queue as an unbatched writer (RocksDB's EnterUnbatched) and waits until it
     /// leads and every earlier group has published and finished inserting: from then until

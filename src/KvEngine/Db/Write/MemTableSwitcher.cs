@@ -38,6 +38,7 @@ internal sealed class MemTableSwitcher
     private readonly BackgroundScheduler _scheduler;
     private readonly List<ColumnFamilyData> _droppedMemTables = new();
     private volatile bool _closed;
+    private volatile bool _switchesClosed;
 
     public MemTableSwitcher(
         object mutex, KvOptions options, VersionSet versions, ColumnFamilySet families, WalSet wals,
@@ -56,6 +57,13 @@ internal sealed class MemTableSwitcher
 
     /// <summary>The database is closing: from now on only forced switches (the close's flush) make room.</summary>
     public void StopAcceptingWrites() => _closed = true;
+
+    /// <summary>
+    /// The close's own flush is done: forced switches (a Flush racing the close) fail too, so no
+    /// memtable becomes immutable once no flush will run. A switch waiting for room sees it when
+    /// the close wakes the mutex's waiters.
+    /// </summary>
+    public void StopAcceptingSwitches() => _switchesClosed = true;
 
     /// <summary>
     /// Holds the mutex. <paramref name="cfd"/> was dropped: the next group's leader releases its
@@ -96,7 +104,7 @@ internal sealed class MemTableSwitcher
             {
                 throw new KvException("The database refuses writes after a background error: " + _errors.Error.Message, _errors.Error);
             }
-            if (_closed && !force)
+            if ((_closed && !force) || _switchesClosed)
             {
                 throw new ObjectDisposedException(nameof(KvDb));
             }
