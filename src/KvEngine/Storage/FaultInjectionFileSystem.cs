@@ -145,6 +145,21 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
         }
     }
 
+    public void TruncateFile(string path, long length)
+    {
+        lock (_gate)
+        {
+            Check(FileOperation.Truncate, path);
+            MemFile f = Get(path);
+            if (length < 0 || length > f.Length)
+            {
+                throw new IOException($"Cannot truncate '{path}' to {length} bytes: past the end of the file.");
+            }
+            f.Truncate((int)length);
+            SyncCount++;
+        }
+    }
+
     public void CreateDirectory(string path)
     {
         lock (_gate)

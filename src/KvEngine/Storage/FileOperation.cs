@@ -19,4 +19,5 @@ internal enum FileOperation
     DeleteDirectory,
     RenameDirectory,
     WriteAt,
+    Truncate,
 }

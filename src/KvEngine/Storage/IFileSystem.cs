@@ -50,6 +50,14 @@ internal interface IFileSystem
     /// </summary>
     void WriteAt(string path, long offset, ReadOnlySpan<byte> data);
 
+    /// <summary>
+    /// Cuts the existing file <paramref name="path"/> to <paramref name="length"/> bytes (at most
+    /// its current length) and makes the new length durable before returning (RocksDB's
+    /// FSWritableFile Truncate then Fsync; recovery drops a WAL's torn tail this way). Needs no
+    /// free space.
+    /// </summary>
+    void TruncateFile(string path, long length);
+
     void CreateDirectory(string path);
 
     bool DirectoryExists(string path);

@@ -68,6 +68,17 @@ internal sealed class LocalFileSystem : IFileSystem
         RandomAccess.FlushToDisk(handle);
     }
 
+    public void TruncateFile(string path, long length)
+    {
+        using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete);
+        if (length < 0 || length > RandomAccess.GetLength(handle))
+        {
+            throw new IOException($"Cannot truncate '{path}' to {length} bytes: past the end of the file.");
+        }
+        RandomAccess.SetLength(handle, length);
+        RandomAccess.FlushToDisk(handle);
+    }
+
     public void CreateDirectory(string path) => Directory.CreateDirectory(path);
 
     public bool DirectoryExists(string path) => Directory.Exists(path);

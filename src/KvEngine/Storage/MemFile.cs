@@ -37,6 +37,14 @@ internal sealed class MemFile
         SyncedLength = _length;
     }
 
+    /// <summary>Cuts the file to <paramref name="length"/> (within <see cref="Length"/>), durably.</summary>
+    public void Truncate(int length)
+    {
+        _length = length;
+        OsLength = length;
+        SyncedLength = length;
+    }
+
     public void DropProcessBuffer() => _length = OsLength;
 
     public void DropUnsynced()

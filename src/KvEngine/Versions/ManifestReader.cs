@@ -31,6 +31,7 @@ internal static class ManifestReader
             [ColumnFamilyVersions.DefaultId] = new RecoveredFamily(ColumnFamilyVersions.DefaultId, ColumnFamilyVersions.DefaultName),
         };
         var dropped = new HashSet<uint>();
+        var retired = new HashSet<ulong>();
         ulong? prevLogNumber = null;
         ulong? nextFile = null;
         ulong? lastSequence = null;
@@ -91,8 +92,12 @@ internal static class ManifestReader
                         maxColumnFamily = Math.Max(maxColumnFamily, e.MaxColumnFamily);
                     }
                     maxColumnFamily = Math.Max(maxColumnFamily, e.ColumnFamily);
-                    if (ApplyFamilyRecord(e, families, dropped, manifestName) is RecoveredFamily family)
+                    if (ApplyFamilyRecord(e, families, dropped, manifestName, retired) is RecoveredFamily family)
                     {
+                        foreach ((int _, ulong number) in e.DeletedFiles)
+                        {
+                            retired.Add(number);
+                        }
                         if (e.Comparator != null)
                         {
                             if (e.Comparator != InternalKeyComparer.BytewiseComparatorName)
@@ -152,6 +157,7 @@ internal static class ManifestReader
             PrevLogNumber = prevLogNumber ?? 0,
             MinLogNumberToKeep = minLogToKeep,
             MaxColumnFamily = maxColumnFamily,
+            RetiredTables = retired,
             Damage = damage,
             AppliedLength = appliedEnd,
         };
@@ -195,7 +201,7 @@ internal static class ManifestReader
     /// edit's contents apply to, or null (a drop, or an edit of a dropped family).
     /// </summary>
     private static RecoveredFamily? ApplyFamilyRecord(VersionEdit edit, SortedDictionary<uint, RecoveredFamily> families,
-        HashSet<uint> dropped, string manifestName)
+        HashSet<uint> dropped, string manifestName, HashSet<ulong>? retired = null)
     {
         uint id = edit.ColumnFamily;
         string idText = id.ToString(CultureInfo.InvariantCulture);
@@ -222,9 +228,21 @@ internal static class ManifestReader
         }
         if (edit.IsColumnFamilyDrop)
         {
-            if (!families.Remove(id))
+            if (!families.Remove(id, out RecoveredFamily? gone))
             {
                 throw new KvCorruptionException($"{manifestName} drops column family {idText}, which does not exist.");
+            }
+            if (retired != null)
+            {
+                // A dropped family's tables are retired with it.
+                Version last = gone.Builder.Build(null);
+                for (int level = 0; level < Version.NumLevels; level++)
+                {
+                    foreach (FileMetaData f in last.Files(level))
+                    {
+                        retired.Add(f.Number);
+                    }
+                }
             }
             dropped.Add(id);
             return null;

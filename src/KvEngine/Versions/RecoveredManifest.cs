@@ -23,6 +23,9 @@ internal sealed class RecoveredManifest
     /// <summary>The largest column family id ever used (ids are never reused).</summary>
     public required uint MaxColumnFamily { get; init; }
 
+    /// <summary>Tables an applied edit deleted, or that belonged to a family an applied edit dropped.</summary>
+    public required HashSet<ulong> RetiredTables { get; init; }
+
     /// <summary>With best-efforts recovery, what was wrong with the record the replay stopped at; otherwise null.</summary>
     public string? Damage { get; init; }
 

@@ -22,7 +22,11 @@ namespace KvEngine.Versions;
 /// </code>
 /// Invariants: ids are never reused (a new family takes MaxColumnFamily + 1); a WAL numbered below
 /// <see cref="MinLogNumberToKeep"/> holds nothing any live family still needs; the default family
-/// always exists.
+/// always exists. No table is created under a number the MANIFEST has not yet covered: a table
+/// number at or above the last NextFileNumber written is first recorded
+/// (<see cref="RecordFileNumber"/>), so every table on disk is numbered below the NextFileNumber of
+/// some record written before the file existed — a table at or above a recovered MANIFEST's next
+/// file number proves that records were lost (<c>RecoveryDamage</c>).
 /// Thread-safety: every change (edits, family creation and drop, the file-number counter) is
 /// serialized by the set's own lock, under which the MANIFEST I/O happens (only flushes,
 /// compactions, family changes and open call it). Families' current versions and
@@ -41,6 +45,7 @@ internal sealed class VersionSet : IDisposable
     private ulong _manifestFileNumber;
     private long _recoveredManifestLength; // the MANIFEST length Recover applied (read-only GetLiveFiles)
     private ulong _persistedMinLogToKeep;
+    private ulong _durableNextFileNumber; // the NextFileNumber the MANIFEST as written records
     private IWritableFile? _manifestFile;
     private LogWriter? _manifestLog;
 
@@ -72,6 +77,27 @@ internal sealed class VersionSet : IDisposable
     /// created after its last edit. Set by <see cref="Recover"/>.
     /// </summary>
     public ulong RecordedNextFileNumber { get; private set; }
+
+    /// <summary>
+    /// Tables the recovered MANIFEST retired: an edit it holds deleted them, or they belonged to a
+    /// family it dropped. Set by <see cref="Recover"/>; empty for a new database.
+    /// </summary>
+    public IReadOnlySet<ulong> RetiredTables { get; private set; } = new HashSet<ulong>();
+
+    /// <summary>
+    /// The next file number the MANIFEST as written records (its last record's, or the recovered
+    /// one): every table this instance created is numbered below it (<see cref="RecordFileNumber"/>).
+    /// </summary>
+    public ulong DurableNextFileNumber
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _durableNextFileNumber;
+            }
+        }
+    }
 
     /// <summary>
     /// Set by <see cref="Recover"/> with best-efforts recovery when it stopped at a damaged record
@@ -149,6 +175,26 @@ internal sealed class VersionSet : IDisposable
         }
     }
 
+    /// <summary>
+    /// Makes the MANIFEST cover table number <paramref name="number"/> (allocated by
+    /// <see cref="NewFileNumber"/>) before the table is created: when it is at or above the
+    /// NextFileNumber last written, a record holding only the next file number (and the last
+    /// sequence) is written and synced. A crash then leaves an unfinished output below the
+    /// recovered next file number, where the open's sweep deletes it, and a table at or above that
+    /// number is always evidence of lost records. Throws what the MANIFEST write throws.
+    /// </summary>
+    public void RecordFileNumber(ulong number)
+    {
+        lock (_gate)
+        {
+            if (number < _durableNextFileNumber)
+            {
+                return;
+            }
+            Commit([new VersionEdit()]);
+        }
+    }
+
     /// <summary>Makes sure file numbers from now on are above <paramref name="number"/>.</summary>
     public void MarkFileNumberUsed(ulong number)
     {
@@ -211,6 +257,8 @@ internal sealed class VersionSet : IDisposable
         lock (_gate)
         {
             RecordedNextFileNumber = m.NextFileNumber;
+            _durableNextFileNumber = m.NextFileNumber;
+            RetiredTables = m.RetiredTables;
             _nextFileNumber = Math.Max(m.NextFileNumber, m.ManifestNumber + 1);
             PrevLogNumber = m.PrevLogNumber;
             MaxColumnFamily = m.MaxColumnFamily;
@@ -599,6 +647,11 @@ internal sealed class VersionSet : IDisposable
             {
                 SetCurrentFile(newManifestNumber, ref currentNamesNew);
                 _manifestFileNumber = newManifestNumber;
+            }
+            if (newManifest || !IsWalRecord(last))
+            {
+                // The snapshot and every record but a WAL record carry _nextFileNumber.
+                _durableNextFileNumber = Math.Max(_durableNextFileNumber, _nextFileNumber);
             }
         }
         catch

@@ -30,7 +30,7 @@ internal sealed class FsSnapshot
 
     public byte[] Bytes(string name) => _files[name];
 
-    /// <summary>Makes the directory hold exactly the snapshot's files again.</summary>
+    /// <summary>Makes the directory hold exactly the snapshot's files again, durably.</summary>
     public void Restore(FaultInjectionFileSystem fs)
     {
         foreach (string name in fs.GetChildren(_dir))
@@ -44,5 +44,6 @@ internal sealed class FsSnapshot
         {
             fs.WriteAllBytes(Path.Combine(_dir, e.Key), e.Value);
         }
+        fs.SyncDirectory(_dir); // the deletions too survive a simulated power loss
     }
 }

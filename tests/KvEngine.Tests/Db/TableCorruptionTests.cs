@@ -7,9 +7,10 @@ namespace KvEngine.Tests.Db;
 /// read either throws <see cref="KvCorruptionException"/> or returns the right answer — never a
 /// wrong value, never a present key reported absent. Without it, wrong values are possible, but
 /// still only <see cref="KvCorruptionException"/> may be thrown (no IndexOutOfRange, no
-/// NullReference, no hang). A missing or truncated table is found at open when ParanoidChecks is
-/// on (RocksDB's CheckConsistency: existence and size of every live table), else at the first
-/// read of that table.
+/// NullReference, no hang). A missing table is found at open; a truncated one when ParanoidChecks
+/// is on (RocksDB's CheckConsistency: the size of every live table), else at the first read of
+/// that table. The open's error names the table as the damaged file, not the MANIFEST, and says
+/// what best-efforts recovery would lose.
 /// </summary>
 public sealed class TableCorruptionTests
 {
@@ -35,7 +36,7 @@ public sealed class TableCorruptionTests
         Fixture f = Fixture.Build();
         string table = f.Tables[0];
         f.Fs.DeleteFile(Path.Combine(DbTestUtil.DbPath, table));
-        CheckDamagedTable(f, table, paranoid);
+        CheckDamagedTable(f, table, refusedAtOpen: true, paranoid);
     }
 
     [Theory]
@@ -59,16 +60,21 @@ public sealed class TableCorruptionTests
             _ => length,
         };
         f.Fs.WriteAllBytes(path, bytes.AsSpan(0, keep));
-        CheckDamagedTable(f, table, paranoid);
+        CheckDamagedTable(f, table, refusedAtOpen: paranoid, paranoid);
     }
 
-    private static void CheckDamagedTable(Fixture f, string table, bool paranoid)
+    private static void CheckDamagedTable(Fixture f, string table, bool refusedAtOpen, bool paranoid)
     {
         var o = new KvOptions { FileSystem = f.Fs, ParanoidChecks = paranoid, DisableAutoCompactions = true };
-        if (paranoid)
+        if (refusedAtOpen)
         {
             KvCorruptionException e = Assert.Throws<KvCorruptionException>(() => KvDb.Open(DbTestUtil.DbPath, o).Dispose());
             Assert.Contains(table, e.Message, StringComparison.Ordinal);
+            // The table is the damaged file: the MANIFEST is not blamed, and best-efforts recovery
+            // is not offered as if it kept the table's keys.
+            Assert.DoesNotContain("lost edits", e.Message, StringComparison.Ordinal);
+            Assert.Contains("table file is damaged", e.Message, StringComparison.Ordinal);
+            Assert.Contains("keys only it held would be gone", e.Message, StringComparison.Ordinal);
             return;
         }
         using KvDb db = KvDb.Open(DbTestUtil.DbPath, o);

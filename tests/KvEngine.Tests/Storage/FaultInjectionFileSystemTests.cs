@@ -38,6 +38,24 @@ public class FaultInjectionFileSystemTests
     }
 
     [Fact]
+    public void TruncateIsDurableAndRefusesToGrowTheFile()
+    {
+        var fs = NewFs();
+        using (IWritableFile f = fs.CreateWritable("/db/t"))
+        {
+            f.Append(new byte[] { 1, 2, 3, 4, 5 });
+            f.Sync();
+        }
+        fs.SyncDirectory(Dir);
+        Assert.Throws<IOException>(() => fs.TruncateFile("/db/t", 6));
+        fs.TruncateFile("/db/t", 3);
+        fs.SimulatePowerLoss();
+        Assert.Equal(new byte[] { 1, 2, 3 }, fs.ReadAllBytes("/db/t"));
+        fs.ShouldFail = (op, _) => op == FileOperation.Truncate;
+        Assert.Throws<IOException>(() => fs.TruncateFile("/db/t", 1));
+    }
+
+    [Fact]
     public void PowerLossKeepsExactlyTheSyncedPrefix()
     {
         var fs = NewFs();

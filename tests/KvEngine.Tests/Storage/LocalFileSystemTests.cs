@@ -31,6 +31,22 @@ public sealed class LocalFileSystemTests : IDisposable
     }
 
     [Fact]
+    public void TruncateCutsTheFileAndRefusesToGrowIt()
+    {
+        IFileSystem fs = LocalFileSystem.Instance;
+        string path = Path.Combine(_dir.FullName, "t");
+        using (IWritableFile w = fs.CreateWritable(path))
+        {
+            w.Append(new byte[] { 1, 2, 3, 4, 5 });
+            w.Sync();
+        }
+        Assert.Throws<IOException>(() => fs.TruncateFile(path, 6));
+        fs.TruncateFile(path, 2);
+        Assert.Equal(new byte[] { 1, 2 }, File.ReadAllBytes(path));
+        Assert.Throws<FileNotFoundException>(() => fs.TruncateFile(Path.Combine(_dir.FullName, "missing"), 0));
+    }
+
+    [Fact]
     public void WriteSyncReadBack()
     {
         IFileSystem fs = LocalFileSystem.Instance;

@@ -16,7 +16,12 @@ namespace KvEngine.Db.Background;
 /// the next file number are read (under the database mutex) before the live versions, an output
 /// leaves the pending set only after its version is installed, and a table numbered at or above
 /// the next file number is being written by a job that started after this look (RocksDB's
-/// min_pending_output rule).
+/// min_pending_output rule). Only tables the MANIFEST accounts for are deleted: one numbered at or
+/// above the next file number it records is not (every table is recorded there before it is
+/// made, <see cref="VersionSet.RecordFileNumber"/>); below it, a table no live version names was
+/// retired by an edit (compaction input, dropped family) or is an output whose edit never came (a
+/// failed job, or a crash before the edit; the open refuses when the files prove lost edits
+/// instead, see <c>RecoveryDamage</c>).
 /// </para>
 /// <para>
 /// Lock order: the database's family gate, then the sweep gate, then the database mutex.
@@ -188,7 +193,10 @@ internal sealed class ObsoleteFileSweeper
         lock (_mutex)
         {
             live = _pendingOutputs.Copy();
-            firstUnallocated = _versions.NextFileNumberPeek;
+            // A table at or above the next file number the MANIFEST as written records was not
+            // made by this instance (it records a number before making the table): the MANIFEST
+            // cannot account for it, so it is never deleted.
+            firstUnallocated = Math.Min(_versions.NextFileNumberPeek, _versions.DurableNextFileNumber);
             // Never at or above what the MANIFEST as written still needs at open: an idle family's
             // in-memory log number may run ahead of it (a switch that advanced it after a flush
             // built its MinLogNumberToKeep edit), and a crash then would find tracked WALs gone.

@@ -6,7 +6,8 @@ namespace KvEngine.Db.Background;
 /// The file numbers of tables being written by a flush, compaction or ingestion (RocksDB's
 /// pending_outputs_): a file-deletion sweep never deletes them.
 /// <para>
-/// Invariant: a number joins the set when it is allocated and leaves it only after the version
+/// Invariant: a number joins the set when it is allocated (and the MANIFEST records a next file
+/// number above it before the caller gets it) and leaves it only after the version
 /// that names the table is installed (or the job failed and removed its file), so a sweep that
 /// copies the set before reading the live versions never misses a table in the making.
 /// Thread-safety: every member takes the database mutex (re-entrant: callers may hold it).
@@ -26,15 +27,29 @@ internal sealed class PendingOutputs
         _versions = versions;
     }
 
-    /// <summary>A new file number, registered as a pending output until its owner removes it.</summary>
+    /// <summary>
+    /// A new file number, registered as a pending output until its owner removes it, and covered
+    /// by the MANIFEST's next file number before it is returned (<see cref="VersionSet.RecordFileNumber"/>:
+    /// the table may be created once this returns). Throws what that MANIFEST write throws.
+    /// </summary>
     public ulong NewFileNumber()
     {
+        ulong n;
         lock (_mutex)
         {
-            ulong n = _versions.NewFileNumber();
+            n = _versions.NewFileNumber();
             _numbers.Add(n);
-            return n;
         }
+        try
+        {
+            _versions.RecordFileNumber(n);
+        }
+        catch
+        {
+            Remove(n);
+            throw;
+        }
+        return n;
     }
 
     /// <summary>The table numbered <paramref name="number"/> is installed or gone: it is no longer protected.</summary>

@@ -13,24 +13,70 @@ namespace KvEngine.Db.Recovery;
 /// Rebuilds a database whose MANIFEST lost edits from the files present
 /// (<see cref="KvOptions.BestEffortsRecovery"/>; RocksDB's best_efforts_recovery with the orphan
 /// adoption of its RepairDB): tables the version names but which are missing or truncated leave
-/// it; every table on disk that it does not name (what the lost edits added, or a leftover that an
-/// edit made obsolete: nothing tells which, so all are kept, as RocksDB's RepairDB does) is read
-/// whole and joins level 0 with the key and sequence ranges found in it; files that cannot be read
-/// move to <c>lost/</c>, never deleted. The caller then compacts the whole key range, because level
-/// order no longer says which version is newer; a deletion whose tombstone a compaction had
-/// already dropped may return through a leftover. Stateless.
+/// it; every table on disk that it neither names nor retired (what the lost edits added, an
+/// output a crash cut off, or a leftover that a lost edit made obsolete: nothing tells which, so
+/// all are kept, as RocksDB's RepairDB does) is read whole and joins level 0 with the key and
+/// sequence ranges found in it; files that cannot be read move to <c>lost/</c>, never deleted.
+/// One column family only: a table whose properties name another family is refused
+/// (<see cref="ReadAdoptable"/>) before anything moves. The caller then compacts the whole key
+/// range, because level order no longer says which version is newer; a deletion whose tombstone a
+/// lost compaction had dropped may return through a leftover. Stateless.
 /// </summary>
 internal static class BestEffortsRepair
 {
     /// <summary>The folder, inside the database directory, that unreadable files move to.</summary>
     public const string LostDirectory = "lost";
 
+    /// <summary>RocksDB's TablePropertiesCollectorFactory::Context::kUnknownColumnFamily (an external file's).</summary>
+    private const ulong UnknownColumnFamily = int.MaxValue;
+
     /// <summary>
-    /// Adds the repair to <paramref name="edit"/> and raises <paramref name="maxSequence"/> to the
-    /// newest sequence of an adopted table. Returns how many tables were adopted.
+    /// Reads every table to adopt, changing nothing: what each holds (null: unreadable, or no
+    /// entry). A table of another column family (one the lost edits created, which the MANIFEST
+    /// does not record) cannot join the default family: <see cref="KvCorruptionException"/>, so the
+    /// open is refused before anything moves.
     /// </summary>
-    public static int Apply(RecoveryDamage damage, IFileSystem fs, string dir, TableOptions options, VersionEdit edit, ref ulong maxSequence)
+    public static List<(ulong Number, FileMetaData? Meta)> ReadAdoptable(RecoveryDamage damage, IFileSystem fs, string dir, TableOptions options)
     {
+        var adopt = new List<(ulong Number, FileMetaData? Meta)>(damage.UnnamedTables.Count);
+        var foreign = new List<string>();
+        foreach (ulong number in damage.UnnamedTables)
+        {
+            string path = FileNames.TableFile(dir, number);
+            FileMetaData? meta;
+            try
+            {
+                meta = Describe(fs, path, number, options, out TableProperties properties);
+                if (properties.ColumnFamilyId is not (ColumnFamilyVersions.DefaultId or UnknownColumnFamily))
+                {
+                    foreign.Add(string.Create(CultureInfo.InvariantCulture,
+                        $"{Path.GetFileName(path)} (column family '{properties.ColumnFamilyName}', id {properties.ColumnFamilyId})"));
+                }
+            }
+            catch (Exception e) when (e is KvCorruptionException or IOException)
+            {
+                meta = null;
+            }
+            adopt.Add((number, meta));
+        }
+        if (foreign.Count > 0)
+        {
+            throw new KvCorruptionException(damage.Describe(dir) +
+                $" Table(s) {string.Join(", ", foreign)} belong to a column family the MANIFEST does not record: BestEffortsRecovery cannot rebuild a family, so nothing was changed.");
+        }
+        return adopt;
+    }
+
+    /// <summary>
+    /// Adds the repair to <paramref name="edit"/>: the bad tables leave the version (moved to
+    /// <c>lost/</c> when present), the tables of <paramref name="adopt"/> join level 0 (unreadable
+    /// ones move to <c>lost/</c>); raises <paramref name="maxSequence"/> to the newest sequence of
+    /// an adopted table. Returns how many tables were adopted.
+    /// </summary>
+    public static int Apply(RecoveryDamage damage, List<(ulong Number, FileMetaData? Meta)> adopt, IFileSystem fs, string dir,
+        VersionEdit edit, ref ulong maxSequence)
+    {
+
         foreach ((int level, FileMetaData file, string _) in damage.BadTables)
         {
             edit.DeleteFile(level, file.Number);
@@ -41,21 +87,11 @@ internal static class BestEffortsRepair
             }
         }
         int adopted = 0;
-        foreach (ulong number in damage.UnnamedTables)
+        foreach ((ulong number, FileMetaData? meta) in adopt)
         {
-            string path = FileNames.TableFile(dir, number);
-            FileMetaData? meta;
-            try
-            {
-                meta = Describe(fs, path, number, options);
-            }
-            catch (Exception e) when (e is KvCorruptionException or IOException)
-            {
-                meta = null;
-            }
             if (meta == null)
             {
-                MoveToLost(fs, dir, path);
+                MoveToLost(fs, dir, FileNames.TableFile(dir, number));
                 continue;
             }
             meta.MarkedForCompaction = true; // persisted (NeedCompaction): still to be merged if the post-open compaction is cut short

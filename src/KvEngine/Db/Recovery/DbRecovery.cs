@@ -6,9 +6,10 @@ namespace KvEngine.Db.Recovery;
 
 /// <summary>
 /// Recovery at open (RocksDB's DBImpl::Recover): creates a new database's first MANIFEST and
-/// IDENTITY, recovers the MANIFEST, builds the engine's side of every family it records
-/// (<see cref="ColumnFamilyData"/>, with the options the caller named), looks for lost edits
-/// (<see cref="RecoveryDamage"/>, repaired with best-efforts recovery), replays the WALs the
+/// IDENTITY, recovers the MANIFEST, looks for lost edits and damaged tables before anything else
+/// (<see cref="RecoveryDamage"/>: refused with nothing changed, or repaired with best-efforts
+/// recovery), builds the engine's side of every family it records
+/// (<see cref="ColumnFamilyData"/>, with the options the caller named), replays the WALs the
 /// MANIFEST does not cover (<see cref="WalReplayer"/>) and writes what they held to level-0
 /// tables. The opener then starts a fresh WAL and calls <see cref="Commit"/>, which records the
 /// tables and the families' new log numbers in one MANIFEST write.
@@ -74,27 +75,23 @@ internal sealed class DbRecovery
             WriteIdentity();
         }
         bool bestEfforts = _options.BestEffortsRecovery;
-        _versions.Recover(bestEfforts);
+        RecoveryDamage damage = RecoverManifest(bestEfforts, checkTables: _options.ParanoidChecks || bestEfforts, checkMissing: true, isNew: !exists);
+        if (damage.Found && bestEfforts && _versions.Families.Length > 1)
+        {
+            // Adopted tables would all join the default family: refuse rather than misplace data.
+            throw new KvCorruptionException(damage.Describe(_dir) +
+                " (BestEffortsRecovery does not rebuild a database with several column families: nothing was changed.)");
+        }
+        List<(ulong, FileMetaData?)>? adopt = damage.Found ? BestEffortsRepair.ReadAdoptable(damage, _fs, _dir, _families.Default.TableOptions) : null;
         List<ColumnFamilyDescriptor> missing = AttachFamilies(requested);
         ulong maxSequence = _versions.LastSequence;
-        RecoveryDamage damage = RecoveryDamage.Find(_fs, _dir, _versions, checkTables: _options.ParanoidChecks || bestEfforts);
-        if (damage.EditsLost)
+        if (adopt != null)
         {
-            if (!bestEfforts)
-            {
-                throw new KvCorruptionException(damage.Describe(_dir));
-            }
-            if (_versions.Families.Length > 1)
-            {
-                // Adopted tables would all join the default family: refuse rather than misplace data.
-                throw new KvException(damage.Describe(_dir) +
-                    " BestEffortsRecovery does not yet rebuild a database with several column families.");
-            }
             // Level order no longer tells which version of a key is newer once tables are adopted.
             // The repair is committed at once, before a new WAL's record starts a clean MANIFEST:
             // from then on the adopted tables are named, so no sweep can delete them.
             var repair = new VersionEdit();
-            CompactAfterOpen = BestEffortsRepair.Apply(damage, _fs, _dir, _families.Default.TableOptions, repair, ref maxSequence) > 0;
+            CompactAfterOpen = BestEffortsRepair.Apply(damage, adopt, _fs, _dir, repair, ref maxSequence) > 0;
             repair.LastSequence = maxSequence;
             _versions.LogAndApply(repair);
         }
@@ -106,12 +103,10 @@ internal sealed class DbRecovery
         _replayer.FlushMemTables();
         // No room to write the recovered data to tables (a full disk): keep it in the memtables
         // and keep its logs, as RocksDB's avoid_flush_during_recovery does, so the database opens
-        // and the data reaches tables at the first flush once there is space. Only when every log
-        // replayed: after a point-in-time stop, new writes in a later log would become
-        // unreachable behind the damaged one.
+        // and the data reaches tables at the first flush once there is space.
         if (_replayer.OutOfSpace && stop)
         {
-            throw new KvException($"Database '{_dir}': no space to flush the recovered WAL data, and the WAL is damaged.");
+            DropDamagedTail();
         }
         _keepLogs = _replayer.OutOfSpace && _families.Live().Exists(static f => !f.Mem.IsEmpty);
         return missing;
@@ -151,13 +146,10 @@ internal sealed class DbRecovery
     /// </summary>
     public void RecoverReadOnly(List<ColumnFamilyDescriptor> requested, bool errorIfWalFileExists)
     {
-        _versions.Recover();
+        // A writer beside this instance may delete tables after the MANIFEST was read: only
+        // ParanoidChecks looks for missing ones.
+        RecoverManifest(bestEfforts: false, checkTables: _options.ParanoidChecks, checkMissing: _options.ParanoidChecks, isNew: false);
         AttachFamilies(requested);
-        RecoveryDamage damage = RecoveryDamage.Find(_fs, _dir, _versions, checkTables: _options.ParanoidChecks);
-        if (damage.EditsLost)
-        {
-            throw new KvCorruptionException(damage.Describe(_dir));
-        }
         List<ulong> logs = WalReplayer.LogsToReplay(_fs, _dir, _versions, out bool anyWal);
         if (errorIfWalFileExists && anyWal)
         {
@@ -166,6 +158,35 @@ internal sealed class DbRecovery
         }
         _replayer = new WalReplayer(_dir, _fs, _options.WalRecoveryMode, _families, flusher: null, _versions.LastSequence);
         _replayer.Replay(logs);
+    }
+
+    /// <summary>
+    /// Recovers the MANIFEST and looks for lost edits and damaged tables before any family is
+    /// attached: a family the lost edits created is damage, not a family the caller forgot to
+    /// name. Refuses (<see cref="KvCorruptionException"/>, nothing changed) unless
+    /// <paramref name="bestEfforts"/>; the caller repairs what is returned then. <paramref name="isNew"/>:
+    /// the MANIFEST was just created in a directory without CURRENT, whose leftover files are a
+    /// failed creation's, not evidence.
+    /// </summary>
+    private RecoveryDamage RecoverManifest(bool bestEfforts, bool checkTables, bool checkMissing, bool isNew)
+    {
+        // Listed before the MANIFEST is read: every table in the listing was recorded before it
+        // was created, so the read covers it even while a writer runs beside a read-only open.
+        IReadOnlyList<string> listed = isNew ? [] : _fs.GetChildren(_dir);
+        _versions.Recover(bestEfforts);
+        foreach (string name in listed)
+        {
+            if (FileNames.TryParse(name, out DbFileType _, out ulong number))
+            {
+                _versions.MarkFileNumberUsed(number); // a repair's MANIFEST write must not reuse a number on disk
+            }
+        }
+        RecoveryDamage damage = RecoveryDamage.Find(_fs, _dir, _versions, listed, checkTables, checkMissing);
+        if (damage.Found && !bestEfforts)
+        {
+            throw new KvCorruptionException(damage.Describe(_dir));
+        }
+        return damage;
     }
 
     /// <summary>
@@ -213,6 +234,26 @@ internal sealed class DbRecovery
         }
         _families.Publish(attached);
         return missing;
+    }
+
+    /// <summary>
+    /// Point-in-time replay stopped inside a WAL and the logs are to be kept: the next open would
+    /// stop at the same place and never reach the new WAL's writes. When the stop is in the
+    /// newest WAL — typically the torn tail of an append a full disk cut short, never acknowledged
+    /// — the bytes past its last complete record are dropped (a truncation needs no space; a
+    /// recovery with space drops them too, with the whole WAL once flushed). A stop in an older
+    /// WAL would cut off the WALs after it, which only a flush may make obsolete: refused.
+    /// </summary>
+    private void DropDamagedTail()
+    {
+        string path = FileNames.LogFile(_dir, _replayer!.StoppedLog);
+        if (_replayer.StoppedLog != _logs[^1])
+        {
+            throw new KvException(
+                $"Database '{_dir}': WAL {Path.GetFileName(path)} is damaged at offset {_replayer.StoppedLogValidLength} (point-in-time recovery stops there, " +
+                $"dropping the WALs after it), and there is no space to write the recovered data to tables. Free space and open again.");
+        }
+        _fs.TruncateFile(path, _replayer.StoppedLogValidLength);
     }
 
     private void WriteIdentity()

@@ -60,6 +60,15 @@ internal sealed class WalReplayer
     /// <summary>The largest sequence number recovered.</summary>
     public ulong MaxSequence { get; private set; }
 
+    /// <summary>The WAL replay stopped in (point-in-time recovery), or 0.</summary>
+    public ulong StoppedLog { get; private set; }
+
+    /// <summary>
+    /// Where the records replayed from <see cref="StoppedLog"/> end: the offset just past its last
+    /// complete record before the damage.
+    /// </summary>
+    public long StoppedLogValidLength { get; private set; }
+
     /// <summary>No room to write a recovered memtable to a table: the rest stays in memory.</summary>
     public bool OutOfSpace { get; private set; }
 
@@ -153,6 +162,7 @@ internal sealed class WalReplayer
         using var scratch = new ByteBuffer(4096);
         var reader = new LogReader(file, _mode, reporter, logNumber, verifyChecksums: true, fileName: path);
         ColumnFamilyData?[] families = _families.ById;
+        long validLength = 0;
         while (reader.TryReadRecord(scratch, out ReadOnlySpan<byte> record))
         {
             // Validate the whole batch before applying any of it: a batch is atomic.
@@ -173,6 +183,12 @@ internal sealed class WalReplayer
                     ReplaceMemTable(cfd);
                 }
             }
+            validLength = reader.LastRecordEnd;
+        }
+        if (reader.StoppedOnCorruption)
+        {
+            StoppedLog = logNumber;
+            StoppedLogValidLength = validLength;
         }
         return reader.StoppedOnCorruption;
     }
