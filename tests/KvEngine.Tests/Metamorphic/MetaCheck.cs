@@ -32,8 +32,8 @@ internal static class MetaCheck
     }
 
     /// <summary>Null when every configuration and the model agree on every result; else the failure's description (the op log is then written out).</summary>
-    /// <param name="logName">The file name the op log is written under on failure.</param>
-    public static string? Run(MetaLog log, IReadOnlyList<MetaConfig> configs, string logName)
+    /// <param name="logName">The file name the op log is written under on failure; null writes nothing.</param>
+    public static string? Run(MetaLog log, IReadOnlyList<MetaConfig> configs, string? logName)
     {
         string[] model;
         using (var m = new MetaModel(log))
@@ -99,8 +99,12 @@ internal static class MetaCheck
         return sb.ToString();
     }
 
-    private static string Report(MetaLog log, string logName, string failure)
+    private static string Report(MetaLog log, string? logName, string failure)
     {
+        if (logName == null)
+        {
+            return $"{log.Comment}: {failure}";
+        }
         Directory.CreateDirectory(OutputDirectory);
         string file = Path.Combine(OutputDirectory, logName + ".log");
         File.WriteAllText(file, log.ToText());

@@ -111,6 +111,38 @@ public sealed class MetamorphicTests
         Assert.True(failure == null, failure);
     }
 
+    /// <summary>
+    /// Cuts an op log down to the operations its failure needs: by default the hand-written log
+    /// under a configuration that drops one merge (the merge and a read of its key remain,
+    /// with the snapshot the read uses); with KVENGINE_METAMORPHIC_REDUCE=&lt;file&gt;, that log under the selected
+    /// configurations, written to &lt;file&gt;.reduced and shown in the failure.
+    /// </summary>
+    [Fact]
+    public void ReducesAFailingOpLog()
+    {
+        string? path = Environment.GetEnvironmentVariable("KVENGINE_METAMORPHIC_REDUCE");
+        if (string.IsNullOrEmpty(path))
+        {
+            MetaConfig dropper = new() { Name = "drops-merge-m1", DropWrite = op => op.Value == "m1" };
+            MetaLog reduced = MetaReducer.Reduce(MetaLog.Parse(EveryOperation), l => Diverges(l, [dropper]));
+            Assert.True(MetaReducer.IsWellFormed(reduced));
+            Assert.True(Diverges(reduced, [dropper]));
+            Assert.InRange(reduced.Ops.Count, 2, 3);
+            Assert.Equal("merge 0 apa1 m1", reduced.Ops[0].ToString());
+            Assert.StartsWith("get 0 apa1 ", reduced.Ops[^1].ToString(), StringComparison.Ordinal);
+            return;
+        }
+        IReadOnlyList<MetaConfig> configs = MetaCheck.SelectedConfigs();
+        MetaLog log = MetaLog.Parse(File.ReadAllText(path));
+        Assert.True(Diverges(log, configs), "the log does not fail under these configurations");
+        MetaLog small = MetaReducer.Reduce(log, l => Diverges(l, configs));
+        File.WriteAllText(path + ".reduced", small.ToText());
+        Assert.Fail($"reduced from {log.Ops.Count} to {small.Ops.Count} operations ({path}.reduced):\n{small.ToText()}\n{MetaCheck.Run(small, configs, null)}");
+    }
+
+    private static bool Diverges(MetaLog log, IReadOnlyList<MetaConfig> configs) =>
+        MetaCheck.Run(log, configs, null) is { } failure && failure.Contains("results differ", StringComparison.Ordinal);
+
     [Fact]
     public void OpLogTextRoundTrips()
     {
