@@ -42,6 +42,10 @@ internal sealed partial class CrashTestRunner
         {
             throw new ArgumentException($"kvstress not found at {kvstress} (use --kvstress PATH)");
         }
+        if (_flags.Mode == CrashMode.PowerCut)
+        {
+            return new PowerCutRunner(_flags, _out).Run(kvstress);
+        }
         if (_flags.Mode == CrashMode.Kill)
         {
             RunKillCycles(kvstress);
