@@ -199,11 +199,11 @@ internal sealed partial class PowerCutRunner
     private void Observe(string line, ref long ops)
     {
         Match m;
-        if ((m = ProgressLine().Match(line)).Success)
+        if ((m = CrashTestRunner.ProgressLine().Match(line)).Success)
         {
             ops = long.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture);
         }
-        else if ((m = VerifiedLine().Match(line)).Success)
+        else if ((m = CrashTestRunner.VerifiedLine().Match(line)).Success)
         {
             _keysVerified += long.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture);
             _pendingResolved += long.Parse(m.Groups[2].Value, CultureInfo.InvariantCulture);
@@ -219,8 +219,7 @@ internal sealed partial class PowerCutRunner
             _unsyncedLost += long.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture);
             _unsyncedSurvived += long.Parse(m.Groups[2].Value, CultureInfo.InvariantCulture);
         }
-        else if (line.StartsWith("VERIFICATION FAILURE", StringComparison.Ordinal) || line.StartsWith("kvstress: FAILED", StringComparison.Ordinal)
-            || (line.StartsWith("kvstress: ", StringComparison.Ordinal) && line.Contains("error", StringComparison.OrdinalIgnoreCase)))
+        else if (CrashTestRunner.IsFailureLine(line))
         {
             _out.WriteLine(line);
         }
@@ -236,12 +235,6 @@ internal sealed partial class PowerCutRunner
             Directory.Delete(dir, recursive: true);
         }
     }
-
-    [GeneratedRegex(@"^progress ops=(\d+)$")]
-    private static partial Regex ProgressLine();
-
-    [GeneratedRegex(@"^kvstress: verified (\d+) keys .*\((\d+) pending resolved\)$")]
-    private static partial Regex VerifiedLine();
 
     [GeneratedRegex(@"^kvstress: durability journal: (\d+) writes recorded, (\d+) acknowledged, (\d+) synced$")]
     private static partial Regex JournalLine();

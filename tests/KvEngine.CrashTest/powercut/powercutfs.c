@@ -637,7 +637,8 @@ static int pc_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi
     UNLOCK_RETURN(0);
 }
 
-static int pc_unlink(const char *path)
+/* unlink (dir == 0) and rmdir (dir == 1): the volatile entry goes; the durable one stays until fsyncdir. */
+static int remove_entry(const char *path, int dir)
 {
     LOCKED_ENTRY();
     char name[NAME_MAX + 1];
@@ -646,8 +647,10 @@ static int pc_unlink(const char *path)
     if (!d)
         UNLOCK_RETURN(-ENOENT);
     struct node *n = d->node;
-    if (n->is_dir)
-        UNLOCK_RETURN(-EISDIR);
+    if (n->is_dir != dir)
+        UNLOCK_RETURN(dir ? -ENOTDIR : -EISDIR);
+    if (dir && n->vt.n)
+        UNLOCK_RETURN(-ENOTEMPTY);
     tremove(&p->vt, d);
     n->vlinks--;
     maybe_release(n);
@@ -655,23 +658,9 @@ static int pc_unlink(const char *path)
     UNLOCK_RETURN(0);
 }
 
-static int pc_rmdir(const char *path)
-{
-    LOCKED_ENTRY();
-    char name[NAME_MAX + 1];
-    struct node *p = resolve_parent(path, name, sizeof name);
-    struct dent *d = p ? tfind(&p->vt, name) : NULL;
-    if (!d)
-        UNLOCK_RETURN(-ENOENT);
-    struct node *n = d->node;
-    if (!n->is_dir)
-        UNLOCK_RETURN(-ENOTDIR);
-    if (n->vt.n)
-        UNLOCK_RETURN(-ENOTEMPTY);
-    tremove(&p->vt, d);
-    n->vlinks--;
-    UNLOCK_RETURN(0);
-}
+static int pc_unlink(const char *path) { return remove_entry(path, 0); }
+
+static int pc_rmdir(const char *path) { return remove_entry(path, 1); }
 
 static int pc_rename(const char *from, const char *to, unsigned int flags)
 {
