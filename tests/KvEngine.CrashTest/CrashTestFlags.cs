@@ -27,6 +27,8 @@ internal sealed class CrashTestFlags
     public int CutInOpenOneIn { get; private set; } = 8;
     /// <summary>--lie-fsync SUFFIX (--power-cut): the fsync of files whose name ends so does nothing (a lying disk; must be caught).</summary>
     public string? LieFsyncSuffix { get; private set; }
+    /// <summary>--keep-unsynced-one-in N (--power-cut): each unsynced data page survives a cut with probability 1/N (0: none does).</summary>
+    public int KeepUnsyncedOneIn { get; private set; }
     public IReadOnlyList<string> StressArgs { get; private set; } = Array.Empty<string>();
 
     public static CrashTestFlags Parse(IReadOnlyList<string> args)
@@ -80,6 +82,7 @@ internal sealed class CrashTestFlags
                 case "mmap-wal": f.MemoryMappedWal = Int(name, value, 0) != 0; break;
                 case "cut-in-open-one-in": f.CutInOpenOneIn = Int(name, value, 0); break;
                 case "lie-fsync": f.LieFsyncSuffix = value; break;
+                case "keep-unsynced-one-in": f.KeepUnsyncedOneIn = Int(name, value, 0); break;
                 default: throw new ArgumentException($"unknown option --{name}");
             }
         }

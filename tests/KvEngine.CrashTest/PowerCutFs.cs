@@ -71,9 +71,11 @@ internal sealed class PowerCutFs : IDisposable
     /// <summary>
     /// Mounts at <paramref name="mountPoint"/> with the state in <paramref name="image"/> (null: empty),
     /// saving to <paramref name="save"/> at unmount; <paramref name="lieFsyncSuffix"/> makes the fsync of
-    /// files with that name ending a no-op (a lying disk, to show losses are caught).
+    /// files with that name ending a no-op (a lying disk, to show losses are caught);
+    /// <paramref name="keepUnsyncedOneIn"/> &gt; 0 lets each unsynced data page survive the cut with
+    /// that inverse probability (drawn from <paramref name="seed"/>).
     /// </summary>
-    public static PowerCutFs Mount(string binary, string mountPoint, string? image, string save, string? lieFsyncSuffix)
+    public static PowerCutFs Mount(string binary, string mountPoint, string? image, string save, string? lieFsyncSuffix, int keepUnsyncedOneIn = 0, long seed = 0)
     {
         Unmount(mountPoint, lazy: true); // a mount left by an earlier, aborted run
         Directory.CreateDirectory(mountPoint);
@@ -89,6 +91,13 @@ internal sealed class PowerCutFs : IDisposable
         {
             psi.ArgumentList.Add("--lie-fsync");
             psi.ArgumentList.Add(lieFsyncSuffix);
+        }
+        if (keepUnsyncedOneIn > 0)
+        {
+            psi.ArgumentList.Add("--keep-unsynced-one-in");
+            psi.ArgumentList.Add(keepUnsyncedOneIn.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            psi.ArgumentList.Add("--seed");
+            psi.ArgumentList.Add(seed.ToString(System.Globalization.CultureInfo.InvariantCulture));
         }
         psi.ArgumentList.Add(mountPoint);
         psi.ArgumentList.Add("-f");

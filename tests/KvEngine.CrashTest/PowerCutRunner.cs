@@ -25,7 +25,7 @@ internal sealed partial class PowerCutRunner
     private readonly Random _rng;
     private readonly Stopwatch _clock = Stopwatch.StartNew();
     private long _cycles, _cutsInOpen, _operations, _keysVerified, _pendingResolved, _writesRecorded, _acknowledged, _synced;
-    private long _unsyncedLost, _unsyncedSurvived, _mappedWalCycles, _fsyncs, _dirFsyncs, _losses;
+    private long _unsyncedLost, _unsyncedSurvived, _mappedWalCycles, _fsyncs, _dirFsyncs, _pagesKept, _losses;
 
     public PowerCutRunner(CrashTestFlags flags, TextWriter output)
     {
@@ -47,7 +47,7 @@ internal sealed partial class PowerCutRunner
         for (long cycle = 0; More(cycle) && _losses == 0; cycle++)
         {
             long losses = _losses;
-            using (PowerCutFs fs = PowerCutFs.Mount(binary, mnt, cycle == 0 ? null : image, next, _flags.LieFsyncSuffix))
+            using (PowerCutFs fs = PowerCutFs.Mount(binary, mnt, cycle == 0 ? null : image, next, _flags.LieFsyncSuffix, _flags.KeepUnsyncedOneIn, _flags.Seed + cycle))
             {
                 RunCycle(fs, kvstress, expected, cycle);
                 fs.Unmount();
@@ -84,7 +84,7 @@ internal sealed partial class PowerCutRunner
             }
         }
         _out.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"kvcrashtest: mode PowerCut (FUSE), mmap WAL {(_flags.MemoryMappedWal ? "on" : "off")}, column families {_flags.ColumnFamilies}, cycles {_cycles} ({_cutsInOpen} cut in open/verification), " +
+            $"kvcrashtest: mode PowerCut (FUSE), mmap WAL {(_flags.MemoryMappedWal ? "on" : "off")}, unsynced pages kept one in {_flags.KeepUnsyncedOneIn} ({_pagesKept} kept), column families {_flags.ColumnFamilies}, cycles {_cycles} ({_cutsInOpen} cut in open/verification), " +
             $"operations run {_operations}, writes recorded {_writesRecorded} (acknowledged {_acknowledged}, synced {_synced}), keys verified {_keysVerified}, " +
             $"pending resolved {_pendingResolved}, unsynced writes lost (allowed) {_unsyncedLost}, survived {_unsyncedSurvived}, " +
             $"cycles with a mapped WAL seen {_mappedWalCycles}, fsyncs {_fsyncs}, directory fsyncs {_dirFsyncs}, losses found {_losses}, {_clock.Elapsed.TotalSeconds:F0} s"));
@@ -157,6 +157,7 @@ internal sealed partial class PowerCutRunner
         {
             _fsyncs += long.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture);
             _dirFsyncs += long.Parse(m.Groups[2].Value, CultureInfo.InvariantCulture);
+            _pagesKept += long.Parse(m.Groups[3].Value, CultureInfo.InvariantCulture);
         }
     }
 
@@ -242,6 +243,6 @@ internal sealed partial class PowerCutRunner
     [GeneratedRegex(@"^kvstress: unsynced writes after the power cut: (\d+) lost, (\d+) survived$")]
     private static partial Regex UnsyncedLine();
 
-    [GeneratedRegex(@"fsyncs (\d+) fsyncdirs (\d+)")]
+    [GeneratedRegex(@"fsyncs (\d+) fsyncdirs (\d+) .*unsynced_pages_kept (\d+)")]
     private static partial Regex CutLine();
 }

@@ -25,11 +25,14 @@
  * volatile pages are freed once it has neither volatile links nor open handles, its durable pages
  * once it has no link of either kind.
  *
+ * --keep-unsynced-one-in N --seed S lets each unsynced data page survive the cut with probability
+ * 1/N (keep_some_unsynced), as a disk that wrote some pages back, in any order, before it failed.
  * --lie-fsync SUFFIX makes the fsync of files created with a name ending in SUFFIX succeed without
  * making anything durable (a disk that lies), so a test can show that lost synced data is caught.
  *
  * Build: cc -O2 -Wall -o powercutfs powercutfs.c $(pkg-config --cflags --libs fuse3)
- * Run:   powercutfs [--image DIR] --save DIR [--lie-fsync SUFFIX] MOUNTPOINT [libfuse options, e.g. -f]
+ * Run:   powercutfs [--image DIR] --save DIR [--lie-fsync SUFFIX] [--keep-unsynced-one-in N --seed S]
+ *        MOUNTPOINT [libfuse options, e.g. -f]
  */
 #define FUSE_USE_VERSION 31
 #define _GNU_SOURCE
@@ -84,11 +87,16 @@ struct node {
     struct timespec mtime;
     int lies;           /* --lie-fsync: its fsync succeeds without making anything durable */
     char *saved_path;   /* while saving: where it was written (hard links) */
+    struct node *all;   /* every node ever made (g_all), for the cut */
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct node *g_root;
 static uint64_t g_next_ino = 2;
+static struct node *g_all;
+static unsigned g_keep_one_in;  /* --keep-unsynced-one-in N: at the cut, each unsynced data page survives with probability 1/N */
+static uint64_t g_rng = 0x9E3779B97F4A7C15u;
+static uint64_t g_pages_kept;
 static int g_frozen;
 static const char *g_image;
 static const char *g_save;
@@ -119,6 +127,8 @@ static struct node *new_node(int is_dir, mode_t mode)
 {
     struct node *n = xcalloc(1, sizeof *n);
     n->ino = g_next_ino++;
+    n->all = g_all;
+    g_all = n;
     n->is_dir = is_dir;
     n->mode = mode;
     clock_gettime(CLOCK_REALTIME, &n->mtime);
@@ -524,6 +534,42 @@ static int pc_release(const char *path, struct fuse_file_info *fi)
     return 0;
 }
 
+static uint64_t next_random(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+/*
+ * --keep-unsynced-one-in: a disk that had written some unsynced pages back before the power
+ * failed, in any order. Each page written since the file's last sync (and holding data; pages a
+ * truncation dropped are not candidates) becomes durable with probability 1/N, and the durable
+ * size grows to cover it, so unkept pages before it read as zeros (as a hole in an extent the
+ * file system allocated). Files whose volatile size shrank below the durable one are left alone
+ * (a truncation is metadata, not a page write).
+ */
+static void keep_some_unsynced(struct node *n)
+{
+    if (n->is_dir || n->lies || n->vsize < n->dsize)
+        return;
+    size_t need = pages_for(n->vsize);
+    grow_pages(&n->dp, NULL, &n->dcap, need);
+    for (size_t i = 0; i < need && i < n->vcap; i++) {
+        if (!n->dirty[i] || !n->vp[i] || next_random() % g_keep_one_in != 0)
+            continue;
+        if (!n->dp[i])
+            n->dp[i] = xcalloc(1, PAGE);
+        memcpy(n->dp[i], n->vp[i], PAGE);
+        n->dirty[i] = 0;
+        uint64_t end = (uint64_t)(i + 1) * PAGE < n->vsize ? (uint64_t)(i + 1) * PAGE : n->vsize;
+        if (end > n->dsize)
+            n->dsize = end;
+        g_pages_kept++;
+    }
+}
+
 /* The cut: freeze, and tell the driver what is being dropped. */
 static int control_read(char *buf, size_t size, off_t off)
 {
@@ -532,12 +578,15 @@ static int control_read(char *buf, size_t size, off_t off)
     pthread_mutex_lock(&g_lock);
     int again = g_frozen;
     g_frozen = 1;
+    for (struct node *n = g_all; n && !again && g_keep_one_in; n = n->all)
+        keep_some_unsynced(n);
     pthread_mutex_unlock(&g_lock);
     char text[256];
     int len = snprintf(text, sizeof text,
-                       "%s writes %llu write_bytes %llu fsyncs %llu fsyncdirs %llu pages_synced %llu\n",
+                       "%s writes %llu write_bytes %llu fsyncs %llu fsyncdirs %llu pages_synced %llu unsynced_pages_kept %llu\n",
                        again ? "already-cut" : "cut", (unsigned long long)g_writes, (unsigned long long)g_write_bytes,
-                       (unsigned long long)g_fsyncs, (unsigned long long)g_fsyncdirs, (unsigned long long)g_pages_synced);
+                       (unsigned long long)g_fsyncs, (unsigned long long)g_fsyncdirs, (unsigned long long)g_pages_synced,
+                       (unsigned long long)g_pages_kept);
     if ((size_t)len > size)
         len = (int)size;
     memcpy(buf, text, (size_t)len);
@@ -905,6 +954,10 @@ int main(int argc, char *argv[])
             g_save = argv[++i];
         else if (!strcmp(argv[i], "--lie-fsync") && i + 1 < argc)
             g_lie_suffix = argv[++i];
+        else if (!strcmp(argv[i], "--keep-unsynced-one-in") && i + 1 < argc)
+            g_keep_one_in = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            g_rng = strtoull(argv[++i], NULL, 10) * 0x9E3779B97F4A7C15u | 1;
         else
             fargv[fargc++] = argv[i];
     }

@@ -81,20 +81,44 @@ public sealed class PowerCutTests : IDisposable
         Assert.Equal("a1+a2", File.ReadAllText(Path.Combine(again, "a")));
     }
 
+    /// <summary>--keep-unsynced-one-in 1: every unsynced written page survives (a disk that wrote them all back), names still need a directory sync.</summary>
+    [FuseFact]
+    public void TheCutCanKeepUnsyncedPagesButNotUnsyncedNames()
+    {
+        string binary = PowerCutFs.Build(_dir.FullName);
+        string mnt = Path.Combine(_dir.FullName, "mnt"), saved = Path.Combine(_dir.FullName, "saved");
+        using (PowerCutFs fs = PowerCutFs.Mount(binary, mnt, null, saved, null, keepUnsyncedOneIn: 1, seed: 1))
+        {
+            WriteSynced(Path.Combine(mnt, "log"), "synced");
+            WriteSynced(Path.Combine(mnt, "shrunk"), new string('s', 5000));
+            LocalFileSystem.Instance.SyncDirectory(mnt);
+            File.AppendAllText(Path.Combine(mnt, "log"), "+" + new string('u', 5000)); // two pages, neither synced
+            File.WriteAllText(Path.Combine(mnt, "shrunk"), "x");                       // a truncation is not a page write
+            File.WriteAllText(Path.Combine(mnt, "unnamed"), "data");
+            Assert.Contains("unsynced_pages_kept 3", fs.Cut(), StringComparison.Ordinal); // two of "log", one of "unnamed"
+            fs.Unmount();
+        }
+        Assert.Equal("synced+" + new string('u', 5000), File.ReadAllText(Path.Combine(saved, "log")));
+        Assert.Equal(new string('s', 5000), File.ReadAllText(Path.Combine(saved, "shrunk")));
+        Assert.False(File.Exists(Path.Combine(saved, "unnamed")));
+    }
+
     [FuseFact]
     public void KvCrashTestPowerCutsFindNoLossWithTheMappedWalOnAndOff()
     {
         (int code, string output) = KvStressTests.Run(KvStressTests.KvCrashTest(), ["--power-cut", "--cycles", "6", "--threads", "2", "--max-key", "2000",
             "--min-kill-ms", "200", "--max-kill-ms", "1200", "--seed", "21", "--db", Path.Combine(_dir.FullName, "on")]);
         Assert.True(code == 0, output);
-        Assert.Contains("mode PowerCut (FUSE), mmap WAL on, column families 1, cycles 6 (", output, StringComparison.Ordinal);
+        Assert.Contains("mode PowerCut (FUSE), mmap WAL on, ", output, StringComparison.Ordinal);
+        Assert.Contains(", column families 1, cycles 6 (", output, StringComparison.Ordinal);
         Assert.Contains("losses found 0", output, StringComparison.Ordinal);
         Assert.Matches(@"cycles with a mapped WAL seen [1-6],", output); // the engine really wrote its log through a mapping on FUSE
 
         (code, output) = KvStressTests.Run(KvStressTests.KvCrashTest(), ["--power-cut", "--mmap-wal", "0", "--cycles", "3", "--threads", "2", "--max-key", "2000",
             "--min-kill-ms", "200", "--max-kill-ms", "1200", "--seed", "22", "--db", Path.Combine(_dir.FullName, "off")]);
         Assert.True(code == 0, output);
-        Assert.Contains("mmap WAL off, column families 1, cycles 3 (", output, StringComparison.Ordinal);
+        Assert.Contains("mode PowerCut (FUSE), mmap WAL off, ", output, StringComparison.Ordinal);
+        Assert.Contains(", column families 1, cycles 3 (", output, StringComparison.Ordinal);
         Assert.Contains("cycles with a mapped WAL seen 0,", output, StringComparison.Ordinal);
         Assert.Contains("losses found 0", output, StringComparison.Ordinal);
     }
