@@ -25,7 +25,7 @@ internal sealed partial class PowerCutRunner
     private readonly Random _rng;
     private readonly Stopwatch _clock = Stopwatch.StartNew();
     private long _cycles, _cutsInOpen, _operations, _keysVerified, _pendingResolved, _writesRecorded, _acknowledged, _synced;
-    private long _unsyncedLost, _unsyncedSurvived, _mappedWalCycles, _fsyncs, _dirFsyncs, _pagesKept, _losses;
+    private long _unsyncedLost, _unsyncedSurvived, _mappedWalCycles, _fsyncs, _dirFsyncs, _pagesKept, _refused, _losses;
 
     public PowerCutRunner(CrashTestFlags flags, TextWriter output)
     {
@@ -51,6 +51,8 @@ internal sealed partial class PowerCutRunner
             {
                 RunCycle(fs, kvstress, expected, cycle);
                 fs.Unmount();
+                Match refused = RefusedLine().Match(fs.Log);
+                _refused += refused.Success ? long.Parse(refused.Groups[1].Value, CultureInfo.InvariantCulture) : 0;
             }
             if (_losses != losses)
             {
@@ -87,7 +89,7 @@ internal sealed partial class PowerCutRunner
             $"kvcrashtest: mode PowerCut (FUSE), mmap WAL {(_flags.MemoryMappedWal ? "on" : "off")}, unsynced pages kept one in {_flags.KeepUnsyncedOneIn} ({_pagesKept} kept), column families {_flags.ColumnFamilies}, cycles {_cycles} ({_cutsInOpen} cut in open/verification), " +
             $"operations run {_operations}, writes recorded {_writesRecorded} (acknowledged {_acknowledged}, synced {_synced}), keys verified {_keysVerified}, " +
             $"pending resolved {_pendingResolved}, unsynced writes lost (allowed) {_unsyncedLost}, survived {_unsyncedSurvived}, " +
-            $"cycles with a mapped WAL seen {_mappedWalCycles}, fsyncs {_fsyncs}, directory fsyncs {_dirFsyncs}, losses found {_losses}, {_clock.Elapsed.TotalSeconds:F0} s"));
+            $"cycles with a mapped WAL seen {_mappedWalCycles}, fsyncs {_fsyncs}, directory fsyncs {_dirFsyncs}, requests refused after the cuts {_refused}, losses found {_losses}, {_clock.Elapsed.TotalSeconds:F0} s"));
         _out.WriteLine(_losses == 0 ? "kvcrashtest: PASSED" : $"kvcrashtest: FAILED (the durable state the failing run opened is kept in {image})");
         if (_flags.Db.Length == 0 && _losses == 0)
         {
@@ -242,6 +244,9 @@ internal sealed partial class PowerCutRunner
 
     [GeneratedRegex(@"^kvstress: unsynced writes after the power cut: (\d+) lost, (\d+) survived$")]
     private static partial Regex UnsyncedLine();
+
+    [GeneratedRegex(@"requests refused after the cut: (\d+)")]
+    private static partial Regex RefusedLine();
 
     [GeneratedRegex(@"fsyncs (\d+) fsyncdirs (\d+) .*unsynced_pages_kept (\d+)")]
     private static partial Regex CutLine();
