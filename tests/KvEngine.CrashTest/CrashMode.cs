@@ -11,4 +11,7 @@ internal enum CrashMode
 
     /// <summary>Power-loss cycles plus random I/O errors.</summary>
     Faults,
+
+    /// <summary>kvstress on a FUSE file system (powercutfs) whose power is cut at random times: unsynced data and directory entries are dropped.</summary>
+    PowerCut,
 }

@@ -21,6 +21,14 @@ internal sealed class CrashTestFlags
     /// <summary>--column-families: kvstress's -column_families (db_crashtest.py's column_families).</summary>
     public int ColumnFamilies { get; private set; } = 1;
     public int OpsPerCycle { get; private set; } = 2_000;
+    /// <summary>--mmap-wal 0|1 (--power-cut): kvstress's -mmap_wal, KvOptions.MemoryMappedWal.</summary>
+    public bool MemoryMappedWal { get; private set; } = true;
+    /// <summary>--cut-in-open-one-in N (--power-cut): one cycle in N cuts at a random time from kvstress's start (0: never).</summary>
+    public int CutInOpenOneIn { get; private set; } = 8;
+    /// <summary>--lie-fsync SUFFIX (--power-cut): the fsync of files whose name ends so does nothing (a lying disk; must be caught).</summary>
+    public string? LieFsyncSuffix { get; private set; }
+    /// <summary>--keep-unsynced-one-in N (--power-cut): each unsynced data page survives a cut with probability 1/N (0: none does).</summary>
+    public int KeepUnsyncedOneIn { get; private set; }
     public IReadOnlyList<string> StressArgs { get; private set; } = Array.Empty<string>();
 
     public static CrashTestFlags Parse(IReadOnlyList<string> args)
@@ -47,6 +55,7 @@ internal sealed class CrashTestFlags
                 case "power-loss": f.Mode = CrashMode.PowerLoss; continue;
                 case "faults": f.Mode = CrashMode.Faults; continue;
                 case "kill": f.Mode = CrashMode.Kill; continue;
+                case "power-cut": f.Mode = CrashMode.PowerCut; continue;
                 default: break;
             }
             if (value == null)
@@ -70,6 +79,10 @@ internal sealed class CrashTestFlags
                 case "max-key": f.MaxKey = Int(name, value, 1); break;
                 case "column-families": f.ColumnFamilies = Int(name, value, 1); break;
                 case "ops": f.OpsPerCycle = Int(name, value, 1); break;
+                case "mmap-wal": f.MemoryMappedWal = Int(name, value, 0) != 0; break;
+                case "cut-in-open-one-in": f.CutInOpenOneIn = Int(name, value, 0); break;
+                case "lie-fsync": f.LieFsyncSuffix = value; break;
+                case "keep-unsynced-one-in": f.KeepUnsyncedOneIn = Int(name, value, 0); break;
                 default: throw new ArgumentException($"unknown option --{name}");
             }
         }

@@ -42,6 +42,10 @@ internal sealed partial class CrashTestRunner
         {
             throw new ArgumentException($"kvstress not found at {kvstress} (use --kvstress PATH)");
         }
+        if (_flags.Mode == CrashMode.PowerCut)
+        {
+            return new PowerCutRunner(_flags, _out).Run(kvstress);
+        }
         if (_flags.Mode == CrashMode.Kill)
         {
             RunKillCycles(kvstress);
@@ -250,15 +254,15 @@ internal sealed partial class CrashTestRunner
     }
 
     // kvstress's lines that explain a failure; echoed so the crash test's output says what was lost.
-    private static bool IsFailureLine(string line) =>
+    internal static bool IsFailureLine(string line) =>
         line.StartsWith("VERIFICATION FAILURE", StringComparison.Ordinal) || line.StartsWith("kvstress: FAILED", StringComparison.Ordinal)
         || (line.StartsWith("kvstress: ", StringComparison.Ordinal) && line.Contains("error", StringComparison.OrdinalIgnoreCase));
 
     [GeneratedRegex(@"^progress ops=(\d+)$")]
-    private static partial Regex ProgressLine();
+    internal static partial Regex ProgressLine();
 
     [GeneratedRegex(@"^kvstress: verified (\d+) keys .*\((\d+) pending resolved\)$")]
-    private static partial Regex VerifiedLine();
+    internal static partial Regex VerifiedLine();
 
     [GeneratedRegex(@"^([A-Za-z]+)\s+(\d+)$")]
     private static partial Regex SummaryLine();

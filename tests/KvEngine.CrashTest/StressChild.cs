@@ -37,6 +37,8 @@ internal sealed class StressChild : IDisposable
 
     public int ExitCode => _process.ExitCode;
 
+    public int ProcessId => _process.Id;
+
     /// <summary>The next line, null at the end of output, or <paramref name="line"/> unset and false on timeout.</summary>
     public bool TryReadLine(TimeSpan timeout, out string? line) => _lines.TryTake(out line, timeout);
 

@@ -7,22 +7,33 @@ namespace KvEngine.Stress;
 /// durable (the WAL is one sequence; a sync covers what precedes), and a successful Flush() does
 /// the same for every write acknowledged before the flush started: <see cref="Watermark"/> is the
 /// highest such start. Per key a <see cref="KeyHistory"/>; per multi-key operation the keys and
-/// positions it wrote (for the atomicity check).
+/// positions it wrote (for the atomicity check). A write is recorded before the database call
+/// (<see cref="Record"/>, unacknowledged) and acknowledged after it returned
+/// (<see cref="Acknowledge"/>). With a <see cref="DurabilityJournal"/> (<see cref="Load"/>) the
+/// clock, the watermark and every record also live in that file, so the next process verifies what
+/// a power cut and a SIGKILL left.
 /// <para>
 /// Thread-safety: the clock and watermark are atomic; histories and operations are partitioned by
 /// the owning thread (one dictionary each) and read by the verifier only after workers stopped.
 /// </para>
 /// </summary>
-internal sealed class DurabilityTracker
+internal sealed class DurabilityTracker : IDisposable
 {
     private readonly Dictionary<long, KeyHistory>[] _histories;
     private readonly Dictionary<long, List<(long Key, int Position)>>[] _ops;
+    private readonly DurabilityJournal? _journal;
     private long _clock;
     private long _watermark;
     private long _opIds;
 
     public DurabilityTracker(int threads)
+        : this(threads, null)
     {
+    }
+
+    private DurabilityTracker(int threads, DurabilityJournal? journal)
+    {
+        _journal = journal;
         _histories = new Dictionary<long, KeyHistory>[threads];
         _ops = new Dictionary<long, List<(long, int)>>[threads];
         for (int i = 0; i < threads; i++)
@@ -33,19 +44,60 @@ internal sealed class DurabilityTracker
     }
 
     /// <summary>Every write acknowledged before this clock value is durable.</summary>
-    public long Watermark => Volatile.Read(ref _watermark);
+    public long Watermark => Volatile.Read(ref WatermarkRef);
 
-    public long Tick() => Interlocked.Increment(ref _clock);
+    private ref long ClockRef => ref _journal != null ? ref _journal.Clock : ref _clock;
 
-    public long NextOpId() => Interlocked.Increment(ref _opIds);
+    private ref long WatermarkRef => ref _journal != null ? ref _journal.Watermark : ref _watermark;
+
+    /// <summary>
+    /// A tracker whose state is <paramref name="journal"/>'s (which it then owns): the histories its
+    /// records describe, in slot order, and its clock and watermark.
+    /// </summary>
+    public static DurabilityTracker Load(DurabilityJournal journal, int threads)
+    {
+        var t = new DurabilityTracker(threads, journal);
+        foreach ((int thread, long key, ExpectedValue initial, HistoryEntry entry, bool multiKey) in journal.Records())
+        {
+            if (thread >= 0 && thread < threads)
+            {
+                t.AddToHistory(thread, key, initial, entry, multiKey);
+            }
+        }
+        return t;
+    }
+
+    /// <summary>(writes recorded, acknowledged, acknowledged with Sync=true) since the last reset.</summary>
+    public (long Writes, long Acknowledged, long Synced) Counts()
+    {
+        long writes = 0, acked = 0, synced = 0;
+        foreach (Dictionary<long, KeyHistory> d in _histories)
+        {
+            foreach (KeyHistory h in d.Values)
+            {
+                foreach (HistoryEntry e in h.Entries)
+                {
+                    writes++;
+                    acked += e.Acknowledged ? 1 : 0;
+                    synced += e.Synced ? 1 : 0;
+                }
+            }
+        }
+        return (writes, acked, synced);
+    }
+
+    public long Tick() => Interlocked.Increment(ref ClockRef);
+
+    public long NextOpId() => Interlocked.Increment(ref _journal != null ? ref _journal.OpIds : ref _opIds);
 
     /// <summary>A sync write or a flush that started at <paramref name="start"/> succeeded.</summary>
     public void MarkDurableBefore(long start)
     {
-        long cur = Volatile.Read(ref _watermark);
+        ref long watermark = ref WatermarkRef;
+        long cur = Volatile.Read(ref watermark);
         while (start > cur)
         {
-            long seen = Interlocked.CompareExchange(ref _watermark, start, cur);
+            long seen = Interlocked.CompareExchange(ref watermark, start, cur);
             if (seen == cur)
             {
                 return;
@@ -54,8 +106,30 @@ internal sealed class DurabilityTracker
         }
     }
 
-    /// <summary>Appends a write of <paramref name="key"/> (owned by <paramref name="thread"/>); <paramref name="initial"/> is used when it is the key's first in this cycle.</summary>
-    public void Record(int thread, long key, ExpectedValue initial, in HistoryEntry entry, bool multiKey)
+    /// <summary>
+    /// Appends a write of <paramref name="key"/> (owned by <paramref name="thread"/>) before its
+    /// database call; <paramref name="initial"/> is used when it is the key's first in this cycle.
+    /// Returns the journal slot (-1 without a journal) for <see cref="Acknowledge"/>.
+    /// </summary>
+    public long Record(int thread, long key, ExpectedValue initial, in HistoryEntry entry, bool multiKey)
+    {
+        long slot = _journal?.Append(thread, key, initial, entry, multiKey) ?? -1;
+        AddToHistory(thread, key, initial, entry, multiKey);
+        return slot;
+    }
+
+    /// <summary>The last write recorded for <paramref name="key"/> (in <paramref name="slot"/>) was acknowledged at <paramref name="ack"/>.</summary>
+    public void Acknowledge(int thread, long key, long slot, long ack, bool synced)
+    {
+        List<HistoryEntry> entries = _histories[thread][key].Entries;
+        entries[^1] = entries[^1] with { Ack = ack, Synced = synced };
+        if (slot >= 0)
+        {
+            _journal!.Acknowledge(slot, ack, synced);
+        }
+    }
+
+    private void AddToHistory(int thread, long key, ExpectedValue initial, in HistoryEntry entry, bool multiKey)
     {
         if (!_histories[thread].TryGetValue(key, out KeyHistory? h))
         {
@@ -91,5 +165,8 @@ internal sealed class DurabilityTracker
             o.Clear();
         }
         _watermark = Volatile.Read(ref _clock);
+        _journal?.Reset();
     }
+
+    public void Dispose() => _journal?.Dispose();
 }

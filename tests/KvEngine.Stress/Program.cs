@@ -10,7 +10,9 @@ const string Usage = """
       -sync_one_in -seed -destroy_db_initially -verify_only -verify_db_one_in -compression_type
       -flush_one_in -compact_range_one_in -acquire_snapshot_one_in -write_batch_one_in
       -range_deletion_width -read_fault_one_in -write_fault_one_in -progress_ms -column_families
-      -use_merge (every Put is a Merge under db_stress's PutOperator)
+      -use_merge (every Put is a Merge under db_stress's PutOperator) -mmap_wal (KvOptions.MemoryMappedWal, default 1)
+      -durability_journal (on disk: keep the durability model beside the expected state and verify each
+        open as after a power cut; kvcrashtest --power-cut)
     """;
 if (args.Length == 1 && args[0].TrimStart('-') is "help" or "h")
 {

@@ -45,6 +45,14 @@ internal sealed class StressFlags
     public int ColumnFamilies { get; private set; } = 1;
     /// <summary>-use_merge (db_stress's): every Put, alone or in a batch, is a Merge under <see cref="PutMergeOperator"/>.</summary>
     public bool UseMerge { get; private set; }
+    /// <summary>
+    /// -durability_journal (on disk): keep the durability model in DURABILITY_JOURNAL beside
+    /// EXPECTED_STATE (<see cref="DurabilityJournal"/>), and verify at open as after a power cut:
+    /// unsynced writes may be missing, nothing durable may be (kvcrashtest --power-cut).
+    /// </summary>
+    public bool DurabilityJournal { get; private set; }
+    /// <summary>-mmap_wal: <see cref="KvOptions.MemoryMappedWal"/> (default 1, the engine's default).</summary>
+    public bool MemoryMappedWal { get; private set; } = true;
     public bool FaultInjection { get; private set; }
     public int ReadFaultOneIn { get; private set; }
     public int WriteFaultOneIn { get; private set; }
@@ -109,6 +117,8 @@ internal sealed class StressFlags
             case "power_loss_cycles": PowerLossCycles = Int(name, v, 0, int.MaxValue); break;
             case "column_families": ColumnFamilies = Int(name, v, 1, 64); break;
             case "use_merge": UseMerge = Bool(name, v); break;
+            case "durability_journal": DurabilityJournal = Bool(name, v); break;
+            case "mmap_wal": MemoryMappedWal = Bool(name, v); break;
             case "fault_injection":
             case "faults": FaultInjection = Bool(name, v); break;
             case "read_fault_one_in": ReadFaultOneIn = Int(name, v, 0, int.MaxValue); break;
@@ -128,6 +138,10 @@ internal sealed class StressFlags
         if (!InProcessFileSystem && Db.Length == 0)
         {
             throw new ArgumentException("-db is required (except with -power_loss_cycles or -fault_injection, which run in memory)");
+        }
+        if (DurabilityJournal && (InProcessFileSystem || ExpectedValuesDir.Length == 0))
+        {
+            throw new ArgumentException("-durability_journal needs the on-disk mode with -expected_values_dir");
         }
         if (MaxKey < Threads)
         {

@@ -78,13 +78,29 @@ internal sealed class StressRunner
         {
             throw new ArgumentException($"{_flags.Db} holds a database but there is no expected state for it (-expected_values_dir); use -destroy_db_initially=1");
         }
-        var verifier = new DbVerifier(_flags, state, null, _stats);
+        // With -durability_journal the previous run may have ended in a power cut: the opening
+        // verification allows what the journal says may be lost, then the journal starts over.
+        using DurabilityTracker? tracker = _flags.DurabilityJournal
+            ? DurabilityTracker.Load(DurabilityJournal.Open(_flags.ExpectedValuesDir, _flags.Threads, reset: state.Fresh), _flags.Threads)
+            : null;
+        var verifier = new DbVerifier(_flags, state, tracker, _stats);
         KvDb db = StressFamilies.Open(_flags.Db, () => Options(LocalFileSystem.Instance), _flags.ColumnFamilies);
         try
         {
             if (!state.Fresh)
             {
-                Verify(verifier, db, powerLost: false, "after open");
+                if (tracker != null)
+                {
+                    (long writes, long acked, long synced) = tracker.Counts();
+                    Print($"kvstress: durability journal: {writes} writes recorded, {acked} acknowledged, {synced} synced");
+                }
+                long lost = _stats[StressCounter.UnsyncedWritesLost], survived = _stats[StressCounter.UnsyncedWritesSurvived];
+                Verify(verifier, db, powerLost: tracker != null, "after open");
+                if (tracker != null)
+                {
+                    Print($"kvstress: unsynced writes after the power cut: {_stats[StressCounter.UnsyncedWritesLost] - lost} lost, {_stats[StressCounter.UnsyncedWritesSurvived] - survived} survived");
+                    tracker.Reset();
+                }
             }
             if (_flags.VerifyOnly)
             {
@@ -96,7 +112,7 @@ internal sealed class StressRunner
             {
                 long ops = _flags.OpsPerThread / segments + (s == segments - 1 ? _flags.OpsPerThread % segments : 0);
                 var control = new RunControl(long.MaxValue, null);
-                RunWorkers(NewWorkers(state, null, control, s), db, ops);
+                RunWorkers(NewWorkers(state, tracker, control, s), db, ops);
                 if (control.Reason == StopReason.Failure)
                 {
                     return;
@@ -281,6 +297,7 @@ internal sealed class StressRunner
         TargetFileSizeBase = Math.Max(64 << 10, _flags.WriteBufferSize),
         MaxBytesForLevelBase = Math.Max(256 << 10, _flags.WriteBufferSize * 4),
         MergeOperator = _flags.UseMerge ? PutMergeOperator.Instance : null,
+        MemoryMappedWal = _flags.MemoryMappedWal,
     };
 
     private StressWorker[] NewWorkers(ExpectedState state, DurabilityTracker? tracker, RunControl control, int round)

@@ -230,47 +230,42 @@ internal sealed class StressWorker
         _values.Add(_state.Next(key, put));
     }
 
-    // Pending markers, the database call, then commit (and history). False when the write failed.
+    // Pending markers and history records (unacknowledged), the database call, then commit and
+    // acknowledgement. False when the write failed (its records stay unacknowledged).
     private bool Execute(KvDb db, StressCounter kind, long rangeBegin, long rangeEnd)
     {
-        var initial = new ExpectedValue[_keys.Count];
-        for (int i = 0; i < _keys.Count; i++)
-        {
-            initial[i] = _state.Committed(_keys[i]);
-            _state.BeginWrite(_keys[i], _values[i]);
-        }
         bool sync = _flags.Sync || (_flags.SyncOneIn > 0 && _rng.Next(_flags.SyncOneIn) == 0);
         long start = _tracker?.Tick() ?? 0;
-        bool ok = false;
+        long opId = _tracker?.NextOpId() ?? 0;
+        var slots = new long[_keys.Count];
+        for (int i = 0; i < _keys.Count; i++)
+        {
+            ExpectedValue initial = _state.Committed(_keys[i]);
+            _state.BeginWrite(_keys[i], _values[i]);
+            slots[i] = _tracker?.Record(_thread, _keys[i], initial, new HistoryEntry(_values[i], start, long.MaxValue, opId, false), _keys.Count > 1) ?? -1;
+        }
         try
         {
             WriteToDb(db, kind, sync, rangeBegin, rangeEnd);
-            ok = true;
         }
         catch (Exception e) when (IsTolerated(e))
         {
             _stats.Add(StressCounter.WriteFailures);
             _control.Stop(_control.PowerLost ? StopReason.PowerLoss : StopReason.NeedRecovery);
+            return false;
         }
-        long ack = ok ? _tracker?.Tick() ?? 0 : long.MaxValue;
-        long opId = _tracker?.NextOpId() ?? 0;
+        long ack = _tracker?.Tick() ?? 0;
         for (int i = 0; i < _keys.Count; i++)
         {
-            if (ok)
-            {
-                _state.CommitWrite(_keys[i], _values[i]);
-            }
-            _tracker?.Record(_thread, _keys[i], initial[i], new HistoryEntry(_values[i], start, ack, opId, ok && sync), _keys.Count > 1);
+            _tracker?.Acknowledge(_thread, _keys[i], slots[i], ack, sync);
+            _state.CommitWrite(_keys[i], _values[i]);
         }
-        if (ok)
+        if (sync)
         {
-            if (sync)
-            {
-                _tracker?.MarkDurableBefore(start);
-            }
-            _stats.Add(kind);
+            _tracker?.MarkDurableBefore(start);
         }
-        return ok;
+        _stats.Add(kind);
+        return true;
     }
 
     private void WriteToDb(KvDb db, StressCounter kind, bool sync, long rangeBegin, long rangeEnd)

@@ -179,7 +179,7 @@ public sealed class KvStressTests : IDisposable
         Assert.Matches(@"Merge\s+[1-9]", output); // the writes went through Merge, alone and in batches
     }
 
-    private static (int Code, string Output) Run(string dll, string[] args)
+    internal static (int Code, string Output) Run(string dll, string[] args)
     {
         var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
         psi.ArgumentList.Add(dll);
@@ -196,7 +196,7 @@ public sealed class KvStressTests : IDisposable
 
     private static string KvStress() => Tool("KvEngine.Stress", "kvstress.dll");
 
-    private static string KvCrashTest() => Tool("KvEngine.CrashTest", "kvcrashtest.dll");
+    internal static string KvCrashTest() => Tool("KvEngine.CrashTest", "kvcrashtest.dll");
 
     private static string Tool(string project, string dll)
     {
