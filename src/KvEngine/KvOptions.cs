@@ -105,6 +105,17 @@ public sealed class KvOptions : ColumnFamilyOptions
     public KvStatistics? Statistics { get; set; }
 
     /// <summary>
+    /// Caps the rate at which flushes and compactions write their table files (RocksDB's
+    /// rate_limiter, null by default: unlimited, at no cost). Flushes are charged at
+    /// <see cref="KvIOPriority.High"/>, compactions at <see cref="KvIOPriority.Low"/>; the
+    /// write-ahead log is never charged. One limiter may be shared by several databases (they
+    /// share its rate). Closing the database cancels its jobs' waits, except that of the flush
+    /// <see cref="KvDb.Close"/> runs to persist writes made without the log, which completes at
+    /// the limiter's rate (as in RocksDB). Not recorded in the OPTIONS file, as in RocksDB 7.8.
+    /// </summary>
+    public KvRateLimiter? RateLimiter { get; set; }
+
+    /// <summary>
     /// Creates the database's <see cref="System.Diagnostics.Metrics.Meter"/>, named
     /// <see cref="KvEngineDiagnostics.MeterName"/> ("KvEngine"), as the host's
     /// <see cref="System.Diagnostics.Metrics.IMeterFactory"/> (from dependency injection) does for

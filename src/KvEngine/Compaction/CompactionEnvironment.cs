@@ -1,3 +1,4 @@
+using KvEngine.RateLimiting;
 using KvEngine.Storage;
 using KvEngine.Table;
 using KvEngine.Versions;
@@ -8,7 +9,8 @@ namespace KvEngine.Compaction;
 /// What a <see cref="CompactionJob"/> needs from its database: where files go, how tables are
 /// built and read, and how output file numbers are allocated (the database registers each number
 /// as a pending output, protected from the obsolete-file sweep, before returning it), and the
-/// facts every output's properties record (its column family). Immutable record.
+/// facts every output's properties record (its column family), and the rate limit its outputs'
+/// writes are charged to at low priority (null: none). Immutable record.
 /// </summary>
 internal sealed record CompactionEnvironment(
     string Directory,
@@ -16,4 +18,5 @@ internal sealed record CompactionEnvironment(
     TableCache Tables,
     TableOptions TableOptions,
     Func<ulong> NewOutputFileNumber,
-    TableBuildContext? BuildContext = null);
+    TableBuildContext? BuildContext = null,
+    BackgroundWriteLimit? WriteLimit = null);

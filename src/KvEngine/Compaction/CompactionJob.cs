@@ -252,7 +252,7 @@ internal sealed class CompactionJob
         ulong number = _env.NewOutputFileNumber();
         string path = FileNames.TableFile(_env.Directory, number);
         paths.Add(path);
-        return new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions, _env.BuildContext);
+        return new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions, _env.BuildContext, _env.WriteLimit);
     }
 
     /// <summary>The edit of a trivial move: the single input leaves its level for the output level.</summary>

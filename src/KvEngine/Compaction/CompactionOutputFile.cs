@@ -1,6 +1,7 @@
 using KvEngine.Format;
 using KvEngine.Versions;
 using KvEngine.RangeDel;
+using KvEngine.RateLimiting;
 using KvEngine.Storage;
 using KvEngine.Table;
 
@@ -26,11 +27,12 @@ internal sealed class CompactionOutputFile : IDisposable
     private byte[]? _tombstoneLargest;
     private bool _closed;
 
-    public CompactionOutputFile(ulong number, string path, IFileSystem fs, TableOptions options, TableBuildContext? context = null)
+    public CompactionOutputFile(ulong number, string path, IFileSystem fs, TableOptions options, TableBuildContext? context = null,
+        BackgroundWriteLimit? writeLimit = null)
     {
         Number = number;
         Path = path;
-        _file = fs.CreateWritable(path);
+        _file = RateLimitedWritableFile.Wrap(fs.CreateWritable(path), writeLimit, KvIOPriority.Low);
         try
         {
             _builder = new TableBuilder(options, _file, context);

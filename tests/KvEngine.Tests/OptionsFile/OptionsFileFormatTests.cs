@@ -18,7 +18,7 @@ public class OptionsFileFormatTests
         nameof(ColumnFamilyOptions.BlockCache), nameof(ColumnFamilyOptions.CompactionFilter),
         nameof(ColumnFamilyOptions.DecouplePartitionedFilters), nameof(ColumnFamilyOptions.MemTableHashIndexRatio), nameof(ColumnFamilyOptions.MemTableHugePages),
         nameof(ColumnFamilyOptions.ReadTriggeredCompactionBytesPerMiss),
-        nameof(KvOptions.Statistics), nameof(KvOptions.MeterFactory), nameof(KvOptions.LoggerFactory),
+        nameof(KvOptions.Statistics), nameof(KvOptions.RateLimiter), nameof(KvOptions.MeterFactory), nameof(KvOptions.LoggerFactory),
         nameof(KvOptions.WriteThreadSpinIterations), nameof(KvOptions.MemoryMappedWal), nameof(KvOptions.CompressedSecondaryCacheSize),
         nameof(KvOptions.CompressedSecondaryCacheCompression), nameof(KvOptions.CompressedSecondaryCacheSplit),
     };

@@ -187,7 +187,7 @@ internal sealed class CompactionRunner
                     ulong n = _db.PendingOutputs.NewFileNumber();
                     outputs.Add(n);
                     return n;
-                }, cfd.BuildContext);
+                }, cfd.BuildContext, _db.WriteLimit);
                 var job = new CompactionJob(c, pinned, env, _db.Snapshots.GetSequences(), _shutdown,
                     cfd.Options.CompactionFilter, cfd.Options.MergeOperator);
                 CompactionJobResult r = job.Run();

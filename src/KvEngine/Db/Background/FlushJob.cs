@@ -4,6 +4,7 @@ using KvEngine.Iterators;
 using KvEngine.Versions;
 using KvEngine.Memtable;
 using KvEngine.RangeDel;
+using KvEngine.RateLimiting;
 using KvEngine.Storage;
 using KvEngine.Table;
 
@@ -33,6 +34,7 @@ internal sealed class FlushJob
     private readonly ulong[] _snapshots;
     private readonly Func<ulong> _newOutput;
     private readonly Action<ulong> _releaseOutput;
+    private readonly BackgroundWriteLimit? _writeLimit;
 
     /// <param name="dir">The database directory.</param>
     /// <param name="fs">Its file system.</param>
@@ -41,9 +43,11 @@ internal sealed class FlushJob
     /// <param name="snapshots">The sequences of the snapshots to respect, ascending.</param>
     /// <param name="newOutput">A new file number, registered as a pending output.</param>
     /// <param name="releaseOutput">Releases a pending output whose file was not written.</param>
+    /// <param name="writeLimit">The rate limiter the table's writes are charged to at high priority (null: none).</param>
     public FlushJob(string dir, IFileSystem fs, ColumnFamilyData family, MemTable[] mems, ulong[] snapshots,
-        Func<ulong> newOutput, Action<ulong> releaseOutput)
+        Func<ulong> newOutput, Action<ulong> releaseOutput, BackgroundWriteLimit? writeLimit = null)
     {
+        _writeLimit = writeLimit;
         _dir = dir;
         _fs = fs;
         _family = family;
@@ -83,7 +87,7 @@ internal sealed class FlushJob
             CompactionRangeDelAggregator? rangeDel = tombstones is { IsEmpty: false }
                 ? new CompactionRangeDelAggregator(tombstones, snapshots, bottommost: false)
                 : null;
-            using (IWritableFile file = _fs.CreateWritable(path))
+            using (IWritableFile file = RateLimitedWritableFile.Wrap(_fs.CreateWritable(path), _writeLimit, KvIOPriority.High))
             {
                 using (var builder = new TableBuilder(cfd.TableOptions, file, cfd.BuildContext))
                 {

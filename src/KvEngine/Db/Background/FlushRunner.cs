@@ -140,6 +140,11 @@ internal sealed class FlushRunner
                 _db.Errors.SetBackgroundError(e, BackgroundJobKind.Flush);
             }
         }
+        catch (OperationCanceledException)
+        {
+            // The database is closing (its token ended a wait for the rate limiter): the
+            // memtables stay unflushed, in the WAL, and Close fails their waiters.
+        }
         finally
         {
             bool released = false;
@@ -387,7 +392,8 @@ internal sealed class FlushRunner
         // sequence (under the list's lock), which is at or above all of them; for it, as for
         // a plain read, only the newest version of each key matters, and that one is always
         // kept. At recovery no snapshot exists yet.
-        var job = new FlushJob(_db.Dir, _db.Fs, cfd, mems, _db.Snapshots.GetSequences(), _db.PendingOutputs.NewFileNumber, _db.PendingOutputs.Remove);
+        var job = new FlushJob(_db.Dir, _db.Fs, cfd, mems, _db.Snapshots.GetSequences(), _db.PendingOutputs.NewFileNumber, _db.PendingOutputs.Remove,
+            _db.WriteLimit);
         return job.Run();
     }
 

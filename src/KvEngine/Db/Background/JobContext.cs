@@ -1,6 +1,7 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Errors;
 using KvEngine.Diagnostics;
+using KvEngine.RateLimiting;
 using KvEngine.Storage;
 using KvEngine.Versions;
 
@@ -11,7 +12,7 @@ namespace KvEngine.Db.Background;
 /// FlushJob and CompactionJob): the database mutex, which guards the families' memtable lists and
 /// pickers, the pending outputs and the background error; the directory and file system; the
 /// version set; the families; the tables being written; the live snapshots; the sweeper; the
-/// error handler; telemetry and counters. Immutable; every member is thread-safe or guarded by
+/// error handler; telemetry and counters; the rate limit table writes are charged to (null: none). Immutable; every member is thread-safe or guarded by
 /// <see cref="Mutex"/> as its own type says.
 /// </summary>
 internal sealed record JobContext(
@@ -25,4 +26,5 @@ internal sealed record JobContext(
     ObsoleteFileSweeper Sweeper,
     ErrorHandler Errors,
     DbTelemetry Telemetry,
-    EngineCounters Counters);
+    EngineCounters Counters,
+    BackgroundWriteLimit? WriteLimit = null);
