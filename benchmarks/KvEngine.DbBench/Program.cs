@@ -40,6 +40,10 @@ try
     {
         return new FilterBench(flags).Run();
     }
+    if (flags.Benchmarks == "largevalue")
+    {
+        return new LargeValueBench(flags).Run();
+    }
     if (flags.Benchmarks == "cachebench")
     {
         return new CacheBench(flags).Run();

@@ -3,6 +3,7 @@ using System.Runtime.CompilerServices;
 using KvEngine.Db;
 using KvEngine.Db.Recovery;
 using KvEngine.Iterators;
+using KvEngine.Util;
 using KvEngine.Versions;
 
 namespace KvEngine;
@@ -39,7 +40,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     private static WriteBatch? t_batch;
 
     [ThreadStatic]
-    private static ArrayBufferWriter<byte>? t_value;
+    private static ValueArrayWriter? t_value;
 
     [ThreadStatic]
     private static MultiGetResults? t_multiGet;
@@ -182,7 +183,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     {
         WriteBatch b = ThreadBatch();
         b.Put(key, value);
-        _impl.Write(b, options ?? WriteOptions.Default);
+        WriteThreadBatch(b, options);
     }
 
     /// <summary>Sets <paramref name="key"/> to <paramref name="value"/> in <paramref name="columnFamily"/>.</summary>
@@ -192,7 +193,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         _impl.Resolve(columnFamily);
         WriteBatch b = ThreadBatch();
         b.Put(columnFamily, key, value);
-        _impl.Write(b, options ?? WriteOptions.Default);
+        WriteThreadBatch(b, options);
     }
 
     /// <summary>Deletes <paramref name="key"/> from <paramref name="columnFamily"/>.</summary>
@@ -202,7 +203,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         _impl.Resolve(columnFamily);
         WriteBatch b = ThreadBatch();
         b.Delete(columnFamily, key);
-        _impl.Write(b, options ?? WriteOptions.Default);
+        WriteThreadBatch(b, options);
     }
 
     /// <summary>Removes every key of <paramref name="columnFamily"/> in [<paramref name="begin"/>, <paramref name="end"/>).</summary>
@@ -214,7 +215,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         b.DeleteRange(columnFamily, begin, end);
         if (b.Count > 0)
         {
-            _impl.Write(b, options ?? WriteOptions.Default);
+            WriteThreadBatch(b, options);
         }
     }
 
@@ -226,7 +227,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     {
         WriteBatch b = ThreadBatch();
         b.Delete(key);
-        _impl.Write(b, options ?? WriteOptions.Default);
+        WriteThreadBatch(b, options);
     }
 
     /// <summary>
@@ -240,7 +241,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     {
         WriteBatch b = ThreadBatch();
         b.SingleDelete(key);
-        _impl.Write(b, options ?? WriteOptions.Default);
+        WriteThreadBatch(b, options);
     }
 
     /// <summary>Removes <paramref name="key"/>, written exactly once, from <paramref name="columnFamily"/>; see <see cref="SingleDelete(ReadOnlySpan{byte}, WriteOptions)"/>.</summary>
@@ -250,7 +251,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         _impl.Resolve(columnFamily);
         WriteBatch b = ThreadBatch();
         b.SingleDelete(columnFamily, key);
-        _impl.Write(b, options ?? WriteOptions.Default);
+        WriteThreadBatch(b, options);
     }
 
     /// <summary>
@@ -259,7 +260,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// </summary>
     public ValueTask SingleDeleteAsync(ReadOnlyMemory<byte> key, WriteOptions? options = null, CancellationToken cancellationToken = default)
     {
-        var b = new WriteBatch();
+        var b = new WriteBatch(256, spillToNative: true);
         b.SingleDelete(key.Span);
         return WriteOwnedAsync(b, options, cancellationToken);
     }
@@ -276,7 +277,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         b.DeleteRange(begin, end);
         if (b.Count > 0)
         {
-            _impl.Write(b, options ?? WriteOptions.Default);
+            WriteThreadBatch(b, options);
         }
         else
         {
@@ -297,7 +298,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         ThrowIfNoMergeOperator(_impl.DefaultFamily);
         WriteBatch b = ThreadBatch();
         b.Merge(key, operand);
-        _impl.Write(b, options ?? WriteOptions.Default);
+        WriteThreadBatch(b, options);
     }
 
     /// <summary>
@@ -309,7 +310,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         CancellationToken cancellationToken = default)
     {
         ThrowIfNoMergeOperator(_impl.DefaultFamily);
-        var b = new WriteBatch();
+        var b = new WriteBatch(256, spillToNative: true);
         b.Merge(key.Span, operand.Span);
         return WriteOwnedAsync(b, options, cancellationToken);
     }
@@ -322,7 +323,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         ThrowIfNoMergeOperator(_impl.Resolve(columnFamily));
         WriteBatch b = ThreadBatch();
         b.Merge(columnFamily, key, operand);
-        _impl.Write(b, options ?? WriteOptions.Default);
+        WriteThreadBatch(b, options);
     }
 
     private static void ThrowIfNoMergeOperator(ColumnFamilyData cfd)
@@ -349,7 +350,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     public ValueTask PutAsync(ReadOnlyMemory<byte> key, ReadOnlyMemory<byte> value, WriteOptions? options = null,
         CancellationToken cancellationToken = default)
     {
-        var b = new WriteBatch();
+        var b = new WriteBatch(256, spillToNative: true);
         b.Put(key.Span, value.Span);
         return WriteOwnedAsync(b, options, cancellationToken);
     }
@@ -361,7 +362,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// </summary>
     public ValueTask DeleteAsync(ReadOnlyMemory<byte> key, WriteOptions? options = null, CancellationToken cancellationToken = default)
     {
-        var b = new WriteBatch();
+        var b = new WriteBatch(256, spillToNative: true);
         b.Delete(key.Span);
         return WriteOwnedAsync(b, options, cancellationToken);
     }
@@ -371,7 +372,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     public ValueTask DeleteRangeAsync(ReadOnlyMemory<byte> begin, ReadOnlyMemory<byte> end, WriteOptions? options = null,
         CancellationToken cancellationToken = default)
     {
-        var b = new WriteBatch();
+        var b = new WriteBatch(256, spillToNative: true);
         try
         {
             b.DeleteRange(begin.Span, end.Span);
@@ -422,17 +423,26 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     public byte[]? Get(ColumnFamilyHandle columnFamily, ReadOnlySpan<byte> key, ReadOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(columnFamily);
-        ArrayBufferWriter<byte> w = t_value ??= new ArrayBufferWriter<byte>(256);
-        w.ResetWrittenCount();
-        return _impl.TryGet(_impl.ResolveForRead(columnFamily), key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
+        return GetArray(_impl.ResolveForRead(columnFamily), key, options);
     }
 
     /// <summary>The value of <paramref name="key"/>, or null when absent.</summary>
     public byte[]? Get(ReadOnlySpan<byte> key, ReadOptions? options = null)
     {
-        ArrayBufferWriter<byte> w = t_value ??= new ArrayBufferWriter<byte>(256);
-        w.ResetWrittenCount();
-        return _impl.TryGet(_impl.DefaultFamily, key, w, options ?? ReadOptions.Default) ? w.WrittenSpan.ToArray() : null;
+        return GetArray(_impl.DefaultFamily, key, options);
+    }
+
+    /// <summary>Get's byte[]: the value lands in the array returned (a large one without a further copy; see <see cref="ValueArrayWriter"/>).</summary>
+    private byte[]? GetArray(ColumnFamilyData family, ReadOnlySpan<byte> key, ReadOptions? options)
+    {
+        ValueArrayWriter w = t_value ??= new ValueArrayWriter();
+        w.Reset();
+        if (_impl.TryGet(family, key, w, options ?? ReadOptions.Default))
+        {
+            return w.ToArrayAndReset();
+        }
+        w.Reset();
+        return null;
     }
 
     /// <summary>
@@ -755,9 +765,25 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
 
     private static WriteBatch ThreadBatch()
     {
-        WriteBatch b = t_batch ??= new WriteBatch();
-        b.Clear();
+        WriteBatch b = t_batch ??= new WriteBatch(256, spillToNative: true);
+        b.ClearAndRelease();
         return b;
+    }
+
+    /// <summary>
+    /// Writes the thread's batch, then frees its encoding if a large write spilled it to native
+    /// memory: a thread that once wrote a huge value does not keep a copy of it.
+    /// </summary>
+    private void WriteThreadBatch(WriteBatch batch, WriteOptions? options)
+    {
+        try
+        {
+            _impl.Write(batch, options ?? WriteOptions.Default);
+        }
+        finally
+        {
+            batch.ClearAndRelease();
+        }
     }
 
     private async ValueTask WriteOwnedAsync(WriteBatch batch, WriteOptions? options, CancellationToken cancellationToken)

@@ -56,12 +56,18 @@ public sealed class WriteBatch : IDisposable
 
     /// <param name="initialCapacity">Bytes to reserve up front.</param>
     /// <param name="maxRepresentationSize">Largest encoding the batch may reach (default ~2 GiB).</param>
-    internal WriteBatch(int initialCapacity, long maxRepresentationSize = 0)
+    /// <param name="spillToNative">
+    /// An engine-owned batch that is always disposed or <see cref="ClearAndRelease"/>d: past 64 KiB
+    /// its encoding moves to native memory, which is unmapped at once when released, instead of a
+    /// large-object array (a 1 GiB value's copy would stay resident until a full collection, and a
+    /// reused batch would keep it for good).
+    /// </param>
+    internal WriteBatch(int initialCapacity, long maxRepresentationSize = 0, bool spillToNative = false)
     {
         _maxRepresentationSize = maxRepresentationSize > 0
             ? Math.Min(maxRepresentationSize, DefaultMaxRepresentationSize)
             : DefaultMaxRepresentationSize;
-        _rep = new ByteBuffer(Math.Max(initialCapacity, HeaderSize));
+        _rep = new ByteBuffer(Math.Max(initialCapacity, HeaderSize), spillToNative);
         _rep.GetSpan(HeaderSize).Slice(0, HeaderSize).Clear();
         _rep.Advance(HeaderSize);
     }
@@ -243,6 +249,23 @@ public sealed class WriteBatch : IDisposable
         WritesDefaultColumnFamily = false;
         HasMerge = false;
         _mergeFamilies?.Clear();
+    }
+
+    /// <summary>
+    /// <see cref="Clear"/>, and when the encoding had spilled to native memory (a batch made with
+    /// spillToNative that grew past 64 KiB), frees that memory now: for a batch the engine reuses,
+    /// so that one huge write does not stay resident until the next.
+    /// </summary>
+    internal void ClearAndRelease()
+    {
+        ByteBuffer rep = Rep;
+        if (rep.IsNative)
+        {
+            rep.ReleaseLarge();
+            rep.GetSpan(HeaderSize)[..HeaderSize].Clear();
+            rep.Advance(HeaderSize);
+        }
+        Clear();
     }
 
     /// <summary>

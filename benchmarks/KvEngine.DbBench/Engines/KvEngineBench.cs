@@ -57,7 +57,8 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         _families = Array.ConvertAll(descriptors, d => db.GetColumnFamily(d.Name)!);
     }
 
-    private KvOptions Options() => new()
+    /// <summary>The options the flags describe (the block cache made once per engine).</summary>
+    internal KvOptions Options() => new()
     {
         MergeOperator = MergeOperatorFor(_f.MergeOperator),
         BlockCache = _blockCache ??= new KvBlockCache(_f.CacheSize, _f.CacheNumShardBits,

@@ -23,6 +23,9 @@ internal sealed class BlockBuilder : IDisposable
 {
     private readonly int _restartInterval;
     private readonly bool _valueDeltaEncoding;
+    /// <summary>Capacity the block buffer keeps across <see cref="Reset"/>; a larger (native) one is freed.</summary>
+    internal const int RetainedCapacity = 4 << 20;
+
     private readonly ByteBuffer _buffer = new(4096, spillToNative: true); // index blocks reach megabytes
     private readonly ByteBuffer _lastKey = new(64);
     private readonly ByteBuffer _restarts = new(64, spillToNative: true); // fixed32 offsets; an index block has one per data block
@@ -49,6 +52,10 @@ internal sealed class BlockBuilder : IDisposable
 
     public void Reset()
     {
+        if (_buffer.Capacity > RetainedCapacity)
+        {
+            _buffer.ReleaseLarge(); // a block that held a large value: its native buffer goes back now
+        }
         _buffer.Clear();
         _lastKey.Clear();
         _restarts.Clear();

@@ -17,7 +17,8 @@ namespace KvEngine.Table;
 /// </summary>
 internal static class BlockChecksum
 {
-    private const uint LastBytePrime = 0x6b9083d9U;
+    /// <summary>XXH3's multiplier of the type byte (RocksDB's kRandomPrime).</summary>
+    internal const uint LastBytePrime = 0x6b9083d9U;
 
     public static uint Compute(ChecksumType type, ReadOnlySpan<byte> block, byte typeByte)
     {

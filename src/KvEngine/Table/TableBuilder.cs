@@ -27,7 +27,7 @@ namespace KvEngine.Table;
 /// blocks, index and footer on <see cref="Finish"/>. The file is neither synced nor closed here.
 /// Not thread-safe; one writer. After Finish or Abandon only the read-only members may be used.
 /// </summary>
-internal sealed class TableBuilder : ITableBlockWriter, IDisposable
+internal sealed partial class TableBuilder : ITableBlockWriter, IDisposable
 {
     private readonly TableOptions _options;
     private readonly IWritableFile _file;
@@ -124,7 +124,8 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
             throw new ArgumentException("Keys must be added in strictly increasing internal-key order.", nameof(internalKey));
         }
 
-        if (!_dataBlock.IsEmpty && ShouldFlush(internalKey.Length, value.Length))
+        bool ownBlock = IsLargeValue(value.Length);
+        if (!_dataBlock.IsEmpty && (ownBlock || ShouldFlush(internalKey.Length, value.Length)))
         {
             FlushDataBlock();
         }
@@ -142,7 +143,17 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
         }
         _lastKey.Clear();
         _lastKey.Append(internalKey);
-        _dataBlock.Add(internalKey, value);
+        if (ownBlock)
+        {
+            _pendingHandle = WriteLargeEntryBlock(internalKey, value);
+            _pendingIndexEntry = true;
+            _props.DataSize = _offset;
+            _props.NumDataBlocks++;
+        }
+        else
+        {
+            _dataBlock.Add(internalKey, value);
+        }
         NumEntries++;
         CountEntry(InternalKeys.Type(internalKey), internalKey.Length, value.Length);
     }
@@ -258,6 +269,10 @@ internal sealed class TableBuilder : ITableBlockWriter, IDisposable
         }
         _pendingHandle = WriteBlock(_dataBlock.Finish(), _options.Compression);
         _dataBlock.Reset();
+        if (_compressed.Capacity > BlockBuilder.RetainedCapacity)
+        {
+            _compressed.ReleaseLarge(); // a large block's compressed copy: free it now, not at the end of the table
+        }
         _pendingIndexEntry = true;
         _props.DataSize = _offset;
         _props.NumDataBlocks++;

@@ -310,7 +310,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     type = ClassifyEntry(found, coveringSequence);
                     if (type == ValueType.Value)
                     {
-                        valueOut.Write(data.Value);
+                        BufferWriterCopy.WriteWhole(valueOut, data.Value);
                     }
                     return true;
                 }
@@ -473,6 +473,10 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     private Block ReadNativeBlock(BlockHandle handle, bool verifyChecksum, CacheEntryRole role, string? kind = null)
     {
         kind ??= role == CacheEntryRole.Data ? "data" : "index";
+        if (handle.Size >= DirectReadMinBytes && TryReadUncompressedInPlace(handle, verifyChecksum, role, kind) is { } direct)
+        {
+            return direct;
+        }
         using BlockScratch raw = ReadRawBlock(handle, verifyChecksum, kind, out _);
         return DecodeNativeBlock(raw.Span, handle, role, kind);
     }

@@ -51,7 +51,7 @@ internal sealed unsafe class ByteBuffer : IBufferWriter<byte>, IDisposable
     public ReadOnlySpan<byte> WrittenSpan => Storage[.._length];
 
     /// <summary>The written bytes as memory; for a spilled buffer a view object is allocated (not for hot paths).</summary>
-    public ReadOnlyMemory<byte> WrittenMemory => _nativeData != null ? new NativeView(_nativeData, _capacity).Memory[.._length] : _buffer.AsMemory(0, _length);
+    public ReadOnlyMemory<byte> WrittenMemory => _nativeData != null ? new PointerMemoryManager(_nativeData, _capacity).Memory[.._length] : _buffer.AsMemory(0, _length);
 
     /// <summary>The written bytes, mutable, for in-place patching (e.g. a batch header).</summary>
     public Span<byte> WrittenSpanMutable => Storage[.._length];
@@ -77,7 +77,7 @@ internal sealed unsafe class ByteBuffer : IBufferWriter<byte>, IDisposable
     public Memory<byte> GetMemory(int sizeHint = 0)
     {
         EnsureFree(Math.Max(sizeHint, 1));
-        return _nativeData != null ? new NativeView(_nativeData, _capacity).Memory[_length..] : _buffer.AsMemory(_length);
+        return _nativeData != null ? new PointerMemoryManager(_nativeData, _capacity).Memory[_length..] : _buffer.AsMemory(_length);
     }
 
     public Span<byte> GetSpan(int sizeHint = 0)
@@ -190,21 +190,5 @@ internal sealed unsafe class ByteBuffer : IBufferWriter<byte>, IDisposable
         _buffer = Array.Empty<byte>();
         _capacity = 0;
         BoundedArrayPool<byte>.Return(b);
-    }
-
-    /// <summary>A <see cref="Memory{T}"/> over the spilled native storage, valid while it is.</summary>
-    private sealed class NativeView(byte* data, int length) : MemoryManager<byte>
-    {
-        public override Span<byte> GetSpan() => new(data, length);
-
-        public override MemoryHandle Pin(int elementIndex = 0) => new(data + elementIndex);
-
-        public override void Unpin()
-        {
-        }
-
-        protected override void Dispose(bool disposing)
-        {
-        }
     }
 }

@@ -4,6 +4,7 @@ using KvEngine.Iterators;
 using KvEngine.Memtable;
 using KvEngine.Merge;
 using KvEngine.Table;
+using KvEngine.Util;
 using KvEngine.Versions;
 
 using ValueType = KvEngine.Format.ValueType;
@@ -184,7 +185,7 @@ internal static class MergeLookup
             case ValueType.Value:
                 if (operands.Count == 0)
                 {
-                    value.Write(entryValue);
+                    BufferWriterCopy.WriteWhole(value, entryValue);
                 }
                 else
                 {

@@ -1,5 +1,6 @@
 using System.Buffers;
 using KvEngine.Table;
+using KvEngine.Util;
 using KvEngine.Versions;
 
 using ValueType = KvEngine.Format.ValueType;
@@ -259,7 +260,7 @@ internal sealed class MultiGetReader
         public void OnValue(int pos, ReadOnlySpan<byte> value)
         {
             int start = _results.Begin();
-            _results.Writer.Write(value);
+            BufferWriterCopy.WriteWhole(_results.Writer, value);
             _results.Complete(_ctx.CallerIndex(pos), found: true, start);
         }
     }

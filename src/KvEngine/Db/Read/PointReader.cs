@@ -1,5 +1,6 @@
 using System.Buffers;
 using KvEngine.Memtable;
+using KvEngine.Util;
 
 using ValueType = KvEngine.Format.ValueType;
 
@@ -112,7 +113,7 @@ internal sealed class PointReader
         }
         if (type != ValueType.Merge && CheckType(type))
         {
-            value.Write(v);
+            BufferWriterCopy.WriteWhole(value, v);
         }
         return true;
     }
