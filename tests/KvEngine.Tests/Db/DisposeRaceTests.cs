@@ -1,5 +1,8 @@
+using System.Buffers;
 using System.Globalization;
+using KvEngine.Db;
 using Xunit.Abstractions;
+using ValueType = KvEngine.Format.ValueType;
 
 namespace KvEngine.Tests.Db;
 
@@ -46,6 +49,38 @@ public sealed class DisposeRaceTests : IDisposable
         _output.WriteLine(
             $"{trials} trials, seed {seed}: {succeeded} operations succeeded, {refused} refused (ObjectDisposedException/KvException), {(DateTime.UtcNow - started).TotalSeconds:F1} s");
         Assert.True(refused > 0, "no operation ever met a disposed database: the race was not exercised");
+    }
+
+    /// <summary>
+    /// The two halves of the read path's rule, deterministically: a read state pinned before the
+    /// close keeps its table readers open and readable until released (the last release closes
+    /// them), and a read that comes after the close throws instead of retrying forever on the
+    /// unpinnable state (it spun at 276e443: the wait below then fails).
+    /// </summary>
+    [Fact]
+    public void AStatePinnedAcrossCloseKeepsItsTablesAndALaterReadThrows()
+    {
+        string path = Path.Combine(_dir.FullName, "pinned");
+        KvDb db = KvDb.Open(path, new KvOptions { FileSystem = NoSyncFileSystem.Instance });
+        db.Put("k"u8, "v"u8);
+        db.Flush();
+        Assert.Equal("v"u8.ToArray(), db.Get("k"u8)); // opens the table reader
+        ColumnFamilyData cfd = db.Impl.DefaultFamily;
+        ulong sequence = db.LatestSequenceNumber;
+        ReadState pinned = cfd.AcquireReadState();
+
+        db.Dispose();
+
+        Task<ReadState> late = Task.Run(cfd.AcquireReadState);
+        Assert.True(((IAsyncResult)late).AsyncWaitHandle.WaitOne(TimeSpan.FromMinutes(1)), "AcquireReadState still retries on a closed family");
+        Assert.IsType<ObjectDisposedException>(late.Exception!.InnerException);
+        Assert.Equal(1, cfd.Tables.Count);
+        var sink = new ArrayBufferWriter<byte>();
+        Assert.True(pinned.Version.TryGet(cfd.Tables, "k"u8, sequence, sink, verifyChecksums: true, out ValueType type, out _));
+        Assert.Equal(ValueType.Value, type);
+        Assert.Equal("v"u8.ToArray(), sink.WrittenSpan.ToArray());
+        pinned.Unref();
+        Assert.Equal(0, cfd.Tables.Count); // the last pinned state's release closed the readers
     }
 
     private static int? EnvInt(string name) =>
