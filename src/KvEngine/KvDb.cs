@@ -766,7 +766,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     private static WriteBatch ThreadBatch()
     {
         WriteBatch b = t_batch ??= new WriteBatch(256, spillToNative: true);
-        b.ClearAndRelease();
+        b.ReleaseLarge(); // normally done after the last write; not if adding to the batch threw
+        b.Clear();
         return b;
     }
 
@@ -782,7 +783,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         }
         finally
         {
-            batch.ClearAndRelease();
+            batch.ReleaseLarge();
         }
     }
 

@@ -57,7 +57,7 @@ public sealed class WriteBatch : IDisposable
     /// <param name="initialCapacity">Bytes to reserve up front.</param>
     /// <param name="maxRepresentationSize">Largest encoding the batch may reach (default ~2 GiB).</param>
     /// <param name="spillToNative">
-    /// An engine-owned batch that is always disposed or <see cref="ClearAndRelease"/>d: past 64 KiB
+    /// An engine-owned batch that is always disposed, or released (<see cref="ReleaseLarge"/>) after each write: past 64 KiB
     /// its encoding moves to native memory, which is unmapped at once when released, instead of a
     /// large-object array (a 1 GiB value's copy would stay resident until a full collection, and a
     /// reused batch would keep it for good).
@@ -252,11 +252,11 @@ public sealed class WriteBatch : IDisposable
     }
 
     /// <summary>
-    /// <see cref="Clear"/>, and when the encoding had spilled to native memory (a batch made with
-    /// spillToNative that grew past 64 KiB), frees that memory now: for a batch the engine reuses,
-    /// so that one huge write does not stay resident until the next.
+    /// When the encoding has spilled to native memory (a batch made with spillToNative that grew
+    /// past 64 KiB), frees that memory now and leaves the batch empty; otherwise does nothing. For
+    /// a batch the engine reuses, so that one huge write does not stay resident until the next.
     /// </summary>
-    internal void ClearAndRelease()
+    internal void ReleaseLarge()
     {
         ByteBuffer rep = Rep;
         if (rep.IsNative)
@@ -264,8 +264,8 @@ public sealed class WriteBatch : IDisposable
             rep.ReleaseLarge();
             rep.GetSpan(HeaderSize)[..HeaderSize].Clear();
             rep.Advance(HeaderSize);
+            Clear();
         }
-        Clear();
     }
 
     /// <summary>

@@ -1,7 +1,6 @@
 using KvEngine.Cache;
 using KvEngine.Compression;
 using KvEngine.Memory;
-using KvEngine.Util;
 
 namespace KvEngine.Table;
 
@@ -39,13 +38,7 @@ internal sealed partial class TableReader
             }
             if (verifyChecksum)
             {
-                uint stored = Coding.DecodeFixed32(trailer[1..]);
-                uint actual = BlockChecksum.Compute(Footer.ChecksumType, output.Span, trailer[0]);
-                if (stored != actual)
-                {
-                    throw new KvCorruptionException(
-                        $"{FileName}: block checksum mismatch in {kind} block {handle}: stored 0x{stored:x8}, computed 0x{actual:x8}.");
-                }
+                VerifyBlockChecksum(output.Span, trailer, handle, kind);
             }
         }
         catch

@@ -513,9 +513,15 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     private void VerifyBlockChecksum(ReadOnlySpan<byte> raw, BlockHandle handle, string kind)
     {
         int size = raw.Length - TableFormat.BlockTrailerSize;
-        byte typeByte = raw[size];
-        uint stored = Coding.DecodeFixed32(raw[(size + 1)..]);
-        uint actual = BlockChecksum.Compute(Footer.ChecksumType, raw[..size], typeByte);
+        VerifyBlockChecksum(raw[..size], raw[size..], handle, kind);
+    }
+
+    /// <summary>Checks a block's stored checksum: <paramref name="payload"/> and its 5-byte <paramref name="trailer"/> apart.</summary>
+    private void VerifyBlockChecksum(ReadOnlySpan<byte> payload, ReadOnlySpan<byte> trailer, BlockHandle handle, string kind)
+    {
+        byte typeByte = trailer[0];
+        uint stored = Coding.DecodeFixed32(trailer[1..]);
+        uint actual = BlockChecksum.Compute(Footer.ChecksumType, payload, typeByte);
         if (stored != actual)
         {
             throw new KvCorruptionException(

@@ -120,6 +120,22 @@ public class LargeEntryBlockTests
     }
 
     [Fact]
+    public void AFlippedByteInALargeUncompressedBlockIsACorruption()
+    {
+        byte[] value = RandomBytes(ValueBytes, seed: 21);
+        var options = new TableOptions();
+        List<Entry> entries = WithNeighbours(value);
+        byte[] table = Build(options, entries);
+        int at = table.AsSpan().IndexOf(value.AsSpan(1000, 64)) + 10; // inside the value's block
+        table[at] ^= 0x40;
+        using TableReader reader = Open(table, options);
+        var got = new ArrayBufferWriter<byte>();
+        var e = Assert.Throws<KvCorruptionException>(() =>
+            reader.TryGet(InternalKeys.UserKey(entries[1].Key), ulong.MaxValue >> 8, got, out _, verifyChecksums: true, fillCache: false));
+        Assert.Contains("checksum mismatch", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void AChecksumOverPiecesEqualsTheChecksumOverTheWhole()
     {
         byte[] block = RandomBytes(300_000, seed: 5);
