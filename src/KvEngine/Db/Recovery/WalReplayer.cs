@@ -159,7 +159,7 @@ internal sealed class WalReplayer
         string path = FileNames.LogFile(_dir, logNumber);
         var reporter = new RecoveryReporter();
         using ISequentialFile file = _fs.OpenSequential(path);
-        using var scratch = new ByteBuffer(4096);
+        using var scratch = new ByteBuffer(4096, spillToNative: true); // a large record grows in native memory, freed at the end of the log
         var reader = new LogReader(file, _mode, reporter, logNumber, verifyChecksums: true, fileName: path);
         ColumnFamilyData?[] families = _families.ById;
         long validLength = 0;
