@@ -112,6 +112,15 @@ internal sealed partial class DbIterator : IDisposable
     public KvPrefixExtractor? PrefixSameAsStart { get; set; }
 
     /// <summary>
+    /// The internal iterator's tables filter seeks by prefix (an extractor without TotalOrderSeek),
+    /// so it is no total order across prefixes: a child repositioned at a key of another prefix may
+    /// have yielded nothing. Turning from reverse to forward then seeks to the current key instead
+    /// of stepping on from the entry before it, which may lie in the previous prefix (RocksDB's
+    /// ReverseToForward). Fixed for the iterator's life (a spare is reused only in the same mode).
+    /// </summary>
+    public bool PrefixSeek { get; init; }
+
+    /// <summary>
     /// Reads at <paramref name="sequence"/> within new bounds from now on (the internal iterator and
     /// aggregator stay: the caller checked they still describe the data); not Valid until positioned.
     /// Bounds equal to the current ones keep their copies, so a reset with unchanged options allocates nothing.
@@ -263,10 +272,11 @@ internal sealed partial class DbIterator : IDisposable
         {
             if (_reverse)
             {
-                // The internal iterator is just before the current key's entries: step into them;
+                // The internal iterator is just before the current key's entries: step into them
+                // (in prefix seek mode, seek them: the entry before may be of another prefix);
                 // _savedKey already holds the key to skip.
                 _reverse = false;
-                if (_iter.Valid)
+                if (_iter.Valid && !PrefixSeek)
                 {
                     _iter.Next();
                 }

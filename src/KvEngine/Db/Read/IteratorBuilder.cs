@@ -87,7 +87,7 @@ internal static class IteratorBuilder
             throw;
         }
         var merged = new MergingIterator(children, newestFirst: true); // memtable, immutables and level-0 files newest first, then levels 1..n
-        var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: cfd.Options.MergeOperator);
+        var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: cfd.Options.MergeOperator) { PrefixSeek = prefixSeek != null };
         return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot) { PrefixSeek = prefixSeek };
     }
 
