@@ -90,6 +90,12 @@ internal sealed class BenchFlags
     public int Level0StopWritesTrigger { get; private set; } = 36;
     public int MaxBackgroundJobs { get; private set; } = 2;
     public bool DisableAutoCompactions { get; private set; }
+
+    /// <summary>db_bench's: the rate limiter of flush and compaction writes, bytes a second (0: none).</summary>
+    public long RateLimiterBytesPerSec { get; private set; }
+
+    /// <summary>db_bench's: the rate limiter's refill period in microseconds.</summary>
+    public long RateLimiterRefillPeriodUs { get; private set; } = 100_000;
     public bool LevelCompactionDynamicFileSize { get; private set; } = true;
     public bool LevelCompactionDynamicLevelBytes { get; private set; }
     public bool OptimizeFiltersForMemory { get; private set; }
@@ -310,6 +316,8 @@ internal sealed class BenchFlags
             case "level0_stop_writes_trigger": Level0StopWritesTrigger = (int)Long(v, raw, 1); break;
             case "max_background_jobs": MaxBackgroundJobs = (int)Long(v, raw, 1); break;
             case "disable_auto_compactions": DisableAutoCompactions = Bool(v, raw); break;
+            case "rate_limiter_bytes_per_sec": RateLimiterBytesPerSec = Long(v, raw, 0); break;
+            case "rate_limiter_refill_period_us": RateLimiterRefillPeriodUs = Long(v, raw, 1); break;
             case "level_compaction_dynamic_file_size": LevelCompactionDynamicFileSize = Bool(v, raw); break;
             case "level_compaction_dynamic_level_bytes": LevelCompactionDynamicLevelBytes = Bool(v, raw); break;
             case "compaction_style":

@@ -90,6 +90,8 @@ internal static class BenchFlagsHelp
         ("level0_stop_writes_trigger", "36", "Level-0 files that stop writes"),
         ("max_background_jobs", "2", "Flush and compaction threads"),
         ("disable_auto_compactions", "false", "Compact only when asked"),
+        ("rate_limiter_bytes_per_sec", "0", "Cap flush and compaction table writes at this many bytes a second (0: no limiter; RocksDB's GenericRateLimiter, fairness 10, writes only; -engine=rocksdb: release RocksDB's own)"),
+        ("rate_limiter_refill_period_us", "100000", "The rate limiter's refill period"),
         ("level_compaction_dynamic_file_size", "true", "Cut outputs at the next level's file boundaries"),
         ("level_compaction_dynamic_level_bytes", "false", "Size levels from the bottom up"),
         ("compaction_style", "0", "0 leveled, 2 FIFO"),

@@ -102,6 +102,10 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         Level0StopWritesTrigger = _f.Level0StopWritesTrigger,
         MaxBackgroundJobs = _f.MaxBackgroundJobs,
         DisableAutoCompactions = _f.DisableAutoCompactions,
+        // db_bench: NewGenericRateLimiter(rate, refill period, fairness 10, kWritesOnly).
+        RateLimiter = _f.RateLimiterBytesPerSec > 0
+            ? new KvRateLimiter(_f.RateLimiterBytesPerSec, TimeSpan.FromMicroseconds(_f.RateLimiterRefillPeriodUs))
+            : null,
         AllowConcurrentMemtableWrite = _f.AllowConcurrentMemtableWrite,
         LevelCompactionDynamicFileSize = _f.LevelCompactionDynamicFileSize,
         LevelCompactionDynamicLevelBytes = _f.LevelCompactionDynamicLevelBytes,

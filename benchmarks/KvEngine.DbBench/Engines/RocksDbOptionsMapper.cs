@@ -111,6 +111,14 @@ internal static class RocksDbOptionsMapper
             // db_bench 7.8: options.prefix_extractor = NewFixedPrefixTransform(prefix_size); the options own it.
             n.rocksdb_options_set_prefix_extractor(o.Handle, n.rocksdb_slicetransform_create_fixed_prefix((UIntPtr)(uint)f.PrefixSize));
         }
+        if (f.RateLimiterBytesPerSec > 0)
+        {
+            // db_bench 7.8: NewGenericRateLimiter(rate, refill period, fairness 10, kWritesOnly). The
+            // options keep their own reference to the limiter; the handle is released here.
+            IntPtr limiter = n.rocksdb_ratelimiter_create(f.RateLimiterBytesPerSec, f.RateLimiterRefillPeriodUs, 10);
+            n.rocksdb_options_set_ratelimiter(o.Handle, limiter);
+            n.rocksdb_ratelimiter_destroy(limiter);
+        }
         if (f.Statistics)
         {
             o.EnableStatistics();
