@@ -33,6 +33,8 @@ internal sealed class NoSyncFileSystem : IFileSystem
 
     public void WriteAt(string path, long offset, ReadOnlySpan<byte> data) => s_local.WriteAt(path, offset, data);
 
+    public void TruncateFile(string path, long length) => s_local.TruncateFile(path, length);
+
     public void CreateDirectory(string path) => s_local.CreateDirectory(path);
 
     public bool DirectoryExists(string path) => s_local.DirectoryExists(path);

@@ -58,7 +58,8 @@ internal sealed class FlushJob
     }
 
     /// <summary>
-    /// Writes the table and returns its metadata, or null when the memtables are empty. The file
+    /// Writes the table and returns its metadata, or null when the memtables are empty or nothing in
+    /// them survives (no table is recorded then). The file
     /// number stays in the pending outputs until the caller removes it.
     /// </summary>
     public FileMetaData? Run()
@@ -134,6 +135,14 @@ internal sealed class FlushJob
                     fileSize = builder.FileSize;
                 }
                 file.Sync();
+            }
+            if (smallest == null)
+            {
+                // Every entry went (a SingleDelete met its Put, a tombstone of the same memtables
+                // covered the rest) and no range tombstone remains: no table, as RocksDB's
+                // BuildTable deletes an empty output. The finally block deletes the file and
+                // releases its number; the caller records the flush without a file.
+                return null;
             }
             _fs.SyncDirectory(_dir);
             ok = true;
