@@ -114,7 +114,7 @@ internal sealed class NodeDirectory
         }
         File.Move(temp, pointer, overwrite: true);
         // The rename itself survives a power loss only once the directory is synced.
-        KvEngine.Storage.LocalFileSystem.Instance.SyncDirectory(Root);
+        DirectorySync.Sync(Root);
     }
 
     private void DeleteStaleDatabases()
