@@ -59,11 +59,15 @@ public sealed class KvEngineCacheTests : IDisposable
         new Random(7).NextBytes(value);
         cache.Set("absolute", value, new DistributedCacheEntryOptions { AbsoluteExpirationRelativeToNow = TimeSpan.FromHours(1) });
         cache.Set("none", value, new DistributedCacheEntryOptions());
+        cache.Set("sliding", value, new DistributedCacheEntryOptions { SlidingExpiration = TimeSpan.FromHours(1) });
         var destination = new ArrayBufferWriter<byte>(value.Length);
         for (int i = 0; i < 10; i++) // warm up: thread buffer, JIT
         {
             destination.ResetWrittenCount();
             Assert.True(cache.TryGet("absolute", destination));
+            _time.Advance(TimeSpan.FromSeconds(1));
+            destination.ResetWrittenCount();
+            Assert.True(cache.TryGet("sliding", destination));
         }
         long before = GC.GetAllocatedBytesForCurrentThread();
         for (int i = 0; i < 100; i++)
@@ -72,6 +76,9 @@ public sealed class KvEngineCacheTests : IDisposable
             cache.TryGet("absolute", destination);
             destination.ResetWrittenCount();
             cache.TryGet("none", destination);
+            _time.Advance(TimeSpan.FromSeconds(1));
+            destination.ResetWrittenCount();
+            cache.TryGet("sliding", destination); // reads the renewal and writes a new one
         }
         long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
         Assert.Equal(value, destination.WrittenSpan.ToArray());
