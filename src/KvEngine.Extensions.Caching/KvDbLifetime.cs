@@ -7,13 +7,14 @@ namespace KvEngine.Extensions.Caching;
 /// The <see cref="KvDb"/> registered by AddKvDb, with the host's lifetime: opened when the host
 /// starts, before any hosted service's StartAsync (on a thread-pool thread; an open error fails
 /// the host's start with it), or by its first resolution before that; flushed and closed once every
-/// hosted service has stopped (after the web server has drained its requests).
+/// hosted service has stopped (after the web server has drained its requests). Disposed with the
+/// container, it closes the database if the host was never stopped.
 /// <para>
 /// Thread-safety: <see cref="Open"/> may be called concurrently (one open runs; the others wait
 /// for it, under the open lock); start and stop are called by the host, once each.
 /// </para>
 /// </summary>
-internal sealed class KvDbLifetime : IHostedLifecycleService
+internal sealed class KvDbLifetime : IHostedLifecycleService, IDisposable
 {
     private readonly object _openLock = new();
     private readonly string _path;
@@ -89,5 +90,17 @@ internal sealed class KvDbLifetime : IHostedLifecycleService
             _logger?.LogWarning(e, "KvDb could not flush {Path} at shutdown; the WAL keeps every acknowledged write.", _path);
         }
         await db.DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Closes the database if the host did not (a container disposed without a stop). Never throws.</summary>
+    public void Dispose()
+    {
+        KvDb? db;
+        lock (_openLock)
+        {
+            _stopped = true;
+            db = _db;
+        }
+        db?.Dispose();
     }
 }

@@ -29,6 +29,7 @@ internal sealed class SharedCacheDatabase
     private Task? _closed; // set (under s_byPath) when the last reference is released
     private volatile KvDb? _db;
     private KvBlockCache? _ownedBlockCache; // created for the database; disposed after it is closed
+    private bool _released; // guarded by _openLock: the last reference is gone, no open may start
 
     private SharedCacheDatabase(string path)
     {
@@ -103,6 +104,7 @@ internal sealed class SharedCacheDatabase
         }
         lock (_openLock)
         {
+            ObjectDisposedException.ThrowIf(_released, typeof(KvDb)); // the last cache let go while this call waited
             if (_db == null)
             {
                 (KvOptions options, KvBlockCache? blockCache) = createOptions();
@@ -133,7 +135,7 @@ internal sealed class SharedCacheDatabase
         {
             try
             {
-                _db?.Dispose();
+                TakeForClose()?.Dispose();
             }
             finally
             {
@@ -149,7 +151,7 @@ internal sealed class SharedCacheDatabase
         {
             try
             {
-                if (_db is { } db)
+                if (TakeForClose() is { } db)
                 {
                     await db.DisposeAsync().ConfigureAwait(false);
                 }
@@ -175,11 +177,22 @@ internal sealed class SharedCacheDatabase
         }
     }
 
+    /// <summary>Refuses further opens and returns the database to close, after any open running now has finished.</summary>
+    private KvDb? TakeForClose()
+    {
+        lock (_openLock)
+        {
+            _released = true;
+            KvDb? db = _db;
+            _db = null;
+            return db;
+        }
+    }
+
     private void EndRelease(TaskCompletionSource done)
     {
         _ownedBlockCache?.Dispose();
         _ownedBlockCache = null;
-        _db = null;
         lock (s_byPath)
         {
             s_byPath.Remove(_path);

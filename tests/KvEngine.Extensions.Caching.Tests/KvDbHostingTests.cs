@@ -53,4 +53,14 @@ public sealed class KvDbHostingTests : IDisposable
         services.AddKvDb(_dir.Path);
         Assert.Throws<InvalidOperationException>(() => services.AddKvDb(_dir.Path));
     }
+
+    [Fact]
+    public async Task A_host_disposed_without_a_stop_still_closes_the_database()
+    {
+        IHost host = BuildHost(s => s.AddKvDb(_dir.Path));
+        await host.StartAsync(); // opened by the host; nothing resolves the KvDb service itself
+        Assert.ThrowsAny<KvException>(() => KvDb.Open(_dir.Path));
+        host.Dispose();
+        using KvDb reopened = KvDb.Open(_dir.Path); // the LOCK was released
+    }
 }

@@ -94,4 +94,14 @@ public sealed class KvEngineCacheSharedDatabaseTests : IDisposable
         Assert.True(e is KvException or IOException, e.ToString());
         Assert.Equal(0, SharedCacheDatabase.ReferencesTo(file));
     }
+
+    [Fact]
+    public void An_open_after_the_last_release_is_refused_and_leaves_the_directory_free()
+    {
+        // A host disposed while its start was still opening the database: the open must not win.
+        SharedCacheDatabase shared = SharedCacheDatabase.Acquire(_dir.Path);
+        shared.Release();
+        Assert.Throws<ObjectDisposedException>(() => shared.Open(() => (new KvOptions(), null)));
+        using KvDb db = KvDb.Open(_dir.Path); // no LOCK left behind
+    }
 }
