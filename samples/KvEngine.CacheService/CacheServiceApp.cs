@@ -10,8 +10,11 @@ namespace KvEngine.CacheService;
 /// "KvEngineCache" configuration section, or RedisCache (AddStackExchangeRedisCache, for the load
 /// comparison in docs/benchmarks.md) with "Cache:Redis:Configuration" — the
 /// /cache/{key} endpoints, /health, Prometheus metrics at /metrics (ASP.NET Core's HTTP server
-/// metrics and <see cref="CacheServiceMetrics"/>), and a flush of the database after the server has drained on
-/// shutdown. Configuration: appsettings.json, then environment variables (KvEngineCache__Path)
+/// metrics and <see cref="CacheServiceMetrics"/>). With KvEngineCache the package's hosted service
+/// opens the database before the server starts (a bad path fails the start with the reason) and
+/// flushes and closes it after the server has drained on shutdown, and /health is the package's
+/// AddKvEngineHealthCheck (Unhealthy while a background error stops writes, Degraded while writes
+/// stall). Configuration: appsettings.json, then environment variables (KvEngineCache__Path)
 /// and the command line (--KvEngineCache:Path=...), as every ASP.NET Core application.
 /// With <c>--cluster</c> the cache is replicated with Raft instead (Cluster/ClusterEndpoints.cs,
 /// the "Cluster" section): same /cache API, writes through the leader, and /cluster.
@@ -61,11 +64,14 @@ public static class CacheServiceApp
         {
             builder.Services.AddHealthChecks().AddCheck<ClusterHealthCheck>("cluster");
         }
+        else if (backend == CacheBackend.KvEngine)
+        {
+            builder.Services.AddHealthChecks().AddKvEngineHealthCheck("cache");
+        }
         else
         {
             builder.Services.AddHealthChecks().AddCheck<CacheHealthCheck>("cache");
         }
-        builder.Services.AddHostedService<FlushOnShutdownService>();
         builder.Services.AddSingleton<CacheServiceMetrics>();
         builder.Services.AddOpenTelemetry().WithMetrics(metrics => metrics
             .AddAspNetCoreInstrumentation()

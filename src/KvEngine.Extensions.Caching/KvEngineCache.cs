@@ -17,35 +17,60 @@ namespace KvEngine.Extensions.Caching;
 /// sliding expiration is reset by every read and by <see cref="Refresh"/>, never past the absolute
 /// one; an entry is expired from the instant its expiry is reached, and a set whose expiry is
 /// already reached removes the key. Time comes from the <see cref="TimeProvider"/> given. Each
-/// value is stored after a small header holding its expiry (<see cref="CacheEntryFormat"/>); an
+/// value is stored after a small header holding its expiry (<see cref="CacheEntryFormat"/>); a read
+/// of a sliding entry writes only a 40-byte renewal record next to it, never the value again. An
 /// expired entry is never returned and is deleted when a read finds it, and compaction drops the
 /// expired entries nobody reads (<see cref="ExpiredCacheEntryCompactionFilter"/>, installed on the
 /// database unless <see cref="KvEngineCacheOptions.ConfigureDatabase"/> sets another filter).
 /// </para>
 /// <para>
+/// Caches with the same <see cref="KvEngineCacheOptions.Path"/> in one process share one open
+/// database (reference-counted: the last one disposed closes it), each under its own
+/// <see cref="KvEngineCacheOptions.InstanceName"/> prefix; the database is opened with the options
+/// of the cache that opens it first. The constructors open it; the cache registered by
+/// <see cref="KvEngineCacheServiceCollectionExtensions"/> opens it when the host starts instead.
+/// </para>
+/// <para>
 /// Thread-safety: every member may be called concurrently. Writes of one key (sets, removes and
-/// the header rewrite of a sliding refresh) are serialized by a striped lock, so a refresh never
-/// brings back an older value. The async methods observe cancellation until their write is
-/// queued; reads are synchronous disk reads, as in KvEngine.
+/// the renewal write of a sliding read) are serialized by a striped lock, so a renewal never moves
+/// an expiry backwards and an expired entry is deleted only if no set replaced it. The async
+/// methods return a cancelled task for a token cancelled before their write is queued (they never
+/// throw it at the call); reads are synchronous disk reads, as in KvEngine.
 /// </para>
 /// </summary>
-public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsyncDisposable
+public sealed partial class KvEngineCache : IBufferDistributedCache, IDisposable, IAsyncDisposable
 {
-    private const int StripeCount = 64;
     private const int StackKeyBytes = 256;
 
     [ThreadStatic]
     private static PooledBufferWriter? t_buffer;
 
-    private readonly KvDb _db;
+    [ThreadStatic]
+    private static PooledBufferWriter? t_renewal;
+
+    [ThreadStatic]
+    private static WriteBatch? t_batch;
+
+    private readonly SharedCacheDatabase _shared;
+    private readonly Func<(KvOptions Options, KvBlockCache? OwnedBlockCache)> _databaseOptions;
     private readonly TimeProvider _time;
     private readonly WriteOptions _writeOptions;
     private readonly byte[] _prefix;
-    private readonly SemaphoreSlim[] _stripes;
+    private readonly ILogger? _logger;
     private int _disposed;
 
-    /// <summary>The underlying database (tests inspect what compaction left in it).</summary>
-    internal KvDb Database => _db;
+    /// <summary>
+    /// The database under the cache (opened now if neither the host nor an earlier call opened it),
+    /// shared with the other caches of the process on the same path: for its properties and
+    /// statistics, <see cref="KvDb.Resume"/> after a background error, or a manual compaction. The
+    /// cache owns it: do not dispose it; keys written into it directly are not cache entries.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    /// <exception cref="KvException">The database could not be opened.</exception>
+    public KvDb Database => Db();
+
+    /// <summary>The full path of the database (shared by the caches of the process configured with it).</summary>
+    internal string FullPath => _shared.FullPath;
 
     /// <summary>Opens (or creates) the cache's database at <see cref="KvEngineCacheOptions.Path"/>, with the system clock.</summary>
     /// <param name="optionsAccessor">The cache's options.</param>
@@ -66,19 +91,31 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
 
     /// <summary>
     /// Opens (or creates) the cache's database at <see cref="KvEngineCacheOptions.Path"/>, publishing
-    /// the engine's metrics and logs through the host's factories (what
-    /// <see cref="KvEngineCacheServiceCollectionExtensions.AddKvEngineCache(Microsoft.Extensions.DependencyInjection.IServiceCollection, Action{KvEngineCacheOptions})"/>
-    /// passes): the database gets <see cref="KvOptions.MeterFactory"/>, <see cref="KvOptions.LoggerFactory"/>
-    /// and a <see cref="KvStatistics"/> (so the meter counts reads, writes and block-cache hits),
-    /// before <see cref="KvEngineCacheOptions.ConfigureDatabase"/> runs (which may change any of them).
+    /// the engine's metrics and logs through the host's factories: the database gets
+    /// <see cref="KvOptions.MeterFactory"/>, <see cref="KvOptions.LoggerFactory"/> and a
+    /// <see cref="KvStatistics"/> (so the meter counts reads, writes and block-cache hits), before
+    /// <see cref="KvEngineCacheOptions.ConfigureDatabase"/> runs (which may change any of them).
+    /// When another cache of the process already has the path open, this one shares its database.
     /// </summary>
     /// <param name="optionsAccessor">The cache's options.</param>
     /// <param name="timeProvider">The clock expirations are measured against.</param>
     /// <param name="meterFactory">Creates the engine's "KvEngine" meter; null: the database creates and owns one.</param>
     /// <param name="loggerFactory">Receives the engine's flush, compaction, stall and background-error events; null: none.</param>
     /// <exception cref="OptionsValidationException">The options are not valid.</exception>
+    /// <exception cref="KvException">The database could not be opened.</exception>
     public KvEngineCache(IOptions<KvEngineCacheOptions> optionsAccessor, TimeProvider timeProvider, IMeterFactory? meterFactory,
         ILoggerFactory? loggerFactory)
+        : this(optionsAccessor, timeProvider, meterFactory, loggerFactory, openNow: true)
+    {
+    }
+
+    /// <summary>
+    /// Creates the cache; with <paramref name="openNow"/> false its database is opened by
+    /// <see cref="OpenAsync"/> (the hosted service, at host start) or by the first call, whichever
+    /// comes first.
+    /// </summary>
+    internal KvEngineCache(IOptions<KvEngineCacheOptions> optionsAccessor, TimeProvider timeProvider, IMeterFactory? meterFactory,
+        ILoggerFactory? loggerFactory, bool openNow)
     {
         ArgumentNullException.ThrowIfNull(optionsAccessor);
         ArgumentNullException.ThrowIfNull(timeProvider);
@@ -90,24 +127,57 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
             throw new OptionsValidationException(Options.DefaultName, typeof(KvEngineCacheOptions), result.Failures);
         }
         _time = timeProvider;
-        _writeOptions = new WriteOptions { Sync = options.SyncWrites };
+        _logger = loggerFactory?.CreateLogger(KvEngineDiagnostics.LoggerCategory);
+        _writeOptions = new WriteOptions { Sync = options.SyncWrites, DisableWal = options.DisableWal };
         _prefix = string.IsNullOrEmpty(options.InstanceName) ? [] : Encoding.UTF8.GetBytes(options.InstanceName);
-        _stripes = new SemaphoreSlim[StripeCount];
-        for (int i = 0; i < _stripes.Length; i++)
+        _databaseOptions = () => options.CreateDatabaseOptions(timeProvider, meterFactory, loggerFactory);
+        _shared = SharedCacheDatabase.Acquire(options.Path!);
+        if (openNow)
         {
-            _stripes[i] = new SemaphoreSlim(1, 1);
+            try
+            {
+                _shared.Open(_databaseOptions);
+            }
+            catch
+            {
+                _shared.Release();
+                throw;
+            }
         }
-        // Compaction drops expired entries; ConfigureDatabase may replace the filter (then they stay until read).
-        var kvOptions = new KvOptions
+    }
+
+    /// <summary>Opens the database on a thread-pool thread unless it is open (the hosted service's start).</summary>
+    internal Task OpenAsync(CancellationToken cancellationToken) =>
+        _shared.Database != null ? Task.CompletedTask : Task.Run(() => { _ = Db(); }, cancellationToken);
+
+    /// <summary>The database once it is open; null before (the health check reports that).</summary>
+    internal KvDb? OpenedDatabase => _shared.Database;
+
+    /// <summary>The options the database was opened with; null before it is open.</summary>
+    internal KvOptions? DatabaseOptions => _shared.Options;
+
+    /// <summary>
+    /// The host is stopping: flushes the memtable (so the next start replays no log) and releases
+    /// the cache's share of the database; a failed flush is logged, the close happens anyway.
+    /// </summary>
+    internal async Task StopAsync(CancellationToken cancellationToken)
+    {
+        if (Volatile.Read(ref _disposed) != 0)
         {
-            Compression = options.Compression,
-            CompactionFilter = new ExpiredCacheEntryCompactionFilter(timeProvider),
-            Statistics = new KvStatistics(),
-            MeterFactory = meterFactory,
-            LoggerFactory = loggerFactory,
-        };
-        options.ConfigureDatabase?.Invoke(kvOptions);
-        _db = KvDb.Open(options.Path!, kvOptions);
+            return;
+        }
+        if (_shared.Database is { } db)
+        {
+            try
+            {
+                await db.FlushAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is KvException or OperationCanceledException or ObjectDisposedException)
+            {
+                _logger?.LogWarning(e, "KvEngineCache could not flush {Path} at shutdown; the WAL keeps every acknowledged write.", _shared.FullPath);
+            }
+        }
+        await DisposeAsync().ConfigureAwait(false);
     }
 
     /// <inheritdoc />
@@ -122,8 +192,18 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
     public Task<byte[]?> GetAsync(string key, CancellationToken token = default)
     {
         ArgumentNullException.ThrowIfNull(key);
-        token.ThrowIfCancellationRequested();
-        return Task.FromResult(Get(key));
+        if (token.IsCancellationRequested)
+        {
+            return Task.FromCanceled<byte[]?>(token);
+        }
+        try
+        {
+            return Task.FromResult(Get(key));
+        }
+        catch (Exception e)
+        {
+            return Task.FromException<byte[]?>(e);
+        }
     }
 
     /// <inheritdoc />
@@ -145,8 +225,18 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
     {
         ArgumentNullException.ThrowIfNull(key);
         ArgumentNullException.ThrowIfNull(destination);
-        token.ThrowIfCancellationRequested();
-        return new ValueTask<bool>(TryGet(key, destination));
+        if (token.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<bool>(token);
+        }
+        try
+        {
+            return new ValueTask<bool>(TryGet(key, destination));
+        }
+        catch (Exception e)
+        {
+            return ValueTask.FromException<bool>(e);
+        }
     }
 
     /// <inheritdoc />
@@ -160,9 +250,19 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
     public Task RefreshAsync(string key, CancellationToken token = default)
     {
         ArgumentNullException.ThrowIfNull(key);
-        token.ThrowIfCancellationRequested();
-        Refresh(key);
-        return Task.CompletedTask;
+        if (token.IsCancellationRequested)
+        {
+            return Task.FromCanceled(token);
+        }
+        try
+        {
+            Refresh(key);
+            return Task.CompletedTask;
+        }
+        catch (Exception e)
+        {
+            return Task.FromException(e);
+        }
     }
 
     /// <inheritdoc />
@@ -170,13 +270,14 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
     {
         ArgumentNullException.ThrowIfNull(key);
         ThrowIfDisposed();
+        KvDb db = Db();
         byte[]? rented = null;
-        Span<byte> k = EncodeKey(key, stackalloc byte[StackKeyBytes], ref rented);
-        SemaphoreSlim stripe = Stripe(k);
+        Span<byte> renewalKey = EncodeKeys(key, stackalloc byte[StackKeyBytes], ref rented);
+        SemaphoreSlim stripe = Stripe(renewalKey);
         stripe.Wait();
         try
         {
-            _db.Delete(k, _writeOptions);
+            DeleteEntry(db, renewalKey);
         }
         finally
         {
@@ -191,14 +292,18 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
         ArgumentNullException.ThrowIfNull(key);
         token.ThrowIfCancellationRequested();
         ThrowIfDisposed();
-        byte[] k = EncodeKeyArray(key, out int length);
+        KvDb db = Db();
+        byte[] k = EncodeKeysArray(key, out int length);
         try
         {
             SemaphoreSlim stripe = Stripe(k.AsSpan(0, length));
             await stripe.WaitAsync(token).ConfigureAwait(false);
             try
             {
-                await _db.DeleteAsync(k.AsMemory(0, length), _writeOptions, token).ConfigureAwait(false);
+                using var batch = new WriteBatch();
+                batch.Delete(k.AsSpan(1, length - 1));
+                batch.Delete(k.AsSpan(0, length));
+                await db.WriteAsync(batch, _writeOptions, token).ConfigureAwait(false);
             }
             finally
             {
@@ -233,9 +338,11 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
         ArgumentNullException.ThrowIfNull(key);
         ArgumentNullException.ThrowIfNull(options);
         ThrowIfDisposed();
+        KvDb db = Db();
         CacheEntryHeader header = NewHeader(options, _time.GetUtcNow().UtcTicks, out bool alreadyExpired);
         byte[]? rented = null;
-        Span<byte> k = EncodeKey(key, stackalloc byte[StackKeyBytes], ref rented);
+        Span<byte> renewalKey = EncodeKeys(key, stackalloc byte[StackKeyBytes], ref rented);
+        ReadOnlySpan<byte> k = renewalKey[1..];
         PooledBufferWriter entry = RentThreadBuffer();
         try
         {
@@ -243,17 +350,18 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
             {
                 Compose(entry, header, value);
             }
-            SemaphoreSlim stripe = Stripe(k);
+            SemaphoreSlim stripe = Stripe(renewalKey);
             stripe.Wait();
             try
             {
                 if (alreadyExpired)
                 {
-                    _db.Delete(k, _writeOptions);
+                    DeleteEntry(db, renewalKey);
                 }
                 else
                 {
-                    _db.Put(k, entry.WrittenSpan, _writeOptions);
+                    // A renewal left by an earlier Set of the key carries that Set's stamp: it never applies to this one.
+                    db.Put(k, entry.WrittenSpan, _writeOptions);
                 }
             }
             finally
@@ -276,8 +384,9 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
         ArgumentNullException.ThrowIfNull(options);
         token.ThrowIfCancellationRequested();
         ThrowIfDisposed();
+        KvDb db = Db();
         CacheEntryHeader header = NewHeader(options, _time.GetUtcNow().UtcTicks, out bool alreadyExpired);
-        byte[] k = EncodeKeyArray(key, out int keyLength);
+        byte[] k = EncodeKeysArray(key, out int keyLength);
         PooledBufferWriter? entry = null;
         try
         {
@@ -292,11 +401,14 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
             {
                 if (entry == null)
                 {
-                    await _db.DeleteAsync(k.AsMemory(0, keyLength), _writeOptions, token).ConfigureAwait(false);
+                    using var batch = new WriteBatch();
+                    batch.Delete(k.AsSpan(1, keyLength - 1));
+                    batch.Delete(k.AsSpan(0, keyLength));
+                    await db.WriteAsync(batch, _writeOptions, token).ConfigureAwait(false);
                 }
                 else
                 {
-                    await _db.PutAsync(k.AsMemory(0, keyLength), entry.WrittenMemory, _writeOptions, token).ConfigureAwait(false);
+                    await db.PutAsync(k.AsMemory(1, keyLength - 1), entry.WrittenMemory, _writeOptions, token).ConfigureAwait(false);
                 }
             }
             finally
@@ -319,71 +431,86 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
     /// <param name="cancellationToken">Observed before the flush starts.</param>
     public ValueTask FlushAsync(CancellationToken cancellationToken = default)
     {
-        cancellationToken.ThrowIfCancellationRequested();
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
         ThrowIfDisposed();
-        return _db.FlushAsync(cancellationToken);
+        return Db().FlushAsync(cancellationToken);
     }
 
-    /// <summary>Closes the database (its WAL holds every acknowledged write). Idempotent; never throws.</summary>
+    /// <summary>
+    /// Releases the cache's share of its database; the last cache of the process on the path closes
+    /// it (its WAL holds every acknowledged write). Idempotent; never throws.
+    /// </summary>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            _db.Dispose();
+            _shared.Release();
         }
     }
 
-    /// <summary>Closes the database without blocking on its background work. Idempotent; never throws.</summary>
+    /// <summary>As <see cref="Dispose"/>, closing the database without blocking on its background work. Idempotent; never throws.</summary>
     public ValueTask DisposeAsync() =>
-        Interlocked.Exchange(ref _disposed, 1) == 0 ? _db.DisposeAsync() : ValueTask.CompletedTask;
+        Interlocked.Exchange(ref _disposed, 1) == 0 ? _shared.ReleaseAsync() : ValueTask.CompletedTask;
+
+    /// <summary>The open database; opened here when neither the host nor an earlier call opened it.</summary>
+    private KvDb Db()
+    {
+        ThrowIfDisposed();
+        return _shared.Database ?? _shared.Open(_databaseOptions);
+    }
 
     /// <summary>
     /// Reads <paramref name="key"/>'s stored entry into <paramref name="buffer"/> (reset first) and
-    /// returns true when it is live, after resetting its sliding expiration; deletes it and returns
-    /// false when it has expired.
+    /// returns true when it is live, after moving its sliding expiration (a renewal record);
+    /// deletes it and returns false when it has expired.
     /// </summary>
     private bool TryReadLive(string key, PooledBufferWriter buffer)
     {
-        ThrowIfDisposed();
+        KvDb db = Db();
         byte[]? rented = null;
-        Span<byte> k = EncodeKey(key, stackalloc byte[StackKeyBytes], ref rented);
+        Span<byte> renewalKey = EncodeKeys(key, stackalloc byte[StackKeyBytes], ref rented);
+        ReadOnlySpan<byte> k = renewalKey[1..];
         try
         {
             buffer.Reset();
-            if (!_db.TryGet(k, buffer))
+            if (!db.TryGet(k, buffer))
             {
                 return false;
             }
             CacheEntryHeader header = CacheEntryHeader.Read(buffer.WrittenSpan);
             long now = _time.GetUtcNow().UtcTicks;
-            if (!header.IsExpired(now) && header.Touched(now) == header)
+            if (!header.HasSliding && !header.IsExpired(now))
             {
                 return true; // live, and no sliding expiry to move: nothing to write
             }
 
-            // Delete or rewrite under the key's lock, from a fresh read: a set racing with this
-            // read must not be undone by it.
-            SemaphoreSlim stripe = Stripe(k);
+            // Renew or delete under the key's lock: renewals never move an expiry backwards, and a
+            // set racing with this read is not undone by it.
+            SemaphoreSlim stripe = Stripe(renewalKey);
             stripe.Wait();
             try
             {
-                buffer.Reset();
-                if (!_db.TryGet(k, buffer))
-                {
-                    return false;
-                }
-                header = CacheEntryHeader.Read(buffer.WrittenSpan);
+                long expiresAt = header.HasSliding ? CurrentExpiry(db, renewalKey, header) : header.ExpiresAt;
                 now = _time.GetUtcNow().UtcTicks;
-                if (header.IsExpired(now))
+                if (now >= expiresAt)
                 {
-                    _db.Delete(k, _writeOptions);
+                    // Expired: delete the key unless a set has replaced this generation meanwhile.
+                    buffer.Reset();
+                    if (db.TryGet(k, buffer) && CacheEntryHeader.Read(buffer.WrittenSpan) == header)
+                    {
+                        DeleteEntry(db, renewalKey);
+                    }
                     return false;
                 }
-                CacheEntryHeader touched = header.Touched(now);
-                if (touched != header)
+                long renewed = header.Touched(now).ExpiresAt;
+                if (renewed > expiresAt)
                 {
-                    touched.Write(buffer.WrittenSpan);
-                    _db.Put(k, buffer.WrittenSpan, _writeOptions);
+                    Span<byte> record = stackalloc byte[CacheRenewal.Size];
+                    CacheRenewal.For(header, renewed).Write(record);
+                    db.Put(renewalKey, record, _writeOptions);
                 }
                 return true;
             }
@@ -396,75 +523,6 @@ public sealed class KvEngineCache : IBufferDistributedCache, IDisposable, IAsync
         {
             Return(rented);
         }
-    }
-
-    private static CacheEntryHeader NewHeader(DistributedCacheEntryOptions options, long now, out bool alreadyExpired)
-    {
-        long absolute = CacheEntryFormat.Never;
-        if (options.AbsoluteExpiration is { } at)
-        {
-            absolute = at.UtcTicks;
-        }
-        if (options.AbsoluteExpirationRelativeToNow is { } relative)
-        {
-            absolute = Math.Min(absolute, CacheEntryFormat.AddSaturating(now, relative.Ticks));
-        }
-        long sliding = options.SlidingExpiration is { } s ? s.Ticks : 0; // positive: the options' setter checks
-        byte flags = (byte)((absolute != CacheEntryFormat.Never ? CacheEntryFormat.FlagAbsolute : 0)
-            | (sliding != 0 ? CacheEntryFormat.FlagSliding : 0));
-        long expiresAt = sliding != 0 ? Math.Min(absolute, CacheEntryFormat.AddSaturating(now, sliding)) : absolute;
-        alreadyExpired = now >= expiresAt;
-        return new CacheEntryHeader(flags, expiresAt, absolute, sliding);
-    }
-
-    private static void Compose(PooledBufferWriter entry, CacheEntryHeader header, in ReadOnlySequence<byte> value)
-    {
-        if (value.Length > Array.MaxLength - CacheEntryFormat.HeaderSize)
-        {
-            throw new ArgumentOutOfRangeException(nameof(value), $"A cache value may hold at most {Array.MaxLength - CacheEntryFormat.HeaderSize} bytes.");
-        }
-        entry.Reset();
-        header.Write(entry.GetSpan(CacheEntryFormat.HeaderSize));
-        entry.Advance(CacheEntryFormat.HeaderSize);
-        foreach (ReadOnlyMemory<byte> segment in value)
-        {
-            entry.Write(segment.Span);
-        }
-    }
-
-    private Span<byte> EncodeKey(string key, Span<byte> stack, ref byte[]? rented)
-    {
-        int max = _prefix.Length + Encoding.UTF8.GetMaxByteCount(key.Length);
-        Span<byte> dest = max <= stack.Length ? stack : (rented = ArrayPool<byte>.Shared.Rent(max));
-        _prefix.CopyTo(dest);
-        int n = Encoding.UTF8.GetBytes(key, dest.Slice(_prefix.Length));
-        return dest.Slice(0, _prefix.Length + n);
-    }
-
-    private byte[] EncodeKeyArray(string key, out int length)
-    {
-        byte[] k = ArrayPool<byte>.Shared.Rent(_prefix.Length + Encoding.UTF8.GetMaxByteCount(key.Length));
-        _prefix.CopyTo(k, 0);
-        length = _prefix.Length + Encoding.UTF8.GetBytes(key, 0, key.Length, k, _prefix.Length);
-        return k;
-    }
-
-    private static void Return(byte[]? rented)
-    {
-        if (rented != null)
-        {
-            ArrayPool<byte>.Shared.Return(rented);
-        }
-    }
-
-    private SemaphoreSlim Stripe(ReadOnlySpan<byte> key)
-    {
-        uint h = 2166136261;
-        foreach (byte b in key)
-        {
-            h = (h ^ b) * 16777619;
-        }
-        return _stripes[h % StripeCount];
     }
 
     private static PooledBufferWriter RentThreadBuffer() => t_buffer ??= new PooledBufferWriter();

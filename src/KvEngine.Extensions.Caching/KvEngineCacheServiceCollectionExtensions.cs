@@ -17,8 +17,12 @@ public static class KvEngineCacheServiceCollectionExtensions
     /// <summary>
     /// Adds a <see cref="KvEngineCache"/> singleton as the <see cref="IDistributedCache"/> (replacing
     /// any registered before, as AddStackExchangeRedisCache does), configured by
-    /// <paramref name="setupAction"/>. The options are validated when the host starts; the cache's
-    /// database is opened on first use and closed when the service provider (the host) is disposed.
+    /// <paramref name="setupAction"/>. The options are validated when the host starts; then a hosted
+    /// service opens the cache's database (on a thread-pool thread: an open error, such as a path
+    /// that cannot be a directory or a LOCK held by another process, fails the host's start with
+    /// that exception), and flushes and closes it when the host stops. A cache used before the host
+    /// has started (or without a host) opens its database in that first call, which waits for an
+    /// open already running; after the host has stopped it throws <see cref="ObjectDisposedException"/>.
     /// The clock is the registered <see cref="TimeProvider"/>, or the system's. The engine's
     /// metrics (meter "KvEngine") go through the registered <see cref="IMeterFactory"/> and its
     /// log events (category "KvEngine") to the registered <see cref="ILoggerFactory"/>, when the
@@ -38,8 +42,10 @@ public static class KvEngineCacheServiceCollectionExtensions
     /// <summary>
     /// Adds a <see cref="KvEngineCache"/> as <see cref="AddKvEngineCache(IServiceCollection, Action{KvEngineCacheOptions})"/>
     /// does, with its options bound from <paramref name="configuration"/> (for example
-    /// <c>builder.Configuration.GetSection("KvEngineCache")</c>: Path, InstanceName, SyncWrites,
-    /// Compression), then adjusted by <paramref name="setupAction"/> when one is given.
+    /// <c>builder.Configuration.GetSection("KvEngineCache")</c>: every property of
+    /// <see cref="KvEngineCacheOptions"/> but ConfigureDatabase, such as Path, InstanceName,
+    /// SyncWrites, Compression, BlockCacheSize, WriteBufferSize, MaxBackgroundJobs), then adjusted by
+    /// <paramref name="setupAction"/> when one is given.
     /// </summary>
     /// <param name="services">The service collection.</param>
     /// <param name="configuration">The configuration section holding the options.</param>
@@ -65,7 +71,9 @@ public static class KvEngineCacheServiceCollectionExtensions
             sp.GetRequiredService<IOptions<KvEngineCacheOptions>>(),
             sp.GetService<TimeProvider>() ?? TimeProvider.System,
             sp.GetService<IMeterFactory>(),
-            sp.GetService<ILoggerFactory>()));
+            sp.GetService<ILoggerFactory>(),
+            openNow: false));
+        services.AddHostedService(sp => new KvEngineCacheHostedService(sp.GetRequiredService<KvEngineCache>()));
         services.Add(ServiceDescriptor.Singleton<IDistributedCache>(sp => sp.GetRequiredService<KvEngineCache>()));
         return services.AddOptions<KvEngineCacheOptions>().ValidateOnStart();
     }

@@ -678,7 +678,9 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// <summary>
     /// A statistic by RocksDB's property name (e.g. "rocksdb.num-files-at-level0",
     /// "rocksdb.cur-size-active-mem-table", "rocksdb.levelstats"), or null for an unknown name.
-    /// "kvengine.latest-sequence-number" gives the last sequence number.
+    /// "kvengine.latest-sequence-number" gives the last sequence number; "kvengine.background-error"
+    /// the message of the background error that stops writes now (empty when writes are accepted;
+    /// "rocksdb.background-errors" counts every error since open, resumed or not).
     /// </summary>
     public string? GetProperty(string name) => _impl.GetProperty(_impl.DefaultFamily, name);
 

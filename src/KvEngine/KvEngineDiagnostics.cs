@@ -14,6 +14,9 @@ public static class KvEngineDiagnostics
     /// <summary>The category of the engine's log events (flushes, compactions, write stalls, background errors): "KvEngine".</summary>
     public const string LoggerCategory = "KvEngine";
 
-    /// <summary>The tag naming the database (its full directory path) on every measurement: "db.name".</summary>
-    public const string DbNameTag = "db.name";
+    /// <summary>
+    /// The tag naming the database (its full directory path) on every measurement: "db.namespace",
+    /// OpenTelemetry's database semantic convention (which replaced "db.name").
+    /// </summary>
+    public const string DbNamespaceTag = "db.namespace";
 }

@@ -124,7 +124,7 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// (counters of flushes, compactions, bytes and stall time; histograms of flush, compaction and
     /// stall durations; gauges of memtable, block-cache and per-level sizes; and, with
     /// <see cref="Statistics"/>, counters of reads, writes and block-cache hits and misses) carry
-    /// the tag <see cref="KvEngineDiagnostics.DbNameTag"/> = the database's full path. None of them
+    /// the tag <see cref="KvEngineDiagnostics.DbNamespaceTag"/> = the database's full path. None of them
     /// adds work to Get or Put: counters are read from the statistics when a listener collects.
     /// </summary>
     public System.Diagnostics.Metrics.IMeterFactory? MeterFactory { get; set; }

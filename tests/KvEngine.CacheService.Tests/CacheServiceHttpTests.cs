@@ -170,7 +170,7 @@ public sealed class CacheServiceHttpTests : IAsyncLifetime
         Assert.Contains(lines, l => l.StartsWith("http_server_request_duration_seconds_count{", StringComparison.Ordinal));
         // The engine's own meter ("KvEngine", through the host's IMeterFactory), tagged with the database.
         Assert.Contains(lines, l => l.StartsWith("kvengine_writes_total{", StringComparison.Ordinal)
-            && l.Contains("db_name=", StringComparison.Ordinal) && long.Parse(l.Split(' ')[1], CultureInfo.InvariantCulture) >= 1);
+            && l.Contains("db_namespace=", StringComparison.Ordinal) && long.Parse(l.Split(' ')[1], CultureInfo.InvariantCulture) >= 1);
         Assert.Contains(lines, l => l.StartsWith("kvengine_memtable_size_bytes{", StringComparison.Ordinal));
         Assert.Contains(lines, l => l.StartsWith("kvengine_level_size_bytes{", StringComparison.Ordinal) && l.Contains("level=\"6\"", StringComparison.Ordinal));
     }

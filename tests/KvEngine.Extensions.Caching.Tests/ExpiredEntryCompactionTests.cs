@@ -44,8 +44,9 @@ public sealed class ExpiredEntryCompactionTests : IDisposable
         db.Flush();
 
         _time.Advance(TimeSpan.FromMinutes(1.5));
-        Assert.Equal(Bytes("w"), cache.Get("sliding")); // a read moves its expiry to 03:30
-        _time.Advance(TimeSpan.FromMinutes(1)); // 02:30: the short entries are expired, nobody read them
+        Assert.Equal(Bytes("w"), cache.Get("sliding")); // a read moves its expiry to 03:30 (a renewal record)
+        _time.Advance(TimeSpan.FromMinutes(1)); // 02:30: the short entries are expired, nobody read them;
+                                                // the sliding one is past the 02:00 its Set wrote, not past its renewal
         Assert.NotNull(db.Get(Bytes("app:short7"))); // still on disk before compaction
 
         db.CompactRange(null, null);
@@ -67,11 +68,13 @@ public sealed class ExpiredEntryCompactionTests : IDisposable
         Assert.Equal(50, statistics.GetTickerCount(Ticker.CompactionKeyDropUser));
         Assert.Equal(Bytes("l7"), cache.Get("long7"));
         Assert.Equal(Bytes("f"), cache.Get("forever"));
+        Assert.NotNull(db.Get([0xFE, .. Bytes("app:sliding")])); // the renewal kept the entry, and itself
         Assert.Equal(Bytes("w"), cache.Get("sliding"));
         Assert.Null(cache.Get("short7"));
 
         // An hour later, with no new writes, the survivors sit in the bottom level: CompactRange
-        // rewrites it in place and only the entry that never expires remains on disk.
+        // rewrites it in place and only the entry that never expires remains on disk (the sliding
+        // entry went with its renewal record: no orphan of either).
         _time.Advance(TimeSpan.FromHours(1));
         db.CompactRange(null, null);
         var left = new List<string>();
@@ -83,7 +86,7 @@ public sealed class ExpiredEntryCompactionTests : IDisposable
             }
         }
         Assert.Equal(new[] { "app:forever" }, left);
-        Assert.Equal(50 + 50 + 1, statistics.GetTickerCount(Ticker.CompactionKeyDropUser));
+        Assert.Equal(50 + 50 + 2, statistics.GetTickerCount(Ticker.CompactionKeyDropUser));
         Assert.Equal(Bytes("f"), cache.Get("forever"));
     }
 

@@ -128,4 +128,109 @@ public sealed class KvEngineCacheHostingTests : IDisposable
             await host.StopAsync();
         }
     }
+
+    [Fact]
+    public async Task The_host_opens_the_database_at_start_and_flushes_and_closes_it_at_stop()
+    {
+        using IHost host = BuildHost(s => s.AddKvEngineCache(o => o.Path = _dir.Path));
+        await host.StartAsync();
+        // Nothing has resolved or called the cache: the host opened its database (its LOCK is held).
+        KvException held = Assert.ThrowsAny<KvException>(() => KvDb.Open(_dir.Path));
+        Assert.Contains("LOCK", held.Message, StringComparison.Ordinal);
+        KvEngineCache cache = host.Services.GetRequiredService<KvEngineCache>();
+        await cache.SetAsync("k", Encoding.UTF8.GetBytes("v"), new DistributedCacheEntryOptions());
+        await host.StopAsync();
+        Assert.Throws<ObjectDisposedException>(() => cache.Get("k"));
+        Assert.NotEmpty(Directory.GetFiles(_dir.Path, "*.sst")); // flushed at stop
+        using KvDb db = KvDb.Open(_dir.Path); // and closed, before the host is disposed
+        Assert.NotNull(db.Get("k"u8));
+    }
+
+    [Fact]
+    public async Task A_path_that_cannot_be_opened_fails_the_host_start_with_the_reason()
+    {
+        string file = Path.Combine(_dir.Path, "a-file");
+        await File.WriteAllTextAsync(file, "not a database directory");
+        using IHost host = BuildHost(s => s.AddKvEngineCache(o => o.Path = file));
+        Exception e = await Assert.ThrowsAnyAsync<Exception>(() => host.StartAsync());
+        Assert.True(e is KvException or IOException, e.ToString());
+        Assert.Contains(file, e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_cache_used_before_the_host_starts_opens_its_database_in_that_call()
+    {
+        using IHost host = BuildHost(s => s.AddKvEngineCache(o => o.Path = _dir.Path));
+        IDistributedCache cache = host.Services.GetRequiredService<IDistributedCache>();
+        await cache.SetStringAsync("early", "v");
+        await host.StartAsync(); // the open is already done: start does not open it twice
+        Assert.Equal("v", await cache.GetStringAsync("early"));
+        await host.StopAsync();
+    }
+
+    [Fact]
+    public async Task Every_engine_setting_binds_from_configuration_and_reaches_the_database()
+    {
+        IConfiguration config = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["KvEngineCache:Path"] = _dir.Path,
+            ["KvEngineCache:DisableWal"] = "true",
+            ["KvEngineCache:BlockCacheSize"] = "33554432",
+            ["KvEngineCache:CompressedSecondaryCacheSize"] = "1048576",
+            ["KvEngineCache:WriteBufferSize"] = "8388608",
+            ["KvEngineCache:MaxWriteBufferNumber"] = "4",
+            ["KvEngineCache:MaxBackgroundJobs"] = "3",
+            ["KvEngineCache:BloomBitsPerKey"] = "12.5",
+            ["KvEngineCache:TargetFileSizeBase"] = "16777216",
+            ["KvEngineCache:MaxTotalWalSize"] = "67108864",
+            ["KvEngineCache:WalRecoveryMode"] = "AbsoluteConsistency",
+            ["KvEngineCache:DelayedWriteRate"] = "1048576",
+            ["KvEngineCache:MaxOpenFiles"] = "500",
+            ["KvEngineCache:EnableStatistics"] = "false",
+        }).Build();
+        using IHost host = BuildHost(s => s.AddKvEngineCache(config.GetSection("KvEngineCache")));
+        await host.StartAsync();
+        KvEngineCache cache = host.Services.GetRequiredService<KvEngineCache>();
+        KvOptions o = cache.DatabaseOptions!;
+        Assert.Equal(32L << 20, cache.Database.GetProperty("rocksdb.block-cache-capacity") is { } capacity ? long.Parse(capacity, System.Globalization.CultureInfo.InvariantCulture) : 0);
+        Assert.Equal(8L << 20, o.WriteBufferSize);
+        Assert.Equal(4, o.MaxWriteBufferNumber);
+        Assert.Equal(3, o.MaxBackgroundJobs);
+        Assert.Equal(12.5, o.BloomBitsPerKey);
+        Assert.Equal(16L << 20, o.TargetFileSizeBase);
+        Assert.Equal(64L << 20, o.MaxTotalWalSize);
+        Assert.Equal(WalRecoveryMode.AbsoluteConsistency, o.WalRecoveryMode);
+        Assert.Equal(1L << 20, o.DelayedWriteRate);
+        Assert.Equal(500, o.MaxOpenFiles);
+        Assert.Null(o.Statistics);
+        Assert.True(host.Services.GetRequiredService<IOptions<KvEngineCacheOptions>>().Value.DisableWal);
+        await cache.SetAsync("k", [1], new DistributedCacheEntryOptions());
+        await host.StopAsync();
+        using KvDb db = KvDb.Open(_dir.Path);
+        Assert.NotNull(db.Get("k"u8)); // the stop flushed what the WAL did not hold
+    }
+
+    [Fact]
+    public async Task Out_of_range_engine_settings_fail_the_host_start_with_every_problem()
+    {
+        IConfiguration config = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["KvEngineCache:Path"] = _dir.Path,
+            ["KvEngineCache:SyncWrites"] = "true",
+            ["KvEngineCache:DisableWal"] = "true",
+            ["KvEngineCache:WriteBufferSize"] = "100",
+            ["KvEngineCache:MaxBackgroundJobs"] = "0",
+            ["KvEngineCache:MaxWriteBufferNumber"] = "1",
+            ["KvEngineCache:BloomBitsPerKey"] = "101",
+            ["KvEngineCache:MaxOpenFiles"] = "0",
+            ["KvEngineCache:BlockCacheSize"] = "-1",
+        }).Build();
+        using IHost host = BuildHost(s => s.AddKvEngineCache(config.GetSection("KvEngineCache")));
+        OptionsValidationException e = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync());
+        foreach (string name in new[] { "DisableWal", "WriteBufferSize", "MaxBackgroundJobs", "MaxWriteBufferNumber", "BloomBitsPerKey", "MaxOpenFiles", "BlockCacheSize" })
+        {
+            Assert.Contains(name, e.Message, StringComparison.Ordinal);
+        }
+        Assert.Equal(7, e.Failures.Count());
+    }
 }

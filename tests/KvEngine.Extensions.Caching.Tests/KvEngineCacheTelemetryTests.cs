@@ -42,7 +42,7 @@ public sealed class KvEngineCacheTelemetryTests : IDisposable
         {
             foreach (KeyValuePair<string, object?> t in tags)
             {
-                if (t.Key == KvEngineDiagnostics.DbNameTag && Equals(t.Value, dbName))
+                if (t.Key == "db.namespace" && Equals(t.Value, dbName))
                 {
                     values[instrument.Name] = value;
                 }

@@ -59,11 +59,15 @@ public sealed class KvEngineCacheTests : IDisposable
         new Random(7).NextBytes(value);
         cache.Set("absolute", value, new DistributedCacheEntryOptions { AbsoluteExpirationRelativeToNow = TimeSpan.FromHours(1) });
         cache.Set("none", value, new DistributedCacheEntryOptions());
+        cache.Set("sliding", value, new DistributedCacheEntryOptions { SlidingExpiration = TimeSpan.FromHours(1) });
         var destination = new ArrayBufferWriter<byte>(value.Length);
         for (int i = 0; i < 10; i++) // warm up: thread buffer, JIT
         {
             destination.ResetWrittenCount();
             Assert.True(cache.TryGet("absolute", destination));
+            _time.Advance(TimeSpan.FromSeconds(1));
+            destination.ResetWrittenCount();
+            Assert.True(cache.TryGet("sliding", destination));
         }
         long before = GC.GetAllocatedBytesForCurrentThread();
         for (int i = 0; i < 100; i++)
@@ -72,6 +76,9 @@ public sealed class KvEngineCacheTests : IDisposable
             cache.TryGet("absolute", destination);
             destination.ResetWrittenCount();
             cache.TryGet("none", destination);
+            _time.Advance(TimeSpan.FromSeconds(1));
+            destination.ResetWrittenCount();
+            cache.TryGet("sliding", destination); // reads the renewal and writes a new one
         }
         long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
         Assert.Equal(value, destination.WrittenSpan.ToArray());
@@ -135,17 +142,28 @@ public sealed class KvEngineCacheTests : IDisposable
     }
 
     [Fact]
-    public void A_read_moves_the_stored_sliding_expiry()
+    public void A_read_moves_the_sliding_expiry_in_the_renewal_record_and_leaves_the_entry_as_set()
     {
         DateTimeOffset now = _time.GetUtcNow();
-        using (KvEngineCache cache = Open())
+        byte[] stored;
+        using (KvEngineCache cache = Open("app:"))
         {
             cache.Set("s", Bytes("v"), new DistributedCacheEntryOptions { SlidingExpiration = TimeSpan.FromMinutes(1) });
+            stored = cache.Database.Get("app:s"u8)!;
             _time.Advance(TimeSpan.FromSeconds(30));
             Assert.NotNull(cache.Get("s"));
         }
         using KvDb db = KvDb.Open(_dir.Path);
-        Assert.Equal(now.AddSeconds(90).UtcTicks, CacheEntryFormat.GetExpiresAtUtcTicks(db.Get("s"u8)));
+        Assert.Equal(stored, db.Get("app:s"u8)); // the entry (header and value) is not written again
+        Assert.Equal(now.AddMinutes(1).UtcTicks, CacheEntryFormat.GetExpiresAtUtcTicks(stored));
+        byte[] renewal = db.Get([0xFE, .. "app:s"u8])!;
+        Assert.Equal(40, renewal.Length);
+        Assert.Equal(2, renewal[0]);
+        Assert.Equal(new byte[7], renewal[1..8]);
+        Assert.Equal(now.AddMinutes(1).UtcTicks, BinaryPrimitives.ReadInt64LittleEndian(renewal.AsSpan(8))); // stamp: the entry's header
+        Assert.Equal(long.MaxValue, BinaryPrimitives.ReadInt64LittleEndian(renewal.AsSpan(16)));
+        Assert.Equal(TimeSpan.FromMinutes(1).Ticks, BinaryPrimitives.ReadInt64LittleEndian(renewal.AsSpan(24)));
+        Assert.Equal(now.AddSeconds(90).UtcTicks, BinaryPrimitives.ReadInt64LittleEndian(renewal.AsSpan(32)));
     }
 
     [Fact]
@@ -190,18 +208,28 @@ public sealed class KvEngineCacheTests : IDisposable
     }
 
     [Fact]
-    public async Task Every_async_method_throws_on_a_canceled_token_and_does_nothing()
+    public async Task Every_async_method_returns_a_cancelled_task_for_a_cancelled_token_and_does_nothing()
     {
         using KvEngineCache cache = Open();
         cache.Set("k", Bytes("kept"), new DistributedCacheEntryOptions());
         using var cts = new CancellationTokenSource();
         await cts.CancelAsync();
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cache.GetAsync("k", cts.Token));
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cache.SetAsync("k", Bytes("x"), new DistributedCacheEntryOptions(), cts.Token));
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await cache.SetAsync("k", new ReadOnlySequence<byte>(Bytes("x")), new DistributedCacheEntryOptions(), cts.Token));
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await cache.TryGetAsync("k", new ArrayBufferWriter<byte>(), cts.Token));
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cache.RefreshAsync("k", cts.Token));
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cache.RemoveAsync("k", cts.Token));
+        // Called directly, not inside a lambda: a call that threw instead of returning its task fails here.
+        Task[] calls =
+        [
+            cache.GetAsync("k", cts.Token),
+            cache.SetAsync("k", Bytes("x"), new DistributedCacheEntryOptions(), cts.Token),
+            cache.SetAsync("k", new ReadOnlySequence<byte>(Bytes("x")), new DistributedCacheEntryOptions(), cts.Token).AsTask(),
+            cache.TryGetAsync("k", new ArrayBufferWriter<byte>(), cts.Token).AsTask(),
+            cache.RefreshAsync("k", cts.Token),
+            cache.RemoveAsync("k", cts.Token),
+            cache.FlushAsync(cts.Token).AsTask(),
+        ];
+        foreach (Task call in calls)
+        {
+            Assert.True(call.IsCanceled, $"status {call.Status}");
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => call);
+        }
         Assert.Equal(Bytes("kept"), cache.Get("k"));
     }
 

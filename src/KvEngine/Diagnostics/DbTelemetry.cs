@@ -29,7 +29,7 @@ internal sealed class DbTelemetry : IDisposable
     {
         _db = db;
         _dbName = dbName;
-        DbTag = new KeyValuePair<string, object?>(KvEngineDiagnostics.DbNameTag, dbName);
+        DbTag = new KeyValuePair<string, object?>(KvEngineDiagnostics.DbNamespaceTag, dbName);
         Statistics = statistics;
         _logger = loggerFactory?.CreateLogger(KvEngineDiagnostics.LoggerCategory) ?? NullLogger.Instance;
         Meter meter;
@@ -45,7 +45,7 @@ internal sealed class DbTelemetry : IDisposable
         _instruments.Register(this);
     }
 
-    /// <summary>The <see cref="KvEngineDiagnostics.DbNameTag"/> tag of every measurement.</summary>
+    /// <summary>The <see cref="KvEngineDiagnostics.DbNamespaceTag"/> tag of every measurement.</summary>
     public KeyValuePair<string, object?> DbTag { get; }
 
     /// <summary>The database's statistics, or null (then the ticker-fed counters report nothing for it).</summary>

@@ -8,7 +8,7 @@ namespace KvEngine.Diagnostics;
 /// <summary>
 /// The instruments of one "KvEngine" <see cref="Meter"/>, shared by every database publishing on
 /// it (an <see cref="IMeterFactory"/> hands the same meter to every open of a host), each
-/// measurement tagged with its database (<see cref="KvEngineDiagnostics.DbNameTag"/>).
+/// measurement tagged with its database (<see cref="KvEngineDiagnostics.DbNamespaceTag"/>).
 /// <para>
 /// Nothing here runs on the read or write path. Counters of reads, writes, bytes and block-cache
 /// lookups are observable: their callbacks read <see cref="KvStatistics"/> (present only when the

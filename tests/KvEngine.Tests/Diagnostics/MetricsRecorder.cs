@@ -4,7 +4,7 @@ namespace KvEngine.Tests.Diagnostics;
 
 /// <summary>
 /// A <see cref="MeterListener"/> on the "KvEngine" instruments that <see cref="Accept"/> lets
-/// through, keeping every measurement tagged db.name = <see cref="DbName"/> (other tests' databases
+/// through, keeping every measurement tagged db.namespace = <see cref="DbName"/> (other tests' databases
 /// publish on meters of the same name meanwhile). <see cref="Collect"/> polls the observable
 /// instruments. Thread-safe.
 /// </summary>
@@ -87,7 +87,7 @@ internal sealed class MetricsRecorder : IDisposable
         {
             dict[t.Key] = t.Value;
         }
-        if (!dict.TryGetValue(KvEngineDiagnostics.DbNameTag, out object? db) || !Equals(db, DbName))
+        if (!dict.TryGetValue(KvEngineDiagnostics.DbNamespaceTag, out object? db) || !Equals(db, DbName))
         {
             return;
         }

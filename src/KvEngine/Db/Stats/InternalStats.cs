@@ -126,6 +126,11 @@ internal sealed class InternalStats
                     return BlockCacheEntryStats.Format(_blockCache.Primary);
                 case "rocksdb.background-errors":
                     return _errors.ErrorCount.ToString(c);
+                case "kvengine.background-error":
+                    lock (_mutex)
+                    {
+                        return _errors.Error?.Message ?? string.Empty;
+                    }
                 case "kvengine.latest-sequence-number":
                     return _versions.LastSequence.ToString(c);
                 case "kvengine.next-file-number":
