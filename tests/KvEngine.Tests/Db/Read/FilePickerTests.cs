@@ -100,6 +100,34 @@ public sealed class FilePickerTests : IDisposable
     }
 
     [Fact]
+    public void AMultiGetFindsTheOlderVersionOfAKeySplitAcrossTwoFilesOfALevel()
+    {
+        // As above, through MultiGet's batched walk over a database's family: level 1 holds "d"@20
+        // at the end of one file and "d"@10 at the start of the next.
+        string path = Path.Combine(_dir.FullName, "db");
+        using KvDb db = KvDb.Open(path, new KvOptions());
+        KvEngine.Db.ColumnFamilyData cfd = db.Impl.DefaultFamily;
+        FileMetaData newer = WriteTable(9001, [(Key("b", 30), "b"), (Key("d", 20), "d20")], dir: path);
+        FileMetaData older = WriteTable(9002, [(Key("d", 10), "d10"), (Key("e", 5), "e")], dir: path);
+        KvEngine.Db.ReadState current = cfd.AcquireReadState();
+        var state = new KvEngine.Db.ReadState(current.Mem, [], VersionOf((1, newer), (1, older)));
+        current.Unref();
+        ReadOnlyMemory<byte>[] keys = ["a"u8.ToArray(), "d"u8.ToArray(), "e"u8.ToArray(), "b"u8.ToArray()];
+        using var results = new MultiGetResults();
+        try
+        {
+            results.Reset(keys.Length);
+            new MultiGetReader(null, static () => { }).MultiGet(cfd, state, 15, keys, results, new ReadOptions());
+        }
+        finally
+        {
+            state.Unref();
+        }
+
+        Assert.Equal([null, "d10", "e", null], Enumerable.Range(0, keys.Length).Select(i => results.ToArray(i) is { } v ? Encoding.ASCII.GetString(v) : null));
+    }
+
+    [Fact]
     public void ARangeTombstoneOfANewerLevelHidesOlderEntriesOnly()
     {
         TableCache tables = Tables(null);
@@ -208,7 +236,8 @@ public sealed class FilePickerTests : IDisposable
     }
 
     // A table of the given entries (sorted) and at most one range tombstone [start, end) at its sequence.
-    private FileMetaData WriteTable(ulong number, (byte[] Key, string Value)[] entries, (string Start, ulong Sequence, string End)? tombstone = null)
+    private FileMetaData WriteTable(ulong number, (byte[] Key, string Value)[] entries, (string Start, ulong Sequence, string End)? tombstone = null,
+        string? dir = null)
     {
         byte[] table = TableTestUtil.Build(new TableOptions(), entries.Select(e => new Entry(e.Key, Encoding.ASCII.GetBytes(e.Value))), b =>
         {
@@ -217,7 +246,7 @@ public sealed class FilePickerTests : IDisposable
                 b.AddRangeTombstone(TableTestUtil.Key(t.Start, t.Sequence, ValueType.RangeDeletion), Encoding.ASCII.GetBytes(t.End));
             }
         });
-        File.WriteAllBytes(FileNames.TableFile(_dir.FullName, number), table);
+        File.WriteAllBytes(FileNames.TableFile(dir ?? _dir.FullName, number), table);
         byte[] smallest = entries[0].Key;
         if (tombstone is { } r && string.CompareOrdinal(r.Start, Encoding.ASCII.GetString(InternalKeys.UserKey(smallest))) <= 0)
         {
