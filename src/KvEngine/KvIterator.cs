@@ -1,4 +1,5 @@
 using KvEngine.Db;
+using KvEngine.Db.Read;
 using KvEngine.Iterators;
 
 namespace KvEngine;

@@ -1,4 +1,5 @@
 using KvEngine.Compaction;
+using KvEngine.Db.Read;
 using KvEngine.Memory;
 using KvEngine.Memtable;
 using KvEngine.Storage;

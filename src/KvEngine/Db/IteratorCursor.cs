@@ -1,3 +1,4 @@
+using KvEngine.Db.Read;
 using KvEngine.Iterators;
 
 namespace KvEngine.Db;

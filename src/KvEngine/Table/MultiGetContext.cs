@@ -48,6 +48,7 @@ internal sealed class MultiGetContext
     private bool[] _decided = new bool[32];
     private int[] _batch = new int[32];
     private int[] _blockSlot = new int[32]; // by position: the slot of WindowBlocks holding its data block, -1: none
+    private int[] _fileIndex = new int[32]; // by position: the file of the level being walked that may hold its key, -1: none
     private readonly BlockLease[] _windowBlocks = new BlockLease[LookupWindow];
     private readonly BlockHandle[] _windowHandles = new BlockHandle[LookupWindow];
     private byte[] _seek = new byte[64];
@@ -93,6 +94,9 @@ internal sealed class MultiGetContext
 
     /// <summary>The table lookup's data block slot per position (in <see cref="WindowBlocks"/>), or -1.</summary>
     public int[] BlockSlot => _blockSlot;
+
+    /// <summary>Per position, the index of the file of the sorted level being walked that may hold its key next, or -1 (the level's walk, Db/Read/MultiGetReader).</summary>
+    public int[] FileIndex => _fileIndex;
 
     /// <summary>The data blocks leased by the table lookup's current window (each released before the next window).</summary>
     public BlockLease[] WindowBlocks => _windowBlocks;
@@ -209,6 +213,7 @@ internal sealed class MultiGetContext
         _decided = new bool[size];
         _batch = new int[size];
         _blockSlot = new int[size];
+        _fileIndex = new int[size];
     }
 
     // The key's first 8 bytes, big-endian, zero-padded: prefixes order as the keys do, except that

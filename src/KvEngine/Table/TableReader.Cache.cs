@@ -59,8 +59,19 @@ internal sealed partial class TableReader
     /// The data block at <paramref name="handle"/>: from the block cache, or read and (with
     /// <paramref name="fillCache"/>) inserted. The caller releases the lease.
     /// </summary>
-    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache) =>
-        ReadDataBlock(handle, verifyChecksum, fillCache, ref Unsafe.NullRef<Readahead>());
+    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache)
+    {
+        int fileReads = 0;
+        return ReadDataBlock(handle, verifyChecksum, fillCache, ref Unsafe.NullRef<Readahead>(), ref fileReads);
+    }
+
+    /// <summary>
+    /// <see cref="ReadDataBlock(BlockHandle, bool, bool)"/> for a point lookup: adds one to
+    /// <paramref name="fileReads"/> when the block came from the file (not the cache), what the
+    /// lookup's GetStats report.
+    /// </summary>
+    internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache, ref int fileReads) =>
+        ReadDataBlock(handle, verifyChecksum, fillCache, ref Unsafe.NullRef<Readahead>(), ref fileReads);
 
     /// <summary>
     /// <see cref="ReadDataBlock(BlockHandle, bool, bool)"/> for an iterator: the block is tracked by
@@ -69,6 +80,14 @@ internal sealed partial class TableReader
     /// </summary>
     internal BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache, ref Readahead readahead)
     {
+        int fileReads = 0;
+        return ReadDataBlock(handle, verifyChecksum, fillCache, ref readahead, ref fileReads);
+    }
+
+    // The data block from the cache, or from the file (through readahead when it is not a null
+    // reference), counted in fileReads.
+    private BlockLease ReadDataBlock(BlockHandle handle, bool verifyChecksum, bool fillCache, ref Readahead readahead, ref int fileReads)
+    {
         if (!Unsafe.IsNullRef(ref readahead))
         {
             readahead.Track((long)handle.Offset, (int)handle.Size + TableFormat.BlockTrailerSize);
@@ -76,6 +95,7 @@ internal sealed partial class TableReader
         LruCache? cache = _options.BlockCache;
         if (cache == null)
         {
+            fileReads++;
             return new BlockLease(ReadNativeDataBlock(handle, verifyChecksum, ref readahead), null, null);
         }
         KvStatistics? stats = _options.Statistics;
@@ -88,6 +108,7 @@ internal sealed partial class TableReader
             return BlockLease.Cached(hit, cache, FileName, "data");
         }
         RecordMiss(CacheEntryRole.Data);
+        fileReads++;
         Block block = ReadNativeDataBlock(handle, verifyChecksum, ref readahead);
         if (!fillCache)
         {

@@ -25,13 +25,14 @@ internal sealed partial class TableReader
     /// does), then probes the filter, then the index and data blocks, window by window. Each key's newest visible entry
     /// is reported through <see cref="MultiGetContext.Outcome"/> (its type, classified as Get does) and,
     /// for a Value, <paramref name="onValue"/>; keys without an entry keep <see cref="MultiGetContext.NotFound"/>.
+    /// Returns the data blocks read from the file (not the cache), for the caller's read charges.
     /// </summary>
-    internal void MultiGet<TSink>(MultiGetContext ctx, ReadOnlySpan<int> batch, ulong sequence, bool verifyChecksums, bool fillCache, ref TSink onValue)
+    internal int MultiGet<TSink>(MultiGetContext ctx, ReadOnlySpan<int> batch, ulong sequence, bool verifyChecksums, bool fillCache, ref TSink onValue)
         where TSink : struct, IMultiGetValueSink
     {
         if (sequence < GlobalSequenceNumber)
         {
-            return; // every entry of an ingested file is newer than the reader's sequence
+            return 0; // every entry of an ingested file is newer than the reader's sequence
         }
         if (RangeTombstones is { } tombstones)
         {
@@ -43,8 +44,9 @@ internal sealed partial class TableReader
         }
         if (!FilterBatch(ctx, batch, sequence, fillCache))
         {
-            return;
+            return 0;
         }
+        int fileReads = 0;
         BlockLease indexLease = AcquireIndex(fillCache);
         var index = new IndexCursor(this, indexLease.Block, fillCache);
         BlockCursor data = default;
@@ -56,8 +58,8 @@ internal sealed partial class TableReader
                 int blocks = 0;
                 try
                 {
-                    LeaseWindowBlocks(ctx, window, sequence, verifyChecksums, fillCache, ref index, ref blocks);
-                    SeekWindow(ctx, window, sequence, verifyChecksums, fillCache, ref index, ref data, ref onValue);
+                    LeaseWindowBlocks(ctx, window, sequence, verifyChecksums, fillCache, ref index, ref blocks, ref fileReads);
+                    SeekWindow(ctx, window, sequence, verifyChecksums, fillCache, ref index, ref data, ref onValue, ref fileReads);
                 }
                 finally
                 {
@@ -78,15 +80,17 @@ internal sealed partial class TableReader
             index.Dispose();
             indexLease.Release();
         }
+        return fileReads;
     }
 
     // First pass over a window of sorted keys: each key that may match finds its data block through
     // the shared index cursor (a key inside the cursor's current block skips the index search), each
     // distinct block is leased once, and each is prefetched, so the second pass's seeks find their
     // blocks' first lines on their way to the CPU cache instead of missing one block at a time.
-    // `blocks` counts the leases taken so far (the caller releases them, also after an exception).
+    // `blocks` counts the leases taken so far (the caller releases them, also after an exception),
+    // `fileReads` the data blocks read from the file.
     private void LeaseWindowBlocks(MultiGetContext ctx, ReadOnlySpan<int> window, ulong sequence, bool verifyChecksums, bool fillCache,
-        ref IndexCursor index, ref int blocks)
+        ref IndexCursor index, ref int blocks, ref int fileReads)
     {
         bool[] mayMatch = ctx.MayMatch;
         int[] slot = ctx.BlockSlot;
@@ -111,7 +115,7 @@ internal sealed partial class TableReader
             BlockHandle handle = index.Handle;
             if (blocks == 0 || handles[blocks - 1] != handle)
             {
-                leases[blocks] = ReadDataBlock(handle, verifyChecksums, fillCache);
+                leases[blocks] = ReadDataBlock(handle, verifyChecksums, fillCache, ref fileReads);
                 handles[blocks] = handle;
                 blocks++;
                 leases[blocks - 1].Block.Prefetch();
@@ -124,7 +128,7 @@ internal sealed partial class TableReader
     // versions continue in the next block, or it falls between the last key and the separator)
     // walks on through the index as Get does.
     private void SeekWindow<TSink>(MultiGetContext ctx, ReadOnlySpan<int> window, ulong sequence, bool verifyChecksums, bool fillCache,
-        ref IndexCursor index, ref BlockCursor data, ref TSink onValue)
+        ref IndexCursor index, ref BlockCursor data, ref TSink onValue, ref int fileReads)
         where TSink : struct, IMultiGetValueSink
     {
         int[] slot = ctx.BlockSlot;
@@ -160,7 +164,7 @@ internal sealed partial class TableReader
             index.Seek(seekKey); // the key's own block again, as the first pass found it
             for (index.Next(); index.Valid; index.Next())
             {
-                BlockLease lease = ReadDataBlock(index.Handle, verifyChecksums, fillCache);
+                BlockLease lease = ReadDataBlock(index.Handle, verifyChecksums, fillCache, ref fileReads);
                 try
                 {
                     data.Reset(lease.Block);

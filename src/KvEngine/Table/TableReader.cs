@@ -34,10 +34,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
 {
     private const int StackKeyLimit = 256;
 
-    // Data blocks read from files (not the cache) on this thread (never reset): see DataBlockFileReadsOnThread.
-    [ThreadStatic]
-    private static int t_dataBlockFileReads;
-
     private readonly object _fileGate = new();
     private readonly OpenFileLimiter? _limiter;
     private IRandomAccessFile? _file;
@@ -222,13 +218,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     }
 
     /// <summary>
-    /// Data blocks the calling thread has read from table files (block-cache misses), over its life
-    /// (wraps): a caller compares two readings around a lookup to learn whether it read a block,
-    /// past the filter and the cache.
-    /// </summary>
-    internal static int DataBlockFileReadsOnThread => t_dataBlockFileReads;
-
-    /// <summary>
     /// Finds the newest entry for <paramref name="userKey"/> with sequence &lt;= <paramref name="sequence"/>.
     /// Returns false when there is none. For a Value entry the value is appended to
     /// <paramref name="valueOut"/>; Merge (the caller collects the operands), Deletion and
@@ -242,8 +231,18 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// under a range tombstone at <paramref name="coveringSequence"/> (0: none): a found entry with
     /// a smaller sequence is reported as a Deletion and nothing is appended.
     /// </summary>
-    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache, ulong coveringSequence)
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache, ulong coveringSequence) =>
+        TryGet(userKey, sequence, valueOut, out type, verifyChecksums, fillCache, coveringSequence, out _);
+
+    /// <summary>
+    /// <see cref="TryGet(ReadOnlySpan{byte}, ulong, IBufferWriter{byte}, out ValueType, bool, bool, ulong)"/>
+    /// that also tells whether it read a data block from the file (a block-cache miss, or no
+    /// cache): <paramref name="dataBlockReadFromFile"/>, for the caller's GetStats.
+    /// </summary>
+    public bool TryGet(ReadOnlySpan<byte> userKey, ulong sequence, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache,
+        ulong coveringSequence, out bool dataBlockReadFromFile)
     {
+        dataBlockReadFromFile = false;
         ArgumentNullException.ThrowIfNull(valueOut);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(sequence, InternalKeys.MaxSequenceNumber);
         type = default;
@@ -268,7 +267,10 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             {
                 stats?.Record(Ticker.BloomFilterFullPositive);
             }
-            return Seek(userKey, seekKey, valueOut, out type, verifyChecksums, fillCache, coveringSequence);
+            int fileReads = 0;
+            bool found = Seek(userKey, seekKey, valueOut, out type, verifyChecksums, fillCache, coveringSequence, ref fileReads);
+            dataBlockReadFromFile = fileReads > 0;
+            return found;
         }
         finally
         {
@@ -282,9 +284,10 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// <summary>
     /// TryGet past the filter: the index (and its partitions) to the data block holding the key;
     /// an entry older than <paramref name="coveringSequence"/> is deleted by a range tombstone.
+    /// <paramref name="fileReads"/> counts the data blocks read from the file.
     /// </summary>
     private bool Seek(ReadOnlySpan<byte> userKey, ReadOnlySpan<byte> seekKey, IBufferWriter<byte> valueOut, out ValueType type, bool verifyChecksums, bool fillCache,
-        ulong coveringSequence)
+        ulong coveringSequence, ref int fileReads)
     {
         type = default;
         BlockLease indexLease = AcquireIndex(fillCache);
@@ -293,7 +296,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         {
             for (index.Seek(seekKey); index.Valid; index.Next())
             {
-                BlockLease lease = ReadDataBlock(index.Handle, verifyChecksums, fillCache);
+                BlockLease lease = ReadDataBlock(index.Handle, verifyChecksums, fillCache, ref fileReads);
                 var data = new BlockCursor(lease.Block, BlockKeyFormat.InternalKey);
                 try
                 {
@@ -546,7 +549,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// </summary>
     private Block ReadNativeDataBlock(BlockHandle handle, bool verifyChecksum, ref Readahead readahead)
     {
-        t_dataBlockFileReads++;
         if (Unsafe.IsNullRef(ref readahead))
         {
             return ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);

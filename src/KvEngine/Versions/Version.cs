@@ -1,7 +1,5 @@
 using KvEngine.Format;
 
-using ValueType = KvEngine.Format.ValueType;
-
 namespace KvEngine.Versions;
 
 /// <summary>
@@ -129,96 +127,6 @@ internal sealed class Version
     }
 
     /// <summary>
-    /// Looks <paramref name="userKey"/> up as of <paramref name="sequence"/> in the tables, newest
-    /// data first. Returns true when an entry was found; <paramref name="type"/> tells whether it
-    /// is a value (appended to <paramref name="value"/>) or a deletion, and <paramref name="foundLevel"/>
-    /// where (-1 when not found).
-    /// </summary>
-    public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
-        bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache = true)
-    {
-        ulong covering = 0;
-        return TryGet(tables, userKey, sequence, value, verifyChecksums, out type, out foundLevel, fillCache, ref covering, out _);
-    }
-
-    /// <summary>
-    /// <see cref="TryGet(TableCache, ReadOnlySpan{byte}, ulong, System.Buffers.IBufferWriter{byte}, bool, out ValueType, out int, bool)"/>
-    /// with range tombstones: <paramref name="covering"/> carries the newest visible tombstone
-    /// sequence covering the key found so far (memtables first). Each table's tombstones are applied
-    /// before its filter and point lookup (RocksDB's max_covering_tombstone_seq); an entry older than
-    /// the covering sequence is a Deletion, and once a source covers the key every older source
-    /// holds only older entries of it, so the lookup ends there as a Deletion.
-    /// <paramref name="level0Misses"/> counts the data-block reads a compaction of level 0 into
-    /// the base level would have saved (for <see cref="Compaction.Level0ReadCharges"/>): the level-0
-    /// files whose blocks were read from the file (not the cache) in vain, less one when nothing
-    /// deeper was read either (the key is in no table: after the compaction one read would remain,
-    /// in the base level).
-    /// </summary>
-    public bool TryGet(TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
-        bool verifyChecksums, out ValueType type, out int foundLevel, bool fillCache, ref ulong covering, out int level0Misses)
-    {
-        foundLevel = 0;
-        level0Misses = 0;
-        foreach (FileMetaData f in _levels[0])
-        {
-            if (!FileBounds.Contains(f, userKey))
-            {
-                continue;
-            }
-            int blocksBefore = Table.TableReader.DataBlockFileReadsOnThread;
-            if (TryGetInFile(tables.Get(f, 0), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
-            {
-                return true;
-            }
-            if (Table.TableReader.DataBlockFileReadsOnThread != blocksBefore)
-            {
-                level0Misses++;
-            }
-        }
-        int blocksAfterLevel0 = Table.TableReader.DataBlockFileReadsOnThread;
-        for (int level = 1; level < NumLevels; level++)
-        {
-            FileMetaData[] files = _levels[level];
-            if (files.Length == 0)
-            {
-                continue;
-            }
-            int i = FileForKey(files, userKey);
-            if (i >= 0 && TryGetInFile(tables.Get(files[i]), userKey, sequence, value, verifyChecksums, out type, fillCache, ref covering))
-            {
-                foundLevel = level;
-                return true;
-            }
-        }
-        if (level0Misses > 0 && Table.TableReader.DataBlockFileReadsOnThread == blocksAfterLevel0)
-        {
-            level0Misses--; // in no table: one search remains after a compaction
-        }
-        type = default;
-        foundLevel = -1;
-        return false;
-    }
-
-    private static bool TryGetInFile(Table.TableReader reader, ReadOnlySpan<byte> userKey, ulong sequence, System.Buffers.IBufferWriter<byte> value,
-        bool verifyChecksums, out ValueType type, bool fillCache, ref ulong covering)
-    {
-        if (reader.RangeTombstones is { } tombstones)
-        {
-            covering = Math.Max(covering, tombstones.MaxCoveringSequence(userKey, sequence));
-        }
-        if (reader.TryGet(userKey, sequence, value, out type, verifyChecksums, fillCache, covering))
-        {
-            return true;
-        }
-        if (covering > 0)
-        {
-            type = ValueType.Deletion;
-            return true;
-        }
-        return false;
-    }
-
-    /// <summary>
     /// Appends to <paramref name="result"/> the files of <paramref name="level"/> whose user-key
     /// range intersects [<paramref name="begin"/>, <paramref name="end"/>] (user keys; null is
     /// unbounded). On level 0 the range grows to cover each file found, until no further file
@@ -343,23 +251,6 @@ internal sealed class Version
             }
         }
         return total;
-    }
-
-    /// <summary>
-    /// The file of a sorted level (1+) whose range holds <paramref name="userKey"/>, or -1: the first
-    /// file whose largest key is &gt;= it, or the next one when that file ends just before the key
-    /// (a range tombstone's exclusive end, a sentinel largest key). Point lookups (Get, MultiGet,
-    /// KeyMayExist) share it.
-    /// </summary>
-    public static int FileForKey(FileMetaData[] files, ReadOnlySpan<byte> userKey)
-    {
-        int i = FindFile(files, userKey);
-        if (i < files.Length && FileBounds.IsSentinel(files[i].Largest) &&
-            InternalKeys.UserKey(files[i].Largest).SequenceEqual(userKey))
-        {
-            i++; // the file ends just before the key: the next one may hold it
-        }
-        return i < files.Length && FileBounds.Contains(files[i], userKey) ? i : -1;
     }
 
     /// <summary>Index of the first file whose largest user key is &gt;= <paramref name="userKey"/>.</summary>

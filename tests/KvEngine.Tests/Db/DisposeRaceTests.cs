@@ -76,7 +76,8 @@ public sealed class DisposeRaceTests : IDisposable
         Assert.IsType<ObjectDisposedException>(late.Exception!.InnerException);
         Assert.Equal(1, cfd.Tables.Count);
         var sink = new ArrayBufferWriter<byte>();
-        Assert.True(pinned.Version.TryGet(cfd.Tables, "k"u8, sequence, sink, verifyChecksums: true, out ValueType type, out _));
+        Assert.True(KvEngine.Db.Read.PointReader.TryGetFromTables(pinned.Version, cfd.Tables, "k"u8, sequence, sink, verifyChecksums: true, fillCache: true,
+            covering: 0, out ValueType type, out _, out _));
         Assert.Equal(ValueType.Value, type);
         Assert.Equal("v"u8.ToArray(), sink.WrittenSpan.ToArray());
         pinned.Unref();

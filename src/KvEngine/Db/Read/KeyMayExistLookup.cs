@@ -54,43 +54,28 @@ internal static class KeyMayExistLookup
         }
     }
 
-    // KeyMayExist over the tables, in Get's order.
+    // KeyMayExist over the tables, through Get's file walk: a file that cannot prove absence answers
+    // true (an unopened table too: opening it is I/O); a covering tombstone after the newer files
+    // proved absence answers false.
     private static bool TablesMayHold(TableCache tables, Version v, ReadOnlySpan<byte> key, ReadOnlySpan<byte> lookup, ulong sequence, ulong covering)
     {
-        foreach (FileMetaData f in v.LevelFiles(0))
+        var picker = new FilePicker(v, key, sequence, covering);
+        while (picker.Next(out FileMetaData? file))
         {
-            if (FileBounds.Contains(f, key) && FileMayHold(tables, f, key, lookup, sequence, ref covering) is bool decided)
+            if (!tables.TryGetOpen(file, out TableReader? reader))
             {
-                return decided;
+                return true;
             }
-        }
-        for (int level = 1; level < Version.NumLevels; level++)
-        {
-            FileMetaData[] files = v.LevelFiles(level);
-            int i = files.Length == 0 ? -1 : Version.FileForKey(files, key);
-            if (i >= 0 && FileMayHold(tables, files[i], key, lookup, sequence, ref covering) is bool decided)
+            picker.Cover(reader);
+            if (reader.CachedKeyMayMatch(key, lookup, sequence))
             {
-                return decided;
+                return true;
+            }
+            if (picker.Covered)
+            {
+                return false;
             }
         }
         return false;
-    }
-
-    // True: the file may hold the key (or cannot tell without I/O); false: a covering tombstone deletes it; null: look further.
-    private static bool? FileMayHold(TableCache tables, FileMetaData f, ReadOnlySpan<byte> key, ReadOnlySpan<byte> lookup, ulong sequence, ref ulong covering)
-    {
-        if (!tables.TryGetOpen(f, out TableReader? reader))
-        {
-            return true; // opening the table is I/O
-        }
-        if (reader.RangeTombstones is { } tombstones)
-        {
-            covering = Math.Max(covering, tombstones.MaxCoveringSequence(key, sequence));
-        }
-        if (reader.CachedKeyMayMatch(key, lookup, sequence))
-        {
-            return true;
-        }
-        return covering > 0 ? false : null;
     }
 }

@@ -15,12 +15,13 @@ namespace KvEngine.Db.Read;
 /// <summary>
 /// The point lookup of a key whose newest visible entry is a merge operand (RocksDB's Get with a
 /// MergeContext): walks the key's entries newest first through the mutable memtable, the immutable
-/// memtables and the tables (level 0 newest first, then one file per deeper level), pushing operands
+/// memtables and the tables (the <see cref="FilePicker"/>'s walk, as Get's), pushing operands
 /// until a Value (the base), a Deletion / SingleDeletion or an entry a range tombstone covers (no
 /// base), or the end of the history; then full-merges into the caller's buffer. The regular lookup
 /// sends only these keys here, so plain reads keep their fast path.
 /// <para>
-/// Range tombstones: as in the regular lookup, each source's tombstones raise the covering sequence
+/// Range tombstones: as in the regular lookup (the picker's <see cref="FilePicker.Cover"/> for the
+/// tables), each source's tombstones raise the covering sequence
 /// before its entries are read; an entry older than it is deleted, and once a source covers the key
 /// every older source holds only older entries, so the walk ends there.
 /// </para>
@@ -55,7 +56,7 @@ internal static class MergeLookup
                     return found;
                 }
             }
-            if (WalkVersion(state.Version, tables, userKey, sequence, operands, op, value, verifyChecksums, fillCache, ref covering, out found))
+            if (WalkVersion(state.Version, tables, userKey, sequence, operands, op, value, verifyChecksums, fillCache, covering, out found))
             {
                 return found;
             }
@@ -91,52 +92,28 @@ internal static class MergeLookup
         return CoveredEnd(op, userKey, operands, value, covering, out found);
     }
 
+    // The tables, through Get's file walk; true when a table decided the lookup.
     private static bool WalkVersion(Version v, TableCache tables, ReadOnlySpan<byte> userKey, ulong sequence, MergeContext operands,
-        KvMergeOperator? op, IBufferWriter<byte> value, bool verifyChecksums, bool fillCache, ref ulong covering, out bool found)
+        KvMergeOperator? op, IBufferWriter<byte> value, bool verifyChecksums, bool fillCache, ulong covering, out bool found)
     {
-        foreach (FileMetaData f in v.LevelFiles(0))
+        var picker = new FilePicker(v, userKey, sequence, covering);
+        while (picker.Next(out FileMetaData? file))
         {
-            if (FileBounds.Contains(f, userKey) &&
-                WalkTable(tables.Get(f, 0), userKey, sequence, operands, op, value, verifyChecksums, fillCache, ref covering, out found))
+            TableReader reader = tables.Get(file, picker.Level);
+            picker.Cover(reader);
+            if (WalkTable(reader, userKey, sequence, operands, op, value, verifyChecksums, fillCache, picker.Covering, out found))
             {
                 return true;
-            }
-        }
-        for (int level = 1; level < Version.NumLevels; level++)
-        {
-            FileMetaData[] files = v.LevelFiles(level);
-            for (int i = files.Length == 0 ? 0 : Version.FindFile(files, userKey); i < files.Length; i++)
-            {
-                FileMetaData f = files[i];
-                if (!FileBounds.Contains(f, userKey))
-                {
-                    if (InternalKeys.UserKey(f.Smallest).SequenceCompareTo(userKey) > 0)
-                    {
-                        break;
-                    }
-                    continue; // ends just before the key (a tombstone's exclusive end)
-                }
-                if (WalkTable(tables.Get(f), userKey, sequence, operands, op, value, verifyChecksums, fillCache, ref covering, out found))
-                {
-                    return true;
-                }
-                if (!InternalKeys.UserKey(f.Largest).SequenceEqual(userKey))
-                {
-                    break; // the key's entries end in this file
-                }
             }
         }
         found = false;
         return false;
     }
 
+    // One table's entries of the key, newest first, under the covering sequence the picker raised with its tombstones.
     private static bool WalkTable(TableReader reader, ReadOnlySpan<byte> userKey, ulong sequence, MergeContext operands, KvMergeOperator? op,
-        IBufferWriter<byte> value, bool verifyChecksums, bool fillCache, ref ulong covering, out bool found)
+        IBufferWriter<byte> value, bool verifyChecksums, bool fillCache, ulong covering, out bool found)
     {
-        if (reader.RangeTombstones is { } tombstones)
-        {
-            covering = Math.Max(covering, tombstones.MaxCoveringSequence(userKey, sequence));
-        }
         if (reader.KeyMayMatch(userKey, fillCache))
         {
             int seekLength = userKey.Length + InternalKeys.TrailerSize;

@@ -118,12 +118,16 @@ internal sealed class MultiGetReader
     }
 
     /// <summary>
-    /// Version.TryGet's walk for the pending keys together: level 0 newest file first, then one file
-    /// per key per level. Returns the level-0 misses to charge, what Version.TryGet counts per key
-    /// taken over the batch: a level-0 file's data blocks read from the file, in the share it did
-    /// not decide of the keys its filter let through (a block may serve several keys); when nothing deeper was read (the
-    /// keys left are in no table), less the largest one file's charge: the reads of the one file a
-    /// compaction would leave (a single key: one).
+    /// Get's walk over the version's files (<see cref="FilePicker"/>'s order and level search) for
+    /// the pending keys together: level 0 newest file first, each file taking the keys its range
+    /// holds; then on each deeper level the keys grouped by the file <see cref="FilePicker.FirstInLevel"/>
+    /// finds for each, and again by <see cref="FilePicker.NextInLevel"/> for keys whose entries may
+    /// continue in the level's next file. Returns the level-0 misses to charge, what Get's
+    /// <see cref="GetStats.Level0Charge"/> counts per key taken over the batch: a level-0 file's data
+    /// blocks read from the file, in the share it did not decide of the keys its filter let through
+    /// (a block may serve several keys); when nothing deeper was read (the keys left are in no
+    /// table), less the largest one file's charge: the reads of the one file a compaction would
+    /// leave (a single key: one).
     /// </summary>
     private int LookUpTables(ColumnFamilyData cfd, ReadState state, MultiGetContext ctx, MultiGetResults results, ulong sequence, ReadOptions options)
     {
@@ -145,9 +149,7 @@ internal sealed class MultiGetReader
             }
             if (n > 0)
             {
-                int blocksBefore = TableReader.DataBlockFileReadsOnThread;
-                LookUpFile(cfd, state, ctx, results, cfd.Tables.Get(f, 0), batch.AsSpan(0, n), 0, sequence, options);
-                int blocksRead = TableReader.DataBlockFileReadsOnThread - blocksBefore;
+                int blocksRead = LookUpFile(cfd, state, ctx, results, cfd.Tables.Get(f, 0), batch.AsSpan(0, n), 0, sequence, options);
                 if (blocksRead > 0)
                 {
                     // Over the keys the file's filter let through (it ran for this batch: blocks were
@@ -173,7 +175,8 @@ internal sealed class MultiGetReader
                 }
             }
         }
-        int blocksAfterLevel0 = TableReader.DataBlockFileReadsOnThread;
+        int blocksBelowLevel0 = 0;
+        int[] fileIndex = ctx.FileIndex;
         for (int level = 1; level < Version.NumLevels; level++)
         {
             FileMetaData[] files = v.LevelFiles(level);
@@ -181,47 +184,78 @@ internal sealed class MultiGetReader
             {
                 continue;
             }
-            int n = 0;
-            int file = -1;
             foreach (int pos in ctx.Pending)
             {
-                int i = Version.FileForKey(files, ctx.Key(pos));
-                if (i < 0)
-                {
-                    continue;
-                }
-                if (i != file && n > 0)
-                {
-                    LookUpFile(cfd, state, ctx, results, cfd.Tables.Get(files[file]), batch.AsSpan(0, n), level, sequence, options);
-                    n = 0;
-                }
-                file = i;
-                batch[n++] = pos;
+                fileIndex[pos] = FilePicker.FirstInLevel(files, ctx.Key(pos));
             }
-            if (n > 0)
+            bool more = true;
+            while (more)
             {
-                LookUpFile(cfd, state, ctx, results, cfd.Tables.Get(files[file]), batch.AsSpan(0, n), level, sequence, options);
-            }
-            ctx.RemoveDecided();
-            if (ctx.Pending.Length == 0)
-            {
-                return level0Misses;
+                blocksBelowLevel0 += LookUpLevelFiles(cfd, state, ctx, results, files, level, sequence, options);
+                ctx.RemoveDecided();
+                if (ctx.Pending.Length == 0)
+                {
+                    return level0Misses;
+                }
+                more = false;
+                foreach (int pos in ctx.Pending)
+                {
+                    if (fileIndex[pos] >= 0)
+                    {
+                        fileIndex[pos] = FilePicker.NextInLevel(files, fileIndex[pos], ctx.Key(pos));
+                        more |= fileIndex[pos] >= 0;
+                    }
+                }
             }
         }
-        if (level0Misses > 0 && TableReader.DataBlockFileReadsOnThread == blocksAfterLevel0)
+        if (level0Misses > 0 && blocksBelowLevel0 == 0)
         {
             level0Misses -= largestFileMisses; // in no table: one file's search remains after a compaction
         }
         return level0Misses;
     }
 
-    // One table's share of the batch, then Version.TryGetInFile's decisions per key: an entry
-    // decides (a merge operand through Get's merge walk), and so does a covering tombstone.
-    private void LookUpFile(ColumnFamilyData cfd, ReadState state, MultiGetContext ctx, MultiGetResults results, TableReader reader,
+    // One round of a sorted level: the pending keys grouped by their file (ctx.FileIndex; sorted keys
+    // meet their files in order), one table lookup per group. Returns the data blocks read from files.
+    private int LookUpLevelFiles(ColumnFamilyData cfd, ReadState state, MultiGetContext ctx, MultiGetResults results, FileMetaData[] files, int level,
+        ulong sequence, ReadOptions options)
+    {
+        int[] batch = ctx.Batch;
+        int[] fileIndex = ctx.FileIndex;
+        int blocksRead = 0;
+        int n = 0;
+        int file = -1;
+        foreach (int pos in ctx.Pending)
+        {
+            int i = fileIndex[pos];
+            if (i < 0)
+            {
+                continue;
+            }
+            if (i != file && n > 0)
+            {
+                blocksRead += LookUpFile(cfd, state, ctx, results, cfd.Tables.Get(files[file], level), batch.AsSpan(0, n), level, sequence, options);
+                n = 0;
+            }
+            file = i;
+            batch[n++] = pos;
+        }
+        if (n > 0)
+        {
+            blocksRead += LookUpFile(cfd, state, ctx, results, cfd.Tables.Get(files[file], level), batch.AsSpan(0, n), level, sequence, options);
+        }
+        return blocksRead;
+    }
+
+    // One table's share of the batch (its tombstones raise each key's covering sequence inside
+    // TableReader.MultiGet, as FilePicker.Cover does for Get), then Get's decisions per key: an entry
+    // decides (a merge operand through Get's merge walk), and so does a covering tombstone. Returns
+    // the data blocks read from the file.
+    private int LookUpFile(ColumnFamilyData cfd, ReadState state, MultiGetContext ctx, MultiGetResults results, TableReader reader,
         ReadOnlySpan<int> batch, int level, ulong sequence, ReadOptions options)
     {
         var sink = new ValueSink(ctx, results);
-        reader.MultiGet(ctx, batch, sequence, options.VerifyChecksums, options.FillCache, ref sink);
+        int blocksRead = reader.MultiGet(ctx, batch, sequence, options.VerifyChecksums, options.FillCache, ref sink);
         KvStatistics? stats = _stats;
         byte[] outcome = ctx.Outcome;
         bool[] decided = ctx.Decided;
@@ -243,6 +277,7 @@ internal sealed class MultiGetReader
             }
             stats?.Record(level == 0 ? Ticker.GetHitL0 : level == 1 ? Ticker.GetHitL1 : Ticker.GetHitL2AndUp);
         }
+        return blocksRead;
     }
 
     /// <summary>Writes a table's found Value straight into the results under the key's caller index.</summary>

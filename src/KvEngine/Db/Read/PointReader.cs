@@ -9,7 +9,7 @@ namespace KvEngine.Db.Read;
 /// <summary>
 /// The point lookup (RocksDB's DBImpl::GetImpl once the SuperVersion is referenced): the key's
 /// newest entry at the read sequence in the mutable memtable, the immutable memtables newest first,
-/// then the version (level 0 newest first, one file per deeper level: <c>Version.TryGet</c>).
+/// then the version's tables (<see cref="TryGetFromTables"/>: the <see cref="FilePicker"/>'s walk).
 /// The first entry found decides: a Value is copied into the caller's buffer, a Deletion or
 /// SingleDeletion means absent, a Merge operand sends the key through <see cref="MergeLookup"/>.
 /// Each source's range tombstones raise the key's covering sequence before its entries are read;
@@ -55,9 +55,9 @@ internal sealed class PointReader
         else
         {
             stats?.Record(Ticker.MemtableMiss);
-            bool inTables = state.Version.TryGet(cfd.Tables, key, sequence, value, options.VerifyChecksums, out ValueType type, out int level,
-                options.FillCache, ref covering, out int level0Misses);
-            if (cfd.Level0Reads.Charge(level0Misses, state.Level0ReadBudget))
+            bool inTables = TryGetFromTables(state.Version, cfd.Tables, key, sequence, value, options.VerifyChecksums, options.FillCache, covering,
+                out ValueType type, out int level, out GetStats getStats);
+            if (cfd.Level0Reads.Charge(getStats.Level0Charge, state.Level0ReadBudget))
             {
                 _wakeBackground(); // a read-triggered compaction of level 0 is due
             }
@@ -71,6 +71,44 @@ internal sealed class PointReader
             }
         }
         return found;
+    }
+
+    /// <summary>
+    /// Looks <paramref name="key"/> up as of <paramref name="sequence"/> in the tables of
+    /// <paramref name="version"/>, newest data first, through the <see cref="FilePicker"/>.
+    /// <paramref name="covering"/> is the newest visible tombstone sequence covering the key that
+    /// the memtables found. Each table's tombstones are applied before its filter and point lookup;
+    /// an entry older than the covering sequence is a Deletion, and once a table covers the key the
+    /// lookup ends there as a Deletion. Returns true when a table decided: <paramref name="type"/>
+    /// tells whether the entry is a value (appended to <paramref name="value"/>), a merge operand
+    /// or a deletion, <paramref name="level"/> where (-1 when not found). <paramref name="stats"/>
+    /// says what was read from disk (for the read-triggered compaction of level 0).
+    /// </summary>
+    public static bool TryGetFromTables(Versions.Version version, Versions.TableCache tables, ReadOnlySpan<byte> key, ulong sequence, IBufferWriter<byte> value,
+        bool verifyChecksums, bool fillCache, ulong covering, out ValueType type, out int level, out GetStats stats)
+    {
+        var picker = new FilePicker(version, key, sequence, covering);
+        while (picker.Next(out Versions.FileMetaData? file))
+        {
+            Table.TableReader reader = tables.Get(file, picker.Level);
+            picker.Cover(reader);
+            bool hit = reader.TryGet(key, sequence, value, out type, verifyChecksums, fillCache, picker.Covering, out bool readFromFile);
+            picker.Record(readFromFile, decided: hit || picker.Covered);
+            if (hit || picker.Covered)
+            {
+                if (!hit)
+                {
+                    type = ValueType.Deletion; // a range tombstone deletes the key here and in every older file
+                }
+                level = picker.Level;
+                stats = picker.Stats;
+                return true;
+            }
+        }
+        type = default;
+        level = -1;
+        stats = picker.Stats;
+        return false;
     }
 
     /// <summary>

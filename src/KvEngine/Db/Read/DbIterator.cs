@@ -4,7 +4,7 @@ using KvEngine.Merge;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Read;
 
 /// <summary>
 /// User-facing iteration over an internal iterator (usually a <see cref="MergingIterator"/> of

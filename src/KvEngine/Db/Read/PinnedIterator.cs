@@ -1,7 +1,7 @@
 using KvEngine.Iterators;
 using KvEngine.RangeDel;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Read;
 
 /// <summary>
 /// A database iterator together with what it reads through (RocksDB's ArenaWrappedDBIter): the

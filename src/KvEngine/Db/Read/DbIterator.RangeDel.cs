@@ -1,7 +1,7 @@
 using KvEngine.Format;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Read;
 
 /// <summary>Deciding whether a newest visible entry is live, and skipping past range tombstones.</summary>
 internal sealed partial class DbIterator

@@ -3,7 +3,7 @@ using KvEngine.Iterators;
 using KvEngine.RangeDel;
 using KvEngine.Versions;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Read;
 
 /// <summary>
 /// The range tombstones one iterator reads through, at its read sequence (RocksDB's

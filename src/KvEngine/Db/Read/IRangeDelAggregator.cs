@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.Read;
 
 /// <summary>
 /// Answers whether a range tombstone visible at the reader's snapshot covers a point entry, i.e.

@@ -3,7 +3,7 @@ using KvEngine.Merge;
 using KvEngine.Util;
 using ValueType = KvEngine.Format.ValueType;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.Read;
 
 /// <summary>Merging a key's operands (RocksDB's DBIter::MergeValuesNewToOld).</summary>
 internal sealed partial class DbIterator
