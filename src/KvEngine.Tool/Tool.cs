@@ -79,6 +79,7 @@ internal static class Tool
             "delete" => WriteCommands.Delete(context, args),
             "deleterange" => WriteCommands.DeleteRange(context, args),
             "list_column_families" => ListColumnFamiliesCommand.Run(context, args),
+            "sst" => SstCommand.Run(context, args),
             _ => throw new ToolUsageException($"Unknown command '{command}' (kvtool help lists the commands)."),
         };
     }

@@ -21,7 +21,7 @@ internal sealed class ToolArgs
     {
         "hex", "key_hex", "value_hex", "no_value", "json", "print_value", "header", "show_properties",
         "create_if_missing", "verbose", "output_hex", "progress", "no_progress", "help", "verify_checksum",
-        "try_load_options", "ignore_options",
+        "try_load_options", "ignore_options", "input_key_hex",
     };
 
     private readonly Dictionary<string, string> _options = new(StringComparer.Ordinal);
