@@ -80,6 +80,8 @@ internal static class Tool
             "deleterange" => WriteCommands.DeleteRange(context, args),
             "list_column_families" => ListColumnFamiliesCommand.Run(context, args),
             "sst" => SstCommand.Run(context, args),
+            "manifest_dump" => ManifestDumpCommand.Run(context, args),
+            "dump_wal" => DumpWalCommand.Run(context, args),
             _ => throw new ToolUsageException($"Unknown command '{command}' (kvtool help lists the commands)."),
         };
     }

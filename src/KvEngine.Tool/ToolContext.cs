@@ -66,12 +66,12 @@ internal sealed class ToolContext
     /// <summary>A 0x-prefixed upper-case hex string of <paramref name="bytes"/> (ldb's StringToHex).</summary>
     public static string Hex(ReadOnlySpan<byte> bytes) => "0x" + Convert.ToHexString(bytes);
 
-    /// <summary><paramref name="bytes"/> as ldb prints them: hex with <paramref name="hex"/>, else the bytes themselves.</summary>
-    public void WriteBytes(ReadOnlySpan<byte> bytes, bool hex)
+    /// <summary><paramref name="bytes"/> as ldb prints them: hex (0x-prefixed unless <paramref name="prefix"/> is false) with <paramref name="hex"/>, else the bytes themselves.</summary>
+    public void WriteBytes(ReadOnlySpan<byte> bytes, bool hex, bool prefix = true)
     {
         if (hex)
         {
-            Write(Hex(bytes));
+            Write(prefix ? Hex(bytes) : Convert.ToHexString(bytes));
         }
         else
         {
