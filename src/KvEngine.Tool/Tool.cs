@@ -56,7 +56,7 @@ internal static class Tool
             buffered.Flush();
             return Fail(error, ExitCodes.Busy, "Busy", e.Message);
         }
-        catch (Exception e) when (e is KvException or IOException or UnauthorizedAccessException or ArgumentException)
+        catch (Exception e) when (e is KvException or IOException or UnauthorizedAccessException or ArgumentException or NotSupportedException)
         {
             buffered.Flush();
             if (IsLockHeld(e))
@@ -82,6 +82,11 @@ internal static class Tool
             "sst" => SstCommand.Run(context, args),
             "manifest_dump" => ManifestDumpCommand.Run(context, args),
             "dump_wal" => DumpWalCommand.Run(context, args),
+            "compact" => MaintenanceCommands.Compact(context, args),
+            "approxsize" => MaintenanceCommands.ApproxSize(context, args),
+            "checkpoint" => MaintenanceCommands.Checkpoint(context, args),
+            "repair" => MaintenanceCommands.Repair(context, args),
+            "checkconsistency" => MaintenanceCommands.CheckConsistency(context, args),
             _ => throw new ToolUsageException($"Unknown command '{command}' (kvtool help lists the commands)."),
         };
     }

@@ -63,6 +63,20 @@ internal sealed class ToolContext
         Out.Write(s_newLine);
     }
 
+    /// <summary>ldb's success line: "OK" (or {"status":"OK"} with --json); returns <see cref="ExitCodes.Ok"/>.</summary>
+    public int WriteOk()
+    {
+        if (Json)
+        {
+            WriteJson(w => w.WriteString("status", "OK"));
+        }
+        else
+        {
+            WriteLine("OK");
+        }
+        return ExitCodes.Ok;
+    }
+
     /// <summary>A 0x-prefixed upper-case hex string of <paramref name="bytes"/> (ldb's StringToHex).</summary>
     public static string Hex(ReadOnlySpan<byte> bytes) => "0x" + Convert.ToHexString(bytes);
 

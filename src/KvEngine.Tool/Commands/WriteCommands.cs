@@ -16,7 +16,7 @@ internal static class WriteCommands
         byte[] value = DbSession.ParseBytes(p[1], args.Has("hex") || args.Has("value_hex"), "value");
         using DbSession session = DbSession.Open(args, "put", readOnly: false);
         session.Db.Put(session.Family, key, value, new WriteOptions { Sync = true });
-        return Ok(context);
+        return context.WriteOk();
     }
 
     public static int Delete(ToolContext context, ToolArgs args)
@@ -26,7 +26,7 @@ internal static class WriteCommands
         byte[] key = DbSession.ParseBytes(keyText, args.Has("hex") || args.Has("key_hex"), "key");
         using DbSession session = DbSession.Open(args, "delete", readOnly: false);
         session.Db.Delete(session.Family, key, new WriteOptions { Sync = true });
-        return Ok(context);
+        return context.WriteOk();
     }
 
     public static int DeleteRange(ToolContext context, ToolArgs args)
@@ -38,19 +38,6 @@ internal static class WriteCommands
         byte[] end = DbSession.ParseBytes(p[1], hex, "end key");
         using DbSession session = DbSession.Open(args, "deleterange", readOnly: false);
         session.Db.DeleteRange(session.Family, begin, end, new WriteOptions { Sync = true });
-        return Ok(context);
-    }
-
-    private static int Ok(ToolContext context)
-    {
-        if (context.Json)
-        {
-            context.WriteJson(w => w.WriteString("status", "OK"));
-        }
-        else
-        {
-            context.WriteLine("OK");
-        }
-        return ExitCodes.Ok;
+        return context.WriteOk();
     }
 }
