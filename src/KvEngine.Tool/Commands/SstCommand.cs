@@ -236,7 +236,10 @@ internal static class SstCommand
     {
         bool corrupt = e is KvCorruptionException;
         string message = e.Message.ReplaceLineEndings(" ").Trim();
-        context.Error.WriteLine($"kvtool: {(corrupt ? "Corruption" : "IO error")}: {file}: {message}");
+        // KvEngine's messages usually name the file already.
+        string named = message.Contains(file, StringComparison.Ordinal) ? message : $"{file}: {message}";
+        context.Out.Flush();
+        context.Error.WriteLine($"kvtool: {(corrupt ? "Corruption" : "IO error")}: {named}");
         return corrupt ? ExitCodes.Corruption : ExitCodes.Failed;
     }
 
