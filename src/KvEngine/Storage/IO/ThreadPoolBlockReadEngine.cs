@@ -20,7 +20,7 @@ internal sealed class ThreadPoolBlockReadEngine : BlockReadEngineBase<ThreadPool
 
     public override BlockReadEngineKind Kind => BlockReadEngineKind.ThreadPool;
 
-    /// <summary>Test hook: runs on the pool thread just before each pread (a test holds a read "in flight" with it).</summary>
+    /// <summary>Test hook: runs on the pool thread when a read has started, just before its pread (a test holds a read "in flight" with it).</summary>
     internal Action? BeforeRead { get; set; }
 
     public override string? FallbackReason { get; }
@@ -53,9 +53,9 @@ internal sealed class ThreadPoolBlockReadEngine : BlockReadEngineBase<ThreadPool
         {
             try
             {
-                _engine.BeforeRead?.Invoke();
                 if (!IsCancelled)
                 {
+                    _engine.BeforeRead?.Invoke();
                     if (OperatingSystem.IsWindows())
                     {
                         ReadWithRandomAccess();
