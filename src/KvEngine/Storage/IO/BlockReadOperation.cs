@@ -16,8 +16,8 @@ namespace KvEngine.Storage.IO;
 /// recycles it, so a cancelled read's buffer stays owned here until the kernel is done with it.
 /// </para>
 /// <para>
-/// State: Pending, then exactly one of Completed (the engine's result won: the bytes are copied
-/// into the destination before the ValueTask completes) or Cancelled (the token won: the
+/// State: Pending, then exactly one of Completed (the engine's result or failure won: the bytes
+/// are copied into the destination before the ValueTask completes) or Cancelled (the token won: the
 /// ValueTask completes with <see cref="OperationCanceledException"/> and the destination is never
 /// written). Continuations always run asynchronously, never on the thread that completes.
 /// Thread-safe in that sense; everything else is set up by one thread before the read is issued.
@@ -115,13 +115,17 @@ internal abstract unsafe class BlockReadOperation : IValueTaskSource<int>
         }
     }
 
-    /// <summary>The kernel's result (bytes read, or -errno) reaches the caller unless cancellation won.</summary>
-    public void Complete(int result)
+    /// <summary>
+    /// Claims the completion for the engine's result: false when cancellation won (the result is
+    /// then dropped). The engine claims, then releases the kernel's reference, then calls
+    /// <see cref="Deliver(int)"/>: so when the caller sees the result, its own reference is the last and
+    /// taking the result returns the operation to the pool before the caller's next read.
+    /// </summary>
+    public bool TryClaimCompletion() => Interlocked.CompareExchange(ref _state, Completed, Pending) == Pending;
+
+    /// <summary>After a successful <see cref="TryClaimCompletion"/>: the result (bytes read, or -errno) reaches the caller.</summary>
+    public void Deliver(int result)
     {
-        if (Interlocked.CompareExchange(ref _state, Completed, Pending) != Pending)
-        {
-            return;
-        }
         if (result < 0)
         {
             _core.SetException(BlockReadErrors.Read(-result, Offset, Length));
@@ -134,11 +138,14 @@ internal abstract unsafe class BlockReadOperation : IValueTaskSource<int>
     /// <summary>The read fails with <paramref name="error"/> unless it already completed or was cancelled.</summary>
     public void Fail(Exception error)
     {
-        if (Interlocked.CompareExchange(ref _state, Completed, Pending) == Pending)
+        if (TryClaimCompletion())
         {
-            _core.SetException(error);
+            Deliver(error);
         }
     }
+
+    /// <summary>After a successful <see cref="TryClaimCompletion"/>: the read fails with <paramref name="error"/>.</summary>
+    public void Deliver(Exception error) => _core.SetException(error);
 
     /// <summary>The kernel (or pool thread) is done with the buffer and the handle: drops its reference.</summary>
     public void ReleaseKernel()

@@ -36,6 +36,8 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
     private const uint CancelAll = 1u << 0; // IORING_ASYNC_CANCEL_ALL
     private const uint CancelAny = 1u << 2; // IORING_ASYNC_CANCEL_ANY
     private const int ECanceled = 125;
+    private const int DroppedResult = int.MinValue;     // reaper scratch: cancellation had won
+    private const int DisposedResult = int.MinValue + 1; // reaper scratch: withdrawn by Dispose
 
     private readonly IoUring _ring;
     private readonly object _lock = new();
@@ -332,14 +334,13 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
                 if ((userData & (CancelFlag | WakeUserData)) == 0)
                 {
                     op = ops[(int)(uint)userData];
-                    int result = _reapResults[i];
-                    if (result == -ECanceled && _closing)
+                    if (!op.TryClaimCompletion())
                     {
-                        op.Fail(new ObjectDisposedException(nameof(IoUringBlockReadEngine)));
+                        _reapResults[i] = DroppedResult; // cancellation won: nothing to deliver
                     }
-                    else
+                    else if (_reapResults[i] == -ECanceled && _closing)
                     {
-                        op.Complete(result); // copies into the destination, then completes (continuation queued)
+                        _reapResults[i] = DisposedResult;
                     }
                 }
                 _reapOps[i] = op;
@@ -367,8 +368,22 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
             }
             for (int i = 0; i < n; i++)
             {
-                _reapOps[i]?.ReleaseKernel();
+                Operation? op = _reapOps[i];
+                if (op == null)
+                {
+                    continue;
+                }
                 _reapOps[i] = null;
+                int result = _reapResults[i];
+                op.ReleaseKernel(); // the caller's reference keeps it out of the pool until it takes the result
+                if (result == DisposedResult)
+                {
+                    op.Deliver(new ObjectDisposedException(nameof(IoUringBlockReadEngine)));
+                }
+                else if (result != DroppedResult)
+                {
+                    op.Deliver(result); // copies into the destination, then completes (continuation queued)
+                }
             }
             if (exit)
             {

@@ -51,24 +51,23 @@ internal sealed class ThreadPoolBlockReadEngine : BlockReadEngineBase<ThreadPool
 
         public void Execute()
         {
-            try
-            {
-                if (!IsCancelled)
-                {
-                    _engine.BeforeRead?.Invoke();
-                    if (OperatingSystem.IsWindows())
-                    {
-                        ReadWithRandomAccess();
-                    }
-                    else
-                    {
-                        Complete(Pread());
-                    }
-                }
-            }
-            finally
+            if (IsCancelled)
             {
                 ReleaseKernel();
+                return;
+            }
+            _engine.BeforeRead?.Invoke();
+            if (OperatingSystem.IsWindows())
+            {
+                ReadWithRandomAccess();
+                return;
+            }
+            int result = Pread();
+            bool won = TryClaimCompletion();
+            ReleaseKernel();
+            if (won)
+            {
+                Deliver(result);
             }
         }
 
@@ -93,11 +92,18 @@ internal sealed class ThreadPoolBlockReadEngine : BlockReadEngineBase<ThreadPool
         {
             try
             {
-                Complete(RandomAccess.Read(File!, new Span<byte>(Buffer, Length), Offset));
+                int n = RandomAccess.Read(File!, new Span<byte>(Buffer, Length), Offset);
+                bool won = TryClaimCompletion();
+                ReleaseKernel();
+                if (won)
+                {
+                    Deliver(n);
+                }
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException or NotSupportedException)
             {
                 Fail(e);
+                ReleaseKernel();
             }
         }
 
