@@ -12,6 +12,27 @@ internal static class BlockReadEngines
 {
     public const string EnvironmentVariable = "KVENGINE_IO_ENGINE";
 
+    private static IBlockReadEngine? s_shared;
+
+    /// <summary>
+    /// The process's engine for files not given one, as <see cref="Create"/> builds it with the
+    /// defaults: set up on first use (a process that never reads asynchronously has no ring) and
+    /// never disposed (its reaper is a background thread; the kernel tears the ring down at exit).
+    /// </summary>
+    public static IBlockReadEngine Shared => Volatile.Read(ref s_shared) ?? CreateShared();
+
+    private static IBlockReadEngine CreateShared()
+    {
+        IBlockReadEngine engine = Create();
+        IBlockReadEngine? won = Interlocked.CompareExchange(ref s_shared, engine, null);
+        if (won != null)
+        {
+            engine.Dispose();
+            return won;
+        }
+        return engine;
+    }
+
     public static IBlockReadEngine Create(BlockReadEngineOptions? options = null)
     {
         options ??= new BlockReadEngineOptions();
