@@ -136,12 +136,12 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
     }
 
     /// <summary>Operations that never reached the kernel: they fail (unless cancelled) and drop the kernel's reference.</summary>
-    private void ReleaseRefused(Operation? refused)
+    private static void ReleaseRefused(Operation? refused, Exception? error = null)
     {
         while (refused != null)
         {
             var next = (Operation?)refused.BatchNext;
-            refused.Fail(new ObjectDisposedException(nameof(IoUringBlockReadEngine)));
+            refused.Fail(error ?? new ObjectDisposedException(nameof(IoUringBlockReadEngine)));
             refused.ReleaseKernel();
             refused = next;
         }
@@ -346,6 +346,7 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
                 _reapOps[i] = op;
             }
             bool exit;
+            string? broken = null;
             lock (_lock)
             {
                 _inFlight -= n;
@@ -363,7 +364,14 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
                     }
                 }
                 FillLocked();
-                SubmitLocked();
+                try
+                {
+                    SubmitLocked();
+                }
+                catch (IOException e)
+                {
+                    broken = e.Message; // an io_uring_enter error other than EAGAIN/EBUSY: see FailStuck
+                }
                 exit = _closing && _inFlight == 0;
             }
             for (int i = 0; i < n; i++)
@@ -385,6 +393,11 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
                     op.Deliver(result); // copies into the destination, then completes (continuation queued)
                 }
             }
+            if (broken != null)
+            {
+                FailStuck(broken);
+                return;
+            }
             if (exit)
             {
                 return;
@@ -396,7 +409,7 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
                 {
                     // Only a broken ring fails this way; keep the buffers of what is in flight
                     // owned (the kernel may still write them) and stop serving.
-                    FailStuck(BlockReadErrors.Describe(-r));
+                    FailStuck("io_uring_enter failed to wait: " + BlockReadErrors.Describe(-r));
                     return;
                 }
             }
@@ -410,25 +423,25 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
     /// </summary>
     private void FailStuck(string why)
     {
-        Operation? backlog;
+        var error = new IOException("The io_uring engine stopped: " + why);
+        Operation? refused = null;
         lock (_lock)
         {
             _closing = true;
-            backlog = _backlogHead;
-            _backlogHead = _backlogTail = null;
+            while (_backlogHead != null)
+            {
+                Operation op = _backlogHead;
+                UnlinkBacklog(op);
+                op.BatchNext = refused;
+                refused = op;
+            }
         }
         Operation[] ops = Volatile.Read(ref _ops);
-        var error = new IOException("The io_uring completion queue failed: " + why);
         for (int i = 0; i < ops.Length && ops[i] != null; i++)
         {
-            ops[i].Fail(error);
+            ops[i].Fail(error); // those in the kernel: failed, never recycled
         }
-        for (Operation? op = backlog; op != null;)
-        {
-            Operation? next = op.BacklogNext;
-            op.ReleaseKernel();
-            op = next;
-        }
+        ReleaseRefused(refused, error);
     }
 
     public override void Dispose()
