@@ -105,6 +105,7 @@ internal sealed class BenchFlags
     public bool FifoAllowCompaction { get; private set; }
     public FilterBenchFlags Filter { get; } = new();
     public CacheBenchFlags Cache { get; } = new();
+    public IoEngineBenchFlags IoEngine { get; } = new();
     public long CacheSize { get; private set; } = KvBlockCache.DefaultCapacity;
     public bool CacheSizeSet { get; private set; }
     public bool ThreadsSet { get; private set; }
@@ -339,7 +340,7 @@ internal sealed class BenchFlags
             case "fifo_compaction_max_table_files_size_mb": FifoMaxTableFilesSizeMb = Long(v, raw, 0); break;
             case "fifo_compaction_allow_compaction": FifoAllowCompaction = Bool(v, raw); break;
             default:
-                _ = Filter.TrySet(name, v) || Cache.TrySet(name, v) ? 0 : throw Bad(raw, "unknown flag");
+                _ = Filter.TrySet(name, v) || Cache.TrySet(name, v) || IoEngine.TrySet(name, v) ? 0 : throw Bad(raw, "unknown flag");
                 break;
         }
     }

@@ -15,7 +15,7 @@ internal static class BenchFlagsHelp
     [
         ("benchmarks", "fillseq,fillrandom,overwrite,readrandom,readseq",
             "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
-            "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats, memstats; or filterbench, cachebench, raftbench, largevalue alone"),
+            "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats, memstats; or filterbench, cachebench, raftbench, largevalue, iouring alone"),
         ("engine", "kvengine", "Engine the workloads run on: kvengine, rocksdb (release RocksDB via the RocksDbSharp package) " +
             "or zonetree (ZoneTree, a managed LSM; docs/benchmarks.md lists how the flags map); flags an engine cannot honour are refused"),
         ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),
@@ -121,6 +121,8 @@ internal static class BenchFlagsHelp
         output.WriteLine("  -benchmarks=cachebench (RocksDB's cache_bench): -num_shard_bits, -lookup_insert_percent,");
         output.WriteLine("    -insert_percent, -lookup_percent, -erase_percent, -skew, -value_bytes, -ops_per_thread,");
         output.WriteLine("    -resident_ratio, -populate_cache, -lean");
+        output.WriteLine("  -benchmarks=iouring (random 4 KiB O_DIRECT reads through each block-read engine, as fio's randread):");
+        output.WriteLine("    -iouring_file, -iouring_file_size, -iouring_depths (1,32), -iouring_engines (io_uring,threadpool), -duration");
         output.WriteLine("  -benchmarks=largevalue: one value of -value_size bytes through Put, Flush, CompactRange, Get, TryGet,");
         output.WriteLine("    an iterator and a WAL replay; prints each stage's peak RSS (VmHWM, reset before each stage)");
         output.WriteLine("  -benchmarks=raftbench: -num writes and reads (-value_size, -threads clients) on one KvDb and on a");

@@ -63,7 +63,7 @@ internal sealed class Histogram
         return sb.ToString();
     }
 
-    private double Percentile(double p)
+    public double Percentile(double p)
     {
         if (_count == 0)
         {

@@ -48,6 +48,10 @@ try
     {
         return new CacheBench(flags).Run();
     }
+    if (flags.Benchmarks == "iouring")
+    {
+        return new IoEngineBench(flags).Run();
+    }
     return RunOnKvEngine(flags);
 }
 catch (ArgumentException e)
