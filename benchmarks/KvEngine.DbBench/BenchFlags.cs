@@ -96,6 +96,15 @@ internal sealed class BenchFlags
 
     /// <summary>db_bench's: the rate limiter's refill period in microseconds.</summary>
     public long RateLimiterRefillPeriodUs { get; private set; } = 100_000;
+
+    /// <summary>db_bench's: read table files with O_DIRECT.</summary>
+    public bool UseDirectReads { get; private set; }
+
+    /// <summary>db_bench's: write flush and compaction outputs with O_DIRECT.</summary>
+    public bool UseDirectIoForFlushAndCompaction { get; private set; }
+
+    /// <summary>db_bench's: bytes compactions read ahead in each input (RocksDB's default, 2 MiB).</summary>
+    public long CompactionReadaheadSize { get; private set; } = 2L << 20;
     public bool LevelCompactionDynamicFileSize { get; private set; } = true;
     public bool LevelCompactionDynamicLevelBytes { get; private set; }
     public bool OptimizeFiltersForMemory { get; private set; }
@@ -319,6 +328,9 @@ internal sealed class BenchFlags
             case "disable_auto_compactions": DisableAutoCompactions = Bool(v, raw); break;
             case "rate_limiter_bytes_per_sec": RateLimiterBytesPerSec = Long(v, raw, 0); break;
             case "rate_limiter_refill_period_us": RateLimiterRefillPeriodUs = Long(v, raw, 1); break;
+            case "use_direct_reads": UseDirectReads = Bool(v, raw); break;
+            case "use_direct_io_for_flush_and_compaction": UseDirectIoForFlushAndCompaction = Bool(v, raw); break;
+            case "compaction_readahead_size": CompactionReadaheadSize = Long(v, raw, 0); break;
             case "level_compaction_dynamic_file_size": LevelCompactionDynamicFileSize = Bool(v, raw); break;
             case "level_compaction_dynamic_level_bytes": LevelCompactionDynamicLevelBytes = Bool(v, raw); break;
             case "compaction_style":

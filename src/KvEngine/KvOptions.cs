@@ -183,6 +183,32 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// </summary>
     public long DelayedWriteRate { get; set; } = 16L << 20;
 
+    /// <summary>
+    /// Read table files with direct I/O (O_DIRECT; RocksDB: use_direct_reads, false), bypassing the
+    /// operating system's page cache: the block cache is then the only cache of table data, and
+    /// the engine reads ahead itself (iterators' automatic readahead, compaction inputs'
+    /// <see cref="CompactionReadaheadSize"/>). The WAL, MANIFEST and other files stay buffered, as in
+    /// RocksDB. Linux only; opening fails with <see cref="KvException"/> when the database's file
+    /// system refuses O_DIRECT (ramfs, some network file systems) or on another operating system.
+    /// </summary>
+    public bool UseDirectReads { get; set; }
+
+    /// <summary>
+    /// Write the table files of flushes and compactions with direct I/O (O_DIRECT; RocksDB:
+    /// use_direct_io_for_flush_and_compaction, false): through an aligned 1 MiB buffer, the last
+    /// partial sector written padded and the file cut to its true length when synced or closed.
+    /// Background writes then do not fill the page cache. The WAL and MANIFEST stay buffered. Same
+    /// platform and file-system conditions as <see cref="UseDirectReads"/>.
+    /// </summary>
+    public bool UseDirectIoForFlushAndCompaction { get; set; }
+
+    /// <summary>
+    /// Bytes a compaction reads ahead of its position in each input table, in one read (RocksDB:
+    /// compaction_readahead_size, 2 MiB): with direct I/O the kernel reads nothing ahead, and with
+    /// buffered I/O one large read replaces many block-sized ones. 0 reads each block alone.
+    /// </summary>
+    public int CompactionReadaheadSize { get; set; } = 2 << 20;
+
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
@@ -294,6 +320,7 @@ public sealed class KvOptions : ColumnFamilyOptions
         {
             throw new ArgumentException("The compressed secondary cache supports None, Lz4 and Zstd.", nameof(CompressedSecondaryCacheCompression));
         }
+        ArgumentOutOfRangeException.ThrowIfNegative(CompactionReadaheadSize, nameof(CompactionReadaheadSize));
         ArgumentNullException.ThrowIfNull(FileSystem);
     }
 }

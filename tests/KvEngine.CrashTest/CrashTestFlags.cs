@@ -23,6 +23,8 @@ internal sealed class CrashTestFlags
     public int OpsPerCycle { get; private set; } = 2_000;
     /// <summary>--mmap-wal 0|1 (--power-cut): kvstress's -mmap_wal, KvOptions.MemoryMappedWal.</summary>
     public bool MemoryMappedWal { get; private set; } = true;
+    /// <summary>--direct-io 0|1 (--kill): kvstress's -use_direct_io_for_flush_and_compaction and -use_direct_reads.</summary>
+    public bool DirectIO { get; private set; }
     /// <summary>--cut-in-open-one-in N (--power-cut): one cycle in N cuts at a random time from kvstress's start (0: never).</summary>
     public int CutInOpenOneIn { get; private set; } = 8;
     /// <summary>--lie-fsync SUFFIX (--power-cut): the fsync of files whose name ends so does nothing (a lying disk; must be caught).</summary>
@@ -80,6 +82,7 @@ internal sealed class CrashTestFlags
                 case "column-families": f.ColumnFamilies = Int(name, value, 1); break;
                 case "ops": f.OpsPerCycle = Int(name, value, 1); break;
                 case "mmap-wal": f.MemoryMappedWal = Int(name, value, 0) != 0; break;
+                case "direct-io": f.DirectIO = Int(name, value, 0) != 0; break;
                 case "cut-in-open-one-in": f.CutInOpenOneIn = Int(name, value, 0); break;
                 case "lie-fsync": f.LieFsyncSuffix = value; break;
                 case "keep-unsynced-one-in": f.KeepUnsyncedOneIn = Int(name, value, 0); break;

@@ -56,7 +56,7 @@ internal sealed partial class CrashTestRunner
         }
         _out.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"kvcrashtest: mode {_flags.Mode}, column families {_flags.ColumnFamilies}, cycles {_cycles}, operations run {_operations}, keys verified {_keysVerified}, " +
-            $"pending resolved {_pendingResolved}, unsynced writes lost (allowed) {_unsyncedLost}, losses found {_losses}, {_clock.Elapsed.TotalSeconds:F0} s"));
+            $"pending resolved {_pendingResolved}, unsynced writes lost (allowed) {_unsyncedLost}, losses found {_losses}, direct I/O {(_flags.DirectIO ? "on" : "off")}, {_clock.Elapsed.TotalSeconds:F0} s"));
         _out.WriteLine(_losses == 0 ? "kvcrashtest: PASSED" : "kvcrashtest: FAILED");
         return _losses == 0 ? 0 : 1;
     }
@@ -119,6 +119,11 @@ internal sealed partial class CrashTestRunner
             string.Create(CultureInfo.InvariantCulture, $"-max_key={_flags.MaxKey}"),
             string.Create(CultureInfo.InvariantCulture, $"-column_families={_flags.ColumnFamilies}"),
         };
+        if (_flags.DirectIO)
+        {
+            args.Add("-use_direct_io_for_flush_and_compaction=1");
+            args.Add("-use_direct_reads=1");
+        }
         args.AddRange(_flags.StressArgs);
         return args;
     }

@@ -53,6 +53,10 @@ internal sealed class StressFlags
     public bool DurabilityJournal { get; private set; }
     /// <summary>-mmap_wal: <see cref="KvOptions.MemoryMappedWal"/> (default 1, the engine's default).</summary>
     public bool MemoryMappedWal { get; private set; } = true;
+    /// <summary>-use_direct_reads (db_stress's): <see cref="KvOptions.UseDirectReads"/>.</summary>
+    public bool UseDirectReads { get; private set; }
+    /// <summary>-use_direct_io_for_flush_and_compaction (db_stress's): <see cref="KvOptions.UseDirectIoForFlushAndCompaction"/>.</summary>
+    public bool UseDirectIoForFlushAndCompaction { get; private set; }
     public bool FaultInjection { get; private set; }
     public int ReadFaultOneIn { get; private set; }
     public int WriteFaultOneIn { get; private set; }
@@ -119,6 +123,8 @@ internal sealed class StressFlags
             case "use_merge": UseMerge = Bool(name, v); break;
             case "durability_journal": DurabilityJournal = Bool(name, v); break;
             case "mmap_wal": MemoryMappedWal = Bool(name, v); break;
+            case "use_direct_reads": UseDirectReads = Bool(name, v); break;
+            case "use_direct_io_for_flush_and_compaction": UseDirectIoForFlushAndCompaction = Bool(name, v); break;
             case "fault_injection":
             case "faults": FaultInjection = Bool(name, v); break;
             case "read_fault_one_in": ReadFaultOneIn = Int(name, v, 0, int.MaxValue); break;

@@ -298,6 +298,8 @@ internal sealed class StressRunner
         MaxBytesForLevelBase = Math.Max(256 << 10, _flags.WriteBufferSize * 4),
         MergeOperator = _flags.UseMerge ? PutMergeOperator.Instance : null,
         MemoryMappedWal = _flags.MemoryMappedWal,
+        UseDirectReads = _flags.UseDirectReads,
+        UseDirectIoForFlushAndCompaction = _flags.UseDirectIoForFlushAndCompaction,
     };
 
     private StressWorker[] NewWorkers(ExpectedState state, DurabilityTracker? tracker, RunControl control, int round)

@@ -107,6 +107,9 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
             ? new KvRateLimiter(_f.RateLimiterBytesPerSec, TimeSpan.FromMicroseconds(_f.RateLimiterRefillPeriodUs))
             : null,
         AllowConcurrentMemtableWrite = _f.AllowConcurrentMemtableWrite,
+        UseDirectReads = _f.UseDirectReads,
+        UseDirectIoForFlushAndCompaction = _f.UseDirectIoForFlushAndCompaction,
+        CompactionReadaheadSize = (int)Math.Min(_f.CompactionReadaheadSize, int.MaxValue),
         LevelCompactionDynamicFileSize = _f.LevelCompactionDynamicFileSize,
         LevelCompactionDynamicLevelBytes = _f.LevelCompactionDynamicLevelBytes,
         CompactionStyle = _f.CompactionStyle,

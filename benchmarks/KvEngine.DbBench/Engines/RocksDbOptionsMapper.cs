@@ -92,7 +92,10 @@ internal static class RocksDbOptionsMapper
             .SetLevel0StopWritesTrigger(f.Level0StopWritesTrigger)
             .SetDisableAutoCompactions(f.DisableAutoCompactions ? 1 : 0)
             .SetAllowConcurrentMemtableWrite(f.AllowConcurrentMemtableWrite)
-            .SetMaxOpenFiles(f.OpenFiles == 0 ? -1 : f.OpenFiles);
+            .SetMaxOpenFiles(f.OpenFiles == 0 ? -1 : f.OpenFiles)
+            .SetUseDirectReads(f.UseDirectReads)
+            .SetUseDirectIoForFlushAndCompaction(f.UseDirectIoForFlushAndCompaction)
+            .SetCompactionReadaheadSize((ulong)f.CompactionReadaheadSize);
         n.rocksdb_options_set_max_background_jobs(o.Handle, f.MaxBackgroundJobs);
         n.rocksdb_options_set_compaction_pri(o.Handle, f.CompactionPri == CompactionPri.RoundRobin ? 4 : 3);
         // db_bench's -enable_pipelined_write defaults to true (the library's to false).

@@ -291,21 +291,23 @@ internal sealed class CompactionJob
         try
         {
             // Inputs are read with fillCache: false, as RocksDB compacts: their blocks would only
-            // evict hot ones, and the files are about to be deleted.
+            // evict hot ones, and the files are about to be deleted. Each is read ahead
+            // CompactionReadaheadSize bytes at a time (RocksDB's compaction_readahead_size).
+            int readahead = _env.TableOptions.CompactionReadaheadSize;
             if (_c.StartLevel == 0)
             {
                 foreach (FileMetaData f in _c.StartInputs)
                 {
-                    children.Add(_env.Tables.Get(f).NewIterator(verifyChecksums: true, fillCache: false));
+                    children.Add(_env.Tables.Get(f).NewIterator(verifyChecksums: true, fillCache: false, readaheadSize: readahead));
                 }
             }
             else
             {
-                children.Add(new LevelFiles(_env.Tables, _c.StartInputs, verifyChecksums: true, fillCache: false).CreateIterator());
+                children.Add(new LevelFiles(_env.Tables, _c.StartInputs, verifyChecksums: true, fillCache: false, readaheadSize: readahead).CreateIterator());
             }
             if (_c.OutputInputs.Length > 0)
             {
-                children.Add(new LevelFiles(_env.Tables, _c.OutputInputs, verifyChecksums: true, fillCache: false).CreateIterator());
+                children.Add(new LevelFiles(_env.Tables, _c.OutputInputs, verifyChecksums: true, fillCache: false, readaheadSize: readahead).CreateIterator());
             }
             return MergingIterator.Create(children.ToArray());
         }

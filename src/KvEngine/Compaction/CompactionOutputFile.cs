@@ -32,7 +32,7 @@ internal sealed class CompactionOutputFile : IDisposable
     {
         Number = number;
         Path = path;
-        _file = RateLimitedWritableFile.Wrap(fs.CreateWritable(path), writeLimit, KvIOPriority.Low);
+        _file = RateLimitedWritableFile.Wrap(fs.CreateWritable(path, options.UseDirectWrites), writeLimit, KvIOPriority.Low);
         try
         {
             _builder = new TableBuilder(options, _file, context);

@@ -45,13 +45,19 @@ internal sealed class ColumnFamilyData
     private readonly NativeLifetime? _lifetime; // every read state over the family's memtables holds it
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
-        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, NativeLifetime? lifetime = null)
+        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, NativeLifetime? lifetime = null,
+        (bool DirectReads, bool DirectWrites, int CompactionReadahead) io = default)
     {
         _lifetime = lifetime;
         Versions = versions;
         Handle = new ColumnFamilyHandle(this, owner);
         Options = options;
-        TableOptions = BuildTableOptions(options, dbCache, stats);
+        TableOptions = BuildTableOptions(options, dbCache, stats) with
+        {
+            UseDirectReads = io.DirectReads,
+            UseDirectWrites = io.DirectWrites,
+            CompactionReadaheadSize = io.CompactionReadahead,
+        };
         BottommostTableOptions = options.BottommostCompression is null && options.BottommostCompressionLevel is null
             ? TableOptions
             : TableOptions with

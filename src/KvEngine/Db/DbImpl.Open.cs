@@ -117,6 +117,16 @@ internal sealed partial class DbImpl
             throw new KvException($"Database '{dir}': the LOCK file could not be created or opened: {e.Message}", e);
         }
 
+        try
+        {
+            CheckDirectIO(dir, options, FileNames.LockFile(dir));
+        }
+        catch
+        {
+            dbLock.Dispose();
+            throw;
+        }
+
         DbImpl? db = null;
         try
         {
@@ -148,6 +158,34 @@ internal sealed partial class DbImpl
                 dbLock.Dispose();
             }
             throw;
+        }
+    }
+
+    /// <summary>
+    /// With direct I/O asked for, opens <paramref name="probeFile"/> (an existing file of the
+    /// database's directory) with it: a file system that refuses O_DIRECT, or an operating system
+    /// without it, fails the open here with <see cref="KvException"/> naming the directory and the
+    /// option, rather than at the first flush or table read.
+    /// </summary>
+    private static void CheckDirectIO(string dir, KvOptions options, string probeFile)
+    {
+        if (!options.UseDirectReads && !options.UseDirectIoForFlushAndCompaction)
+        {
+            return;
+        }
+        try
+        {
+            options.FileSystem.CheckDirectIO(probeFile);
+        }
+        catch (NotSupportedException e)
+        {
+            string option = (options.UseDirectReads, options.UseDirectIoForFlushAndCompaction) switch
+            {
+                (true, true) => "UseDirectReads (use_direct_reads) and UseDirectIoForFlushAndCompaction (use_direct_io_for_flush_and_compaction) are",
+                (true, false) => "UseDirectReads (use_direct_reads) is",
+                _ => "UseDirectIoForFlushAndCompaction (use_direct_io_for_flush_and_compaction) is",
+            };
+            throw new KvException($"Database '{dir}': {option} set, but direct I/O is not available there: {e.Message}", e);
         }
     }
 

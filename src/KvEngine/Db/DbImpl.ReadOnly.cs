@@ -40,6 +40,7 @@ internal sealed partial class DbImpl
         {
             throw new KvException($"Database '{dir}' does not exist (no CURRENT file); a read-only open cannot create it.");
         }
+        CheckDirectIO(dir, options, FileNames.CurrentFile(dir));
         DbImpl? db = null;
         try
         {

@@ -118,7 +118,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _stats = options.Statistics;
         _counters = new EngineCounters(options.Statistics);
         _versions = new VersionSet(dir, _fs);
-        _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles);
+        _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles, options.UseDirectReads);
         _families = new ColumnFamilySet(NewFamilyData(_versions.Default, options));
         _pendingOutputs = new PendingOutputs(_mutex, _versions);
         _wals = new WalSet(dir, _fs, _versions, options.MemoryMappedWal);
@@ -309,7 +309,8 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     internal FlushRunner Flusher => _flusher;
 
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
-        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _nativeLifetime);
+        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _nativeLifetime,
+            (_options.UseDirectReads, _options.UseDirectIoForFlushAndCompaction, _options.CompactionReadaheadSize));
 
     /// <summary>
     /// The <see cref="NativeLifetime"/>'s release: the families' table readers and the owned block

@@ -127,6 +127,9 @@ internal static class OptionsFileWriter
         ["atomic_flush"] = OptionValues.Format(o.AtomicFlush),
         ["max_total_wal_size"] = OptionValues.Format(o.MaxTotalWalSize),
         ["delayed_write_rate"] = OptionValues.Format(o.DelayedWriteRate),
+        ["use_direct_reads"] = OptionValues.Format(o.UseDirectReads),
+        ["use_direct_io_for_flush_and_compaction"] = OptionValues.Format(o.UseDirectIoForFlushAndCompaction),
+        ["compaction_readahead_size"] = OptionValues.Format((long)o.CompactionReadaheadSize),
     };
 
     private static Dictionary<string, string> CfValues(ColumnFamilyOptions o)

@@ -30,6 +30,11 @@ internal static class OptionsMapper
             case "max_open_files": o.MaxOpenFiles = OptionValues.ParseInt32(value); break;
             case "create_missing_column_families": o.CreateMissingColumnFamilies = OptionValues.ParseBool(value); break;
             case "atomic_flush": o.AtomicFlush = OptionValues.ParseBool(value); break;
+            case "use_direct_reads": o.UseDirectReads = OptionValues.ParseBool(value); break;
+            case "use_direct_io_for_flush_and_compaction": o.UseDirectIoForFlushAndCompaction = OptionValues.ParseBool(value); break;
+            case "compaction_readahead_size":
+                o.CompactionReadaheadSize = (int)Math.Min(OptionValues.ParseUInt64Saturating(value), int.MaxValue);
+                break;
             case "max_total_wal_size": o.MaxTotalWalSize = OptionValues.ParseUInt64Saturating(value); break;
             case "delayed_write_rate":
                 // 0 means "derive from the rate limiter, else 16 MiB/s" in RocksDB.

@@ -15,12 +15,36 @@ internal interface IFileSystem
     /// <summary>
     /// Creates (or truncates) a write-ahead log. With <paramref name="memoryMapped"/> a file system
     /// that can map files writes it through a mapping (<see cref="LocalMappedWritableFile"/>);
-    /// others, and this one where mapping is not possible, create it as <see cref="CreateWritable"/> does.
+    /// others, and this one where mapping is not possible, create it as <see cref="CreateWritable(string)"/> does.
     /// </summary>
     IWritableFile CreateLogFile(string path, bool memoryMapped) => CreateWritable(path);
 
     /// <summary>Opens an existing file for positional reads; thread-safe reads.</summary>
     IRandomAccessFile OpenRandomAccess(string path);
+
+    /// <summary>
+    /// <see cref="OpenRandomAccess(string)"/>, bypassing the operating system's page cache with
+    /// <paramref name="useDirectIO"/> where the file system does direct I/O (the local one on Linux:
+    /// <see cref="LocalDirectRandomAccessFile"/>); others open the file as usual.
+    /// </summary>
+    IRandomAccessFile OpenRandomAccess(string path, bool useDirectIO) => OpenRandomAccess(path);
+
+    /// <summary>
+    /// <see cref="CreateWritable(string)"/>, writing around the page cache with
+    /// <paramref name="useDirectIO"/> where the file system does direct I/O
+    /// (<see cref="LocalDirectWritableFile"/>); others create the file as usual.
+    /// </summary>
+    IWritableFile CreateWritable(string path, bool useDirectIO) => CreateWritable(path);
+
+    /// <summary>
+    /// Throws <see cref="NotSupportedException"/> when the existing file <paramref name="path"/>
+    /// cannot be opened with direct I/O (a database tries a file of its directory at open when
+    /// direct I/O is asked for). File systems without direct I/O accept every file (they serve
+    /// direct opens buffered).
+    /// </summary>
+    void CheckDirectIO(string path)
+    {
+    }
 
     /// <summary>Opens an existing file for reading front to back.</summary>
     ISequentialFile OpenSequential(string path);

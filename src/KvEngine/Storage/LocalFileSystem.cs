@@ -24,6 +24,14 @@ internal sealed class LocalFileSystem : IFileSystem
 
     public IRandomAccessFile OpenRandomAccess(string path) => new LocalRandomAccessFile(path);
 
+    public IRandomAccessFile OpenRandomAccess(string path, bool useDirectIO) =>
+        useDirectIO ? new LocalDirectRandomAccessFile(path) : new LocalRandomAccessFile(path);
+
+    public IWritableFile CreateWritable(string path, bool useDirectIO) =>
+        useDirectIO ? new LocalDirectWritableFile(path) : new LocalWritableFile(path);
+
+    public void CheckDirectIO(string path) => DirectIO.Probe(path);
+
     public ISequentialFile OpenSequential(string path) => new LocalSequentialFile(path);
 
     public bool FileExists(string path) => File.Exists(path);

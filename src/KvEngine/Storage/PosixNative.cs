@@ -5,7 +5,7 @@ namespace KvEngine.Storage;
 /// <summary>
 /// The few POSIX calls .NET does not expose, from the C library every .NET process on Linux has
 /// already loaded (no extra native dependency): opening a directory to fsync it, fdatasync, hard links,
-/// and the memory mapping and block reservation of <see cref="LocalMappedWritableFile"/>.
+/// opening with O_DIRECT (<see cref="DirectIO"/>), and the memory mapping and block reservation of <see cref="LocalMappedWritableFile"/>.
 /// Stateless and thread-safe.
 /// </summary>
 internal static class PosixNative
@@ -13,8 +13,26 @@ internal static class PosixNative
     public const int ORdOnly = 0;
     public const int ODirectory = 0x10000; // Linux x86-64/arm64 O_DIRECTORY
 
+    public const int OWrOnly = 0x1;
+    public const int OCreat = 0x40;
+    public const int OTrunc = 0x200;
+    public const int OCloExec = 0x80000;
+    public const int EInval = 22;
+    public const int ENoEnt = 2;
+
+    /// <summary>O_DIRECT: 0x4000 on x86-64, 0x10000 on arm64 (Linux's asm-generic and arm64 headers).</summary>
+    public static int ODirect => RuntimeInformation.ProcessArchitecture is Architecture.Arm64 or Architecture.Arm ? 0x10000 : 0x4000;
+
     [DllImport("libc", EntryPoint = "open", SetLastError = true)]
     public static extern int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags);
+
+    /// <summary>open(2) with a creation mode (the variadic third argument, an int on Linux's ABIs).</summary>
+    [DllImport("libc", EntryPoint = "open", SetLastError = true)]
+    public static extern int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags, int mode);
+
+    /// <summary>ftruncate(2): sets the length of an open file.</summary>
+    [DllImport("libc", EntryPoint = "ftruncate", SetLastError = true)]
+    public static extern int Ftruncate(int fd, long length);
 
     [DllImport("libc", EntryPoint = "fsync", SetLastError = true)]
     public static extern int Fsync(int fd);

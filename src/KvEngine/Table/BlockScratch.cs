@@ -1,5 +1,6 @@
 using System.Buffers;
 using KvEngine.Memory;
+using KvEngine.Storage;
 
 namespace KvEngine.Table;
 
@@ -9,7 +10,10 @@ namespace KvEngine.Table;
 /// <see cref="ArrayLimit"/> bytes, native memory above it. A large block (a 64 MiB table's filter is
 /// ~1.4 MiB, its index ~0.5 MiB) would otherwise be a fresh large-object-heap array on every table
 /// open (the shared pool does not keep arrays over 1 MiB) or stay in the pool for good, and a dead
-/// large-object array is freed only by a full collection. One owner; <see cref="Dispose"/> once.
+/// large-object array is freed only by a full collection. For a file read with direct I/O,
+/// <see cref="RentAligned"/> gives aligned memory covering the aligned range around the block,
+/// read whole (<see cref="ReadSpan"/>) and used from <see cref="Skip"/> on. One owner;
+/// <see cref="Dispose"/> once.
 /// </summary>
 internal struct BlockScratch : IDisposable
 {
@@ -18,6 +22,8 @@ internal struct BlockScratch : IDisposable
 
     private byte[]? _array;
     private NativeBuffer _native;
+    private AlignedBuffer _aligned;
+    private int _skip;
     private int _length;
 
     /// <summary><paramref name="length"/> bytes of scratch (contents undefined).</summary>
@@ -36,10 +42,32 @@ internal struct BlockScratch : IDisposable
         return s;
     }
 
+    /// <summary>
+    /// Scratch for the <paramref name="length"/> bytes at file offset <paramref name="offset"/>, to
+    /// be read with direct I/O: <see cref="ReadSpan"/> is aligned memory for the aligned range
+    /// starting at <paramref name="readOffset"/>, and <see cref="Span"/> the bytes asked for inside it.
+    /// </summary>
+    public static BlockScratch RentAligned(long offset, int length, out long readOffset)
+    {
+        readOffset = DirectIO.AlignDown(offset);
+        var s = default(BlockScratch);
+        s._skip = (int)(offset - readOffset);
+        s._length = length;
+        s._aligned = AlignedBuffer.Allocate(checked((int)(DirectIO.AlignUp(offset + length) - readOffset)));
+        return s;
+    }
+
     public readonly int Length => _length;
 
+    /// <summary>Where <see cref="Span"/> starts inside <see cref="ReadSpan"/> (0 unless aligned).</summary>
+    public readonly int Skip => _skip;
+
+    /// <summary>The bytes to read from the file: <see cref="Span"/>, or for aligned scratch the whole aligned range around it.</summary>
+    public readonly Span<byte> ReadSpan => _aligned.IsAllocated ? _aligned.Span : Span;
+
     /// <summary>The <see cref="Length"/> bytes.</summary>
-    public readonly Span<byte> Span => _array != null ? _array.AsSpan(0, _length) : _native.Span[.._length];
+    public readonly Span<byte> Span =>
+        _array != null ? _array.AsSpan(0, _length) : _aligned.IsAllocated ? _aligned.Span.Slice(_skip, _length) : _native.Span[.._length];
 
     /// <summary>Keeps only the first <paramref name="length"/> bytes (no copy).</summary>
     public void Shrink(int length)
@@ -58,5 +86,6 @@ internal struct BlockScratch : IDisposable
         }
         _native.Dispose();
         _native = default;
+        _aligned.Dispose();
     }
 }

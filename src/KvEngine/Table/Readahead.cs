@@ -1,4 +1,5 @@
 using KvEngine.Memory;
+using KvEngine.Storage;
 
 namespace KvEngine.Table;
 
@@ -11,6 +12,10 @@ namespace KvEngine.Table;
 /// follows it, in one positional read into a buffer that serves the next blocks without a system
 /// call. The readahead size doubles with each refill up to the maximum; a block that does not
 /// follow the previous one (a seek elsewhere, a backward step) starts the count again.
+/// A compaction's iterator reads ahead a fixed size instead (<see cref="SetFixedSize"/>: RocksDB's
+/// compaction_readahead_size), from the first block it must read: each refill reads the block and
+/// that many bytes after it. From a file read with direct I/O the buffer holds the aligned range
+/// around what was asked for, read in place into page-aligned memory.
 /// <para>
 /// Invariants: the buffer holds file bytes [<c>_start</c>, <c>_start + _length</c>) of the table it
 /// was filled from; <see cref="Reset"/> forgets them (a new table or a seek). Native memory with one
@@ -23,12 +28,16 @@ internal struct Readahead : IDisposable
     public const int MaxSize = 256 << 10;
     public const int ReadsBeforeReadahead = 2;
 
+    /// <summary>Smallest buffer for a direct-I/O file: above the allocator's slab classes, so page-aligned.</summary>
+    private const int AlignedMinimum = SizeClasses.LargestSlabClass + 1;
+
     private NativeBuffer _buffer;
     private long _start;
     private int _length;
     private long _expected; // where a sequential read would start; -1: none yet
     private int _sequentialReads;
     private int _size;
+    private int _fixedSize; // compaction readahead: bytes read past each block; 0: automatic
 
     /// <summary>Forgets the buffered bytes and the sequential count (keeps the buffer's memory).</summary>
     public void Reset()
@@ -37,6 +46,17 @@ internal struct Readahead : IDisposable
         _expected = -1;
         _sequentialReads = 0;
         _size = 0;
+    }
+
+    /// <summary>
+    /// Reads <paramref name="bytes"/> past every block read from the file, from the first on (a
+    /// compaction input's readahead); 0 restores the automatic readahead. Kept across
+    /// <see cref="Reset"/>; cleared by <see cref="Dispose"/>.
+    /// </summary>
+    public void SetFixedSize(int bytes)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(bytes);
+        _fixedSize = bytes;
     }
 
     /// <summary>Records that the iterator moves to the block at [<paramref name="offset"/>, +<paramref name="length"/>).</summary>
@@ -68,6 +88,11 @@ internal struct Readahead : IDisposable
     /// </summary>
     public int Plan(int length, long available)
     {
+        if (_fixedSize > 0)
+        {
+            long fixedWant = Math.Min((long)length + _fixedSize, available);
+            return fixedWant > length ? (int)fixedWant : 0;
+        }
         if (_sequentialReads < ReadsBeforeReadahead)
         {
             return 0;
@@ -77,18 +102,31 @@ internal struct Readahead : IDisposable
         return want > length ? (int)want : 0;
     }
 
-    /// <summary>A buffer of at least <paramref name="length"/> bytes to fill from <paramref name="offset"/>; <see cref="Filled"/> records what was read.</summary>
-    public Span<byte> Prepare(long offset, int length)
+    /// <summary>
+    /// A buffer to fill from <paramref name="readOffset"/> that covers [<paramref name="offset"/>,
+    /// +<paramref name="length"/>); <see cref="Filled"/> records how much was read. With an
+    /// <paramref name="alignment"/> above 1 (a direct-I/O file) the range is widened to aligned
+    /// bounds and the buffer is page-aligned memory (a size class above the allocator's slabs).
+    /// </summary>
+    public Span<byte> Prepare(long offset, int length, int alignment, out long readOffset)
     {
         _length = 0;
-        if (!_buffer.IsAllocated || _buffer.UsableSize < length)
+        long end = offset + length;
+        if (alignment > 1)
+        {
+            offset = DirectIO.AlignDown(offset);
+            end = DirectIO.AlignUp(end);
+        }
+        int size = (int)(end - offset);
+        if (!_buffer.IsAllocated || _buffer.UsableSize < size)
         {
             _buffer.Dispose();
             _buffer = default;
-            _buffer = NativeAllocator.Shared.Allocate(Math.Max(length, InitialSize), use: NativeUse.TableBlock);
+            _buffer = NativeAllocator.Shared.Allocate(Math.Max(size, alignment > 1 ? AlignedMinimum : InitialSize), use: NativeUse.TableBlock);
         }
         _start = offset;
-        return _buffer.UsableSpan[..length];
+        readOffset = offset;
+        return _buffer.UsableSpan[..size];
     }
 
     /// <summary>Records that <paramref name="read"/> bytes from the prepared offset are in the buffer.</summary>
@@ -99,6 +137,7 @@ internal struct Readahead : IDisposable
     {
         _buffer.Dispose();
         _buffer = default;
+        _fixedSize = 0;
         Reset();
     }
 }

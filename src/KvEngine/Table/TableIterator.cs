@@ -42,13 +42,14 @@ internal sealed class TableIterator : InternalIterator
     /// With <paramref name="prefixFilter"/>, Seek and SeekForPrev first ask the table's prefix filter
     /// (<see cref="TableReader.PrefixMayMatch"/>) and yield nothing when it proves the target's prefix absent (RocksDB's prefix seek).
     /// </summary>
-    public static TableIterator Rent(TableReader table, bool verifyChecksums, bool fillCache = true, bool prefixFilter = false)
+    public static TableIterator Rent(TableReader table, bool verifyChecksums, bool fillCache = true, bool prefixFilter = false, int readaheadSize = 0)
     {
         TableIterator it = ThreadLocalPool<TableIterator>.TryRent() ?? new TableIterator();
         it._table = table;
         it._verifyChecksums = verifyChecksums;
         it._fillCache = fillCache;
         it._prefixFilter = prefixFilter && table.HasPrefixFilter;
+        it._readahead.SetFixedSize(readaheadSize);
         try
         {
             it.AcquireIndex();

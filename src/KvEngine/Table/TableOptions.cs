@@ -122,6 +122,15 @@ internal sealed record TableOptions
     /// <summary>Where readers allocate the native buffers holding data blocks.</summary>
     public NativeAllocator BlockAllocator { get; init; } = NativeAllocator.Shared;
 
+    /// <summary>Table files are opened for reading with direct I/O (KvOptions.UseDirectReads).</summary>
+    public bool UseDirectReads { get; init; }
+
+    /// <summary>Flushes and compactions write table files with direct I/O (KvOptions.UseDirectIoForFlushAndCompaction).</summary>
+    public bool UseDirectWrites { get; init; }
+
+    /// <summary>Bytes compactions read ahead in each input table (KvOptions.CompactionReadaheadSize; 0: none).</summary>
+    public int CompactionReadaheadSize { get; init; }
+
     /// <summary>Where readers count filter results and block reads; null counts nothing.</summary>
     public KvStatistics? Statistics { get; init; }
 

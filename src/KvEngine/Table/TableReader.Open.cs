@@ -12,6 +12,7 @@ internal sealed partial class TableReader
         ulong largestSequence)
     {
         _file = file;
+        _alignment = file.Alignment;
         _limiter = limiter;
         _fileSize = (ulong)fileSize;
         _options = options;

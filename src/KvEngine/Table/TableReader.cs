@@ -38,6 +38,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     private readonly OpenFileLimiter? _limiter;
     private IRandomAccessFile? _file;
     private int _fileUsers; // reads using _file; -1 while it is closed by the limiter
+    private readonly int _alignment; // the file's direct-I/O alignment (1: buffered); a reopened file has the same
     private volatile bool _disposed;
     private long _lastFileUse;
     private readonly ulong _fileSize;
@@ -356,10 +357,15 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         };
     }
 
-    /// <summary>A two-level iterator over every point entry; with <paramref name="prefixFilter"/>, seeks consult the prefix filter (see <see cref="TableIterator.Rent"/>).</summary>
-    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true, bool prefixFilter = false)
+    /// <summary>
+    /// A two-level iterator over every point entry; with <paramref name="prefixFilter"/>, seeks
+    /// consult the prefix filter (see <see cref="TableIterator.Rent"/>); a positive
+    /// <paramref name="readaheadSize"/> reads that many bytes ahead from the first block read on (a
+    /// compaction's input), 0 reads ahead automatically once reads are sequential.
+    /// </summary>
+    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true, bool prefixFilter = false, int readaheadSize = 0)
     {
-        InternalIterator it = TableIterator.Rent(this, verifyChecksums, fillCache, prefixFilter);
+        InternalIterator it = TableIterator.Rent(this, verifyChecksums, fillCache, prefixFilter, readaheadSize);
         return GlobalSequenceNumber == 0 ? it : new GlobalSequenceIterator(it, GlobalSequenceNumber);
     }
 
@@ -563,7 +569,8 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
             {
                 return ReadNativeBlock(handle, verifyChecksum, CacheEntryRole.Data);
             }
-            readahead.Filled(ReadFile(offset, readahead.Prepare(offset, ahead)));
+            Span<byte> buffer = readahead.Prepare(offset, ahead, _alignment, out long readOffset);
+            readahead.Filled(ReadFile(readOffset, buffer));
             if (!readahead.TryGet(offset, total, out raw))
             {
                 throw new KvCorruptionException($"{FileName}: truncated while reading data block {handle}.");
@@ -594,10 +601,12 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         size = (int)handle.Size;
         int total = size + TableFormat.BlockTrailerSize;
         RecordBlockRead(total);
-        BlockScratch raw = BlockScratch.Rent(total);
+        // A direct-I/O file reads an aligned range into aligned memory in place (no bounce copy).
+        long readOffset = (long)handle.Offset;
+        BlockScratch raw = _alignment > 1 ? BlockScratch.RentAligned(readOffset, total, out readOffset) : BlockScratch.Rent(total);
         try
         {
-            if (ReadFile((long)handle.Offset, raw.Span) != total)
+            if (ReadFile(readOffset, raw.ReadSpan) < raw.Skip + total)
             {
                 throw new KvCorruptionException($"{FileName}: truncated while reading {kind} block {handle}.");
             }

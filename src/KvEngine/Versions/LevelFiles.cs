@@ -14,14 +14,18 @@ internal sealed class LevelFiles : ITableIteratorFactory
     private readonly bool _verifyChecksums;
     private readonly bool _fillCache;
     private readonly KvPrefixExtractor? _prefixSeek;
+    private readonly int _readaheadSize;
 
     /// <param name="tables">The family's table cache.</param>
     /// <param name="files">The level's files, in key order.</param>
     /// <param name="verifyChecksums">Verify data block checksums.</param>
     /// <param name="fillCache">Insert the blocks read into the block cache.</param>
     /// <param name="prefixSeek">The family's prefix extractor in prefix-seek mode (no total order seek), else null.</param>
-    public LevelFiles(TableCache tables, IReadOnlyList<FileMetaData> files, bool verifyChecksums, bool fillCache = true, KvPrefixExtractor? prefixSeek = null)
+    /// <param name="readaheadSize">Bytes each file's iterator reads ahead from its first block on (a compaction's; see <see cref="Readahead"/>), 0 for the automatic readahead.</param>
+    public LevelFiles(TableCache tables, IReadOnlyList<FileMetaData> files, bool verifyChecksums, bool fillCache = true, KvPrefixExtractor? prefixSeek = null,
+        int readaheadSize = 0)
     {
+        _readaheadSize = readaheadSize;
         _tables = tables;
         _files = files;
         _verifyChecksums = verifyChecksums;
@@ -49,5 +53,5 @@ internal sealed class LevelFiles : ITableIteratorFactory
         return !table.HasWholeKeyFilter || table.KeyMayMatch(userKey, _fillCache);
     }
 
-    public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache, prefixFilter: _prefixSeek != null);
+    public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache, prefixFilter: _prefixSeek != null, _readaheadSize);
 }

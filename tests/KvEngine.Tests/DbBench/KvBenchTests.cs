@@ -86,6 +86,24 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Contains("enable_pipelined_write=true", options, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("rocksdb")]
+    [InlineData("kvengine")]
+    public void DirectIOFlagsReachTheEnginesOptions(string engine)
+    {
+        // Each engine records the direct I/O flags and the compaction readahead in its OPTIONS file
+        // (RocksDB: release RocksDB's own options), and reads back what it wrote through them.
+        string db = Path.Combine(_dir.FullName, "direct-" + engine);
+        (int code, string stdout, string stderr) = Run($"-engine={engine}", $"-db={db}", "-benchmarks=fillrandom,compact,readrandom",
+            "-num=3000", "-use_direct_reads=1", "-use_direct_io_for_flush_and_compaction=1", "-compaction_readahead_size=1048576");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"readrandom\s*:.*\(\d+ of 3000 found\)", stdout);
+        string options = File.ReadAllText(Directory.GetFiles(db, "OPTIONS-*").Order(StringComparer.Ordinal).Last());
+        Assert.Contains("use_direct_reads=true", options, StringComparison.Ordinal);
+        Assert.Contains("use_direct_io_for_flush_and_compaction=true", options, StringComparison.Ordinal);
+        Assert.Contains("compaction_readahead_size=1048576", options, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void ZoneTreeEngineRunsTheSeekWorkloads()
     {

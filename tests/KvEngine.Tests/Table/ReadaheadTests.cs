@@ -24,7 +24,7 @@ public class ReadaheadTests
             Assert.Equal(0, r.Plan(100, 1 << 30));
             r.Track(200, 100); // the second read that follows the previous one
             Assert.Equal(Readahead.InitialSize, r.Plan(100, 1 << 30));
-            r.Filled(r.Prepare(200, Readahead.InitialSize).Length);
+            r.Filled(r.Prepare(200, Readahead.InitialSize, 1, out _).Length);
             Assert.True(r.TryGet(200, 100, out ReadOnlySpan<byte> first));
             Assert.Equal(100, first.Length);
             long offset = 300;

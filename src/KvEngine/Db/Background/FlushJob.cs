@@ -88,7 +88,7 @@ internal sealed class FlushJob
             CompactionRangeDelAggregator? rangeDel = tombstones is { IsEmpty: false }
                 ? new CompactionRangeDelAggregator(tombstones, snapshots, bottommost: false)
                 : null;
-            using (IWritableFile file = RateLimitedWritableFile.Wrap(_fs.CreateWritable(path), _writeLimit, KvIOPriority.High))
+            using (IWritableFile file = RateLimitedWritableFile.Wrap(_fs.CreateWritable(path, _family.TableOptions.UseDirectWrites), _writeLimit, KvIOPriority.High))
             {
                 using (var builder = new TableBuilder(cfd.TableOptions, file, cfd.BuildContext))
                 {
