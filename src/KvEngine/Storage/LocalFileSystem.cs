@@ -132,12 +132,29 @@ internal sealed class LocalFileSystem : IFileSystem
     private const int EWouldBlock = 11; // Linux EAGAIN/EWOULDBLOCK, which .NET reports as the HResult
     private const int SharingViolation = unchecked((int)0x80070020);
 
-    public IDisposable LockFile(string path)
+    /// <summary>
+    /// Locks <paramref name="path"/> (created if absent) against every other holder, KvEngine's and
+    /// RocksDB's alike, until the returned handle is disposed. Two locks on one open file:
+    /// <list type="bullet">
+    /// <item>flock(LOCK_EX | LOCK_NB), which .NET takes for <see cref="FileShare.None"/>: it keeps out a
+    /// second open in this process as well as in others (flock locks belong to the open file);</item>
+    /// <item>on Linux, a POSIX record lock, fcntl(F_SETLK, F_WRLCK) over the whole file, the lock
+    /// RocksDB's <c>LockFile</c> takes: without it a RocksDB process (ldb, db_bench, a service)
+    /// and KvEngine could open one database at once, since flock and fcntl locks do not see each
+    /// other. Record locks belong to the process and are released when any descriptor of the file
+    /// in the process closes, so a second lock of the same path in this process is refused before
+    /// the file is opened (<see cref="LocalFileLock"/>).</item>
+    /// </list>
+    /// </summary>
+    /// <exception cref="LockHeldException">Another instance or process holds either lock.</exception>
+    public IDisposable LockFile(string path) => LocalFileLock.Acquire(path, OpenAndLock);
+
+    private static FileStream OpenAndLock(string path)
     {
+        FileStream stream;
         try
         {
-            // On Unix .NET implements FileShare.None with an advisory flock(LOCK_EX | LOCK_NB).
-            return new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
+            stream = new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
         }
         catch (IOException e) when (e.GetType() == typeof(IOException) && e.HResult is EWouldBlock or SharingViolation)
         {
@@ -146,5 +163,23 @@ internal sealed class LocalFileSystem : IFileSystem
             // denied, no such directory, no space) keeps the file system's own exception.
             throw new LockHeldException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
         }
+        if (!OperatingSystem.IsLinux())
+        {
+            return stream;
+        }
+        try
+        {
+            int fd = (int)stream.SafeFileHandle.DangerousGetHandle();
+            if (!PosixNative.TryLockWholeFile(fd, PosixNative.FSetLk, path))
+            {
+                throw new LockHeldException($"Lock file '{path}' is held by another process (a POSIX record lock, as RocksDB takes).");
+            }
+        }
+        catch
+        {
+            stream.Dispose();
+            throw;
+        }
+        return stream;
     }
 }

@@ -63,4 +63,48 @@ internal static class PosixNative
     /// <summary>posix_fallocate(3): reserves the blocks of a range, extending the file; returns 0 or an errno value (it does not set errno).</summary>
     [DllImport("libc", EntryPoint = "posix_fallocate")]
     public static extern int PosixFallocate(int fd, long offset, long length);
+
+    public const int FSetLk = 6;       // F_SETLK: a process-associated (POSIX) record lock
+    public const int FOfdSetLk = 37;   // F_OFD_SETLK: a lock owned by the open file description
+    public const short FRdLck = 0;
+    public const short FWrLck = 1;
+    public const short FUnLck = 2;
+
+    /// <summary>struct flock of Linux x86-64 and arm64 (32 bytes: l_type, l_whence, l_start, l_len, l_pid).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct FLock
+    {
+        public short Type;
+        public short Whence;
+        public long Start;
+        public long Length;
+        public int Pid;
+    }
+
+    /// <summary>fcntl(2) with a lock command (F_SETLK, F_OFD_SETLK); 0, or -1 with errno.</summary>
+    [DllImport("libc", EntryPoint = "fcntl", SetLastError = true)]
+    public static extern int FcntlLock(int fd, int command, ref FLock lockSpec);
+
+    /// <summary>
+    /// Takes a whole-file write lock on <paramref name="fd"/> with <paramref name="command"/>
+    /// without waiting; false when another owner holds a conflicting lock (EAGAIN or EACCES), and
+    /// an <see cref="IOException"/> for any other failure.
+    /// </summary>
+    public static bool TryLockWholeFile(int fd, int command, string path)
+    {
+        var spec = new FLock { Type = FWrLck, Whence = 0, Start = 0, Length = 0 };
+        if (FcntlLock(fd, command, ref spec) == 0)
+        {
+            return true;
+        }
+        int errno = Marshal.GetLastPInvokeError();
+        if (errno is EAgain or EAcces)
+        {
+            return false;
+        }
+        throw new IOException($"fcntl lock of '{path}' failed (errno {errno}).");
+    }
+
+    private const int EAgain = 11;
+    private const int EAcces = 13;
 }

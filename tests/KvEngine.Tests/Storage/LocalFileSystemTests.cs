@@ -85,6 +85,47 @@ public sealed class LocalFileSystemTests : IDisposable
     }
 
     [Fact]
+    public void ARecordLockHeldByAnotherOwnerIsSeenAsHeld()
+    {
+        string path = Path.Combine(_dir.FullName, "LOCK");
+        // An open-file-description lock conflicts with a process's record lock even inside one
+        // process: it stands in for RocksDB's fcntl lock held by another process. The file is
+        // opened raw (a FileStream would add a flock of its own).
+        File.WriteAllBytes(path, []);
+        int other = PosixNative.Open(path, ORdWr);
+        Assert.True(other >= 0);
+        try
+        {
+            Assert.True(PosixNative.TryLockWholeFile(other, PosixNative.FOfdSetLk, path));
+            var e = Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
+            Assert.Contains("POSIX record lock", e.Message, StringComparison.Ordinal);
+        }
+        finally
+        {
+            _ = PosixNative.Close(other);
+        }
+        using IDisposable mine = LocalFileSystem.Instance.LockFile(path); // the refused attempt left nothing held
+    }
+
+    [Fact]
+    public void AHeldLockKeepsItsRecordLockThroughARefusedSecondLockInTheProcess()
+    {
+        string path = Path.Combine(_dir.FullName, "LOCK");
+        using IDisposable held = LocalFileSystem.Instance.LockFile(path);
+        Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
+        Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(Path.Combine(_dir.FullName, ".", "LOCK")));
+        // Had the refused attempts opened and closed the file, the process's record lock would be
+        // gone and this open-file-description lock would be granted.
+        int probe = PosixNative.Open(path, ORdWr);
+        Assert.True(probe >= 0);
+        bool granted = PosixNative.TryLockWholeFile(probe, PosixNative.FOfdSetLk, path);
+        _ = PosixNative.Close(probe); // releases the record lock too (any close in the process does): last
+        Assert.False(granted);
+    }
+
+    private const int ORdWr = 2;
+
+    [Fact]
     public void SyncUsesFdatasyncAndLeavesEveryByteReadable()
     {
         string path = Path.Combine(_dir.FullName, "000001.log");
