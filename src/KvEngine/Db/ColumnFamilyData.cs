@@ -1,4 +1,5 @@
 using KvEngine.Compaction;
+using KvEngine.Db.State;
 using KvEngine.Memory;
 using KvEngine.Memtable;
 using KvEngine.Storage;
@@ -37,6 +38,7 @@ internal sealed class ColumnFamilyData
     /// <summary>The memtable a released family's read state shows: empty, and never freed (its owner reference is this field's).</summary>
     private static readonly MemTable s_retiredMemTable = new(4096);
 
+    private readonly DbMutex _mutex; // guards the members whose comment says so
     private ReadState _readState;
     private bool _mutableReleased;
     private readonly ArenaBlockRecycler _blockRecycler; // spare blocks of retired memtables, for the filling one
@@ -44,8 +46,9 @@ internal sealed class ColumnFamilyData
     private readonly NativeLifetime? _lifetime; // every read state over the family's memtables holds it
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
-        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, NativeLifetime? lifetime = null)
+        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, DbMutex mutex, NativeLifetime? lifetime = null)
     {
+        _mutex = mutex;
         _lifetime = lifetime;
         Versions = versions;
         Handle = new ColumnFamilyHandle(this, owner);
@@ -96,7 +99,7 @@ internal sealed class ColumnFamilyData
     /// <summary>What the family's tables record in their properties (rocksdb.column.family.id and name).</summary>
     public TableBuildContext BuildContext { get; }
 
-    /// <summary>The mutable memtable. Under the database mutex (write groups read it between switches).</summary>
+    /// <summary>The mutable memtable: replaced by a memtable switch, under the database mutex; write groups read it between switches without it.</summary>
     public MemTable Mem { get; set; }
 
     /// <summary>Memtables waiting to be flushed, oldest first.</summary>
@@ -116,12 +119,17 @@ internal sealed class ColumnFamilyData
     /// <summary>Marks a flush of <paramref name="memTables"/> (at least one) as running. Under the database mutex.</summary>
     public void StartFlush(ImmutableMemTable[] memTables)
     {
+        _mutex.AssertHeld();
         ArgumentOutOfRangeException.ThrowIfZero(memTables.Length);
         RunningFlush = memTables;
     }
 
     /// <summary>The running flush ended (done or failed). Under the database mutex.</summary>
-    public void EndFlush() => RunningFlush = [];
+    public void EndFlush()
+    {
+        _mutex.AssertHeld();
+        RunningFlush = [];
+    }
 
     /// <summary>The oldest immutable memtables that must be flushed now (Flush, close), whatever MinWriteBufferNumberToMerge says.</summary>
     public int ForcedFlushes { get; set; }
@@ -133,7 +141,7 @@ internal sealed class ColumnFamilyData
     /// <summary>
     /// A dropped family's handle was disposed (or the database closed): its read state is retired
     /// and reads through the handle throw. Until then a dropped family keeps serving reads of its
-    /// last state, as RocksDB does until the handle is destroyed. Under the database mutex.
+    /// last state, as RocksDB does until the handle is destroyed. Set by <see cref="ReleaseReads"/>, under the database mutex.
     /// </summary>
     public bool ReadsReleased { get; private set; }
 
@@ -185,6 +193,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void InstallReadState()
     {
+        _mutex.AssertHeld();
         Version current = Versions.Current;
         if (Versions.IsDropped || ReferenceEquals(Volatile.Read(ref _readState), ReadState.Closed))
         {
@@ -251,6 +260,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void AddFlushedButPinned(MemTable mem)
     {
+        _mutex.AssertHeld();
         _flushedButPinned.RemoveAll(static m => m.IsReleased);
         _flushedButPinned.Add(mem);
     }
@@ -258,6 +268,7 @@ internal sealed class ColumnFamilyData
     /// <summary>Bytes of the flushed memtables readers still pin (see <see cref="AddFlushedButPinned"/>). Holds the database mutex.</summary>
     public long FlushedButPinnedBytes()
     {
+        _mutex.AssertHeld();
         _flushedButPinned.RemoveAll(static m => m.IsReleased);
         long sum = 0;
         foreach (MemTable m in _flushedButPinned)
@@ -295,6 +306,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void ReleaseDroppedMemory()
     {
+        _mutex.AssertHeld();
         _blockRecycler.Dispose(); // no memtable of the family fills again: spares go now
         ReleaseImmutable();
         if (ReadsReleased)
@@ -310,6 +322,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void ReleaseReads()
     {
+        _mutex.AssertHeld();
         ReadsReleased = true;
         if (!FlushRunning)
         {
@@ -354,6 +367,13 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void ReleaseMutableMemTable()
     {
+        _mutex.AssertHeld();
+        ReleaseMutableMemTableOnce();
+    }
+
+    /// <summary>The release itself: by a drop (under the mutex) or at close (nothing else runs).</summary>
+    private void ReleaseMutableMemTableOnce()
+    {
         if (!_mutableReleased)
         {
             _mutableReleased = true;
@@ -370,7 +390,7 @@ internal sealed class ColumnFamilyData
     public void Close()
     {
         CloseReads();
-        ReleaseMutableMemTable();
+        ReleaseMutableMemTableOnce();
         foreach (ImmutableMemTable imm in Immutable)
         {
             imm.Mem.Unref();

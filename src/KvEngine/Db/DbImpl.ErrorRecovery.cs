@@ -1,4 +1,5 @@
 using KvEngine.Db.Errors;
+using KvEngine.Db.State;
 
 namespace KvEngine.Db;
 
@@ -13,7 +14,7 @@ internal sealed partial class DbImpl
     {
         get
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 return _errors.AutoResumeScheduled;
             }
@@ -29,7 +30,7 @@ internal sealed partial class DbImpl
         using CallScope call = EnterCall();
         ThrowIfReadOnly("Resume");
         Exception? error;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             error = _errors.Error;
         }

@@ -5,6 +5,7 @@ using KvEngine.Db.Errors;
 using KvEngine.Db.Ingestion;
 using KvEngine.Db.Logs;
 using KvEngine.Db.Read;
+using KvEngine.Db.State;
 using KvEngine.Db.Stats;
 using KvEngine.Db.Write;
 using KvEngine.Diagnostics;
@@ -78,7 +79,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     private readonly KvBlockCache _blockCache;
     private readonly SnapshotList _snapshots = new();
     private readonly KvStatistics? _stats;
-    private readonly object _mutex = new();
+    private readonly DbMutex _mutex = new();
     private readonly IDisposable _dbLock;
     private readonly EngineCounters _counters;
     private readonly DbTelemetry _telemetry;
@@ -119,9 +120,9 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _counters = new EngineCounters(options.Statistics);
         _versions = new VersionSet(dir, _fs);
         _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles);
-        _families = new ColumnFamilySet(NewFamilyData(_versions.Default, options));
+        _families = new ColumnFamilySet(_mutex, NewFamilyData(_versions.Default, options));
         _pendingOutputs = new PendingOutputs(_mutex, _versions);
-        _wals = new WalSet(dir, _fs, _versions, options.MemoryMappedWal);
+        _wals = new WalSet(_mutex, dir, _fs, _versions, options.MemoryMappedWal);
         _sweeper = new ObsoleteFileSweeper(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _wals.OldestLive);
         _scheduler = new BackgroundScheduler(() => Volatile.Read(ref _closing));
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics);
@@ -217,7 +218,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         }
         _writer.StopAcceptingSwitches(); // a Flush racing the close now fails: no flush runs after the background stops
         StopBackground();
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             // Flushes that will now never run: a Flush() waiting on one must not wait forever.
             foreach (ColumnFamilyData cfd in _families.All())
@@ -227,10 +228,10 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
                     imm.Flushed.TrySetException(new ObjectDisposedException(nameof(KvDb)));
                 }
             }
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         _calls.CloseAndWait(); // no write, flush or other gated call runs past this
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             // Writers still queued behind a leader that is gone (only possible after misuse).
             _writer.Thread.FailQueued(new ObjectDisposedException(nameof(KvDb)));
@@ -303,13 +304,13 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     internal ColumnFamilyData DefaultFamily => _families.Default;
 
     /// <summary>The database mutex (tests that stage a family's flush state take it as the engine does).</summary>
-    internal object Mutex => _mutex;
+    internal DbMutex Mutex => _mutex;
 
     /// <summary>The flush runner (tests of what a Flush caller waits for).</summary>
     internal FlushRunner Flusher => _flusher;
 
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
-        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _nativeLifetime);
+        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _mutex, _nativeLifetime);
 
     /// <summary>
     /// The <see cref="NativeLifetime"/>'s release: the families' table readers and the owned block
@@ -339,7 +340,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
 
     private List<ColumnFamilyData> FamiliesWithUnpersistedWrites()
     {
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             List<ColumnFamilyData> result = _families.Live();
             result.RemoveAll(static f => !f.HasUnpersistedWrites);

@@ -58,5 +58,5 @@ internal static class WriteBatchTarget
 
     private static ColumnFamilyData Family(uint id, string name) =>
         new(new ColumnFamilyVersions(id, name, Versions.Version.Empty(null), 0), new ColumnFamilyOptions { WriteBufferSize = 1 << 16 }, s_cache, null,
-            "/fuzz", new Storage.FaultInjectionFileSystem(), null, typeof(WriteBatchTarget));
+            "/fuzz", new Storage.FaultInjectionFileSystem(), null, typeof(WriteBatchTarget), new Db.State.DbMutex());
 }

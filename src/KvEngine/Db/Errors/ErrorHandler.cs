@@ -1,4 +1,5 @@
 using KvEngine.Db.Background;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 using KvEngine.Storage;
 
@@ -34,7 +35,7 @@ namespace KvEngine.Db.Errors;
 internal sealed class ErrorHandler
 {
     private readonly object _resumeGate = new();
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly KvOptions _options;
     private readonly ColumnFamilySet _families;
     private readonly DbTelemetry _telemetry;
@@ -49,7 +50,7 @@ internal sealed class ErrorHandler
     /// <param name="closing">True once the database is closing (no loop starts then, no resume runs).</param>
     /// <param name="shutdown">Signalled when the database closes (the loop's wait ends).</param>
     /// <param name="automaticResume">One resume attempt of the database (the loop's step).</param>
-    public ErrorHandler(object mutex, KvOptions options, ColumnFamilySet families, DbTelemetry telemetry,
+    public ErrorHandler(DbMutex mutex, KvOptions options, ColumnFamilySet families, DbTelemetry telemetry,
         Func<bool> closing, Func<WaitHandle> shutdown, ResumeAttempt automaticResume)
     {
         _mutex = mutex;
@@ -80,6 +81,7 @@ internal sealed class ErrorHandler
     /// <summary>Records <paramref name="e"/> when no error is set (true then), and starts the automatic resume for a retryable one.</summary>
     public bool Record(Exception e)
     {
+        _mutex.AssertHeld();
         if (Error != null)
         {
             return false;
@@ -97,17 +99,19 @@ internal sealed class ErrorHandler
     /// </summary>
     public void SetBackgroundError(Exception e, BackgroundJobKind operation)
     {
+        _mutex.AssertHeld();
         if (Record(e))
         {
             _telemetry.BackgroundError(e, operation, AutoResumeScheduled);
         }
         FailPendingFlushes(Error ?? e);
-        Monitor.PulseAll(_mutex);
+        _mutex.PulseAll();
     }
 
     /// <summary>Holds the mutex. Fails the flush of every memtable waiting for one.</summary>
     private void FailPendingFlushes(Exception e)
     {
+        _mutex.AssertHeld();
         foreach (ColumnFamilyData cfd in _families.All())
         {
             foreach (ImmutableMemTable imm in cfd.Immutable)
@@ -127,7 +131,7 @@ internal sealed class ErrorHandler
         failure = null;
         lock (_resumeGate)
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 if (Error == null)
                 {
@@ -141,7 +145,7 @@ internal sealed class ErrorHandler
                 // A flush that failed is still finishing on its background thread.
                 while (_families.AnyFlushRunning())
                 {
-                    Monitor.Wait(_mutex);
+                    _mutex.Wait();
                 }
                 Resuming = true;
             }
@@ -153,12 +157,12 @@ internal sealed class ErrorHandler
             }
             catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
             {
-                lock (_mutex)
+                using (_mutex.Lock())
                 {
                     Resuming = false;
                     Error = e; // the error that now stops the database (IsNoSpace looks inside)
                     FailPendingFlushes(e);
-                    Monitor.PulseAll(_mutex);
+                    _mutex.PulseAll();
                 }
                 _telemetry.ResumeFailed(e);
                 failure = e;
@@ -176,7 +180,7 @@ internal sealed class ErrorHandler
         {
             ImmutableMemTable next;
             ColumnFamilyData? family = null;
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 foreach (ColumnFamilyData cfd in _families.All())
                 {
@@ -190,7 +194,7 @@ internal sealed class ErrorHandler
                 {
                     Error = null;
                     Resuming = false;
-                    Monitor.PulseAll(_mutex);
+                    _mutex.PulseAll();
                     _telemetry.Resumed(flushed);
                     return;
                 }
@@ -246,7 +250,7 @@ internal sealed class ErrorHandler
         }
         finally
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 AutoResumeScheduled = false;
                 // An error recorded after a successful resume, while this loop was still winding
