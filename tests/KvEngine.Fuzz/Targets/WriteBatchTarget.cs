@@ -1,9 +1,10 @@
 using KvEngine.Db;
+using KvEngine.Db.State;
 using KvEngine.Db.Write;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
-using KvEngine.Wal;
 using KvEngine.Versions;
+using KvEngine.Wal;
 
 namespace KvEngine.Fuzz.Targets;
 

@@ -1,5 +1,6 @@
 using System.Text;
 using KvEngine.Db;
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;

@@ -1,7 +1,7 @@
 using KvEngine.Db.State;
 using KvEngine.Versions;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// The engine's column families (RocksDB's ColumnFamilySet): the family table by id, the default

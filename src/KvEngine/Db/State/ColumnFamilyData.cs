@@ -7,7 +7,7 @@ using KvEngine.Table;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// One column family inside the engine (RocksDB's ColumnFamilyData): its options, table cache,

@@ -1,6 +1,6 @@
 using KvEngine.Memtable;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// A memtable waiting to be flushed, with the number of the WAL started when it was switched
