@@ -36,9 +36,11 @@ namespace KvEngine.Db;
 /// <see cref="Background.ObsoleteFileSweeper"/> deletes what they made obsolete (never a
 /// <see cref="Background.PendingOutputs"/> table);</item>
 /// <item>external file ingestion: <see cref="ExternalFileIngester"/> and its <see cref="ExternalSstFileIngestionJob"/>;</item>
-/// <item>checkpoints and backups: <see cref="Checkpointer"/>, <see cref="LiveFiles"/> (and <see cref="WalDirectory"/>);</item>
+/// <item>checkpoints and backups: <see cref="Checkpointer"/> (over <see cref="ICheckpointSource"/>, which DbImpl
+/// implements), <see cref="LiveFiles"/> (and <see cref="WalDirectory"/>);</item>
 /// <item>properties and size estimates: <see cref="InternalStats"/>, <see cref="SizeApproximation"/>;</item>
-/// <item>the background error and resume: <see cref="ErrorHandler"/>.</item>
+/// <item>the background error and resume: <see cref="ErrorHandler"/> and <see cref="ErrorRecovery"/> (over
+/// <see cref="IErrorRecoveryActions"/>, which DbImpl implements with the writer and the flush runner).</item>
 /// </list>
 /// DbImpl itself owns the family gate, the open/close state, and builds the collaborators above.
 /// <para>
@@ -91,6 +93,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     private readonly PendingOutputs _pendingOutputs;
     private readonly ObsoleteFileSweeper _sweeper;
     private readonly ErrorHandler _errors;
+    private readonly ErrorRecovery _recovery;
     private readonly FlushRunner _flusher;
     private readonly CompactionRunner _compactions;
     private readonly BackgroundJobPicker _jobPicker;
@@ -132,6 +135,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
             options.RateLimiter is { } rateLimiter ? new RateLimiting.BackgroundWriteLimit(rateLimiter, _scheduler.Cancellation) : null);
         _writer = new DbWriter(_mutex, options, _versions, _families, _wals, _errors, _scheduler, _telemetry, _counters);
         _flusher = new FlushRunner(jobs, options.AtomicFlush);
+        _recovery = new ErrorRecovery(_mutex, _errors, _families, _telemetry, () => _closing, this);
         _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed, _scheduler.Wake);
         _jobPicker = new BackgroundJobPicker(_mutex, () => _closing, _errors, _flusher, _compactions, _families);
         _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
