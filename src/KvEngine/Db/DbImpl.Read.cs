@@ -160,7 +160,7 @@ internal sealed partial class DbImpl
         if (Volatile.Read(ref _disposed) == 0 && !cfd.IsDropped && ReferenceEquals(cfd.CurrentReadState, it.State))
         {
             it.Iterator.Unpin(); // a spare pins no block: the cache's pinned usage is the live iterators'
-            PinnedIterator?[] spares = cfd.SpareIterators;
+            ISpareIterator?[] spares = cfd.SpareIterators;
             for (int i = 0; i < spares.Length; i++)
             {
                 if (Interlocked.CompareExchange(ref spares[i], it, null) is null)

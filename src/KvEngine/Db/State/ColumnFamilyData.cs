@@ -156,7 +156,7 @@ internal sealed class ColumnFamilyData
         Level0Reads.IsDisabled ? long.MaxValue : Level0ReadCharges.Budget(version, CompactionOptions);
 
     /// <summary>Spare iterator trees over the current read state (see DbImpl.NewIterator).</summary>
-    public PinnedIterator?[] SpareIterators { get; } = new PinnedIterator?[SpareIteratorSlots];
+    public ISpareIterator?[] SpareIterators { get; } = new ISpareIterator?[SpareIteratorSlots];
 
     /// <summary>RocksDB's min_write_buffer_number_to_merge, sanitized to at most max_write_buffer_number - 1.</summary>
     public int MinImmutableToFlush => Math.Min(Options.MinWriteBufferNumberToMerge, Options.MaxWriteBufferNumber - 1);
