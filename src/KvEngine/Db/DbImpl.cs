@@ -44,7 +44,7 @@ namespace KvEngine.Db;
 /// </list>
 /// DbImpl itself owns the family gate, the open/close state, and builds the collaborators above.
 /// <para>
-/// Lock order: <see cref="_familyGate"/>, the sweeper's gate, the error handler's resume gate,
+/// Lock order: <see cref="_familyGate"/>, the sweeper's gate, the resume gate (<see cref="ErrorRecovery"/>),
 /// <see cref="_mutex"/>, the version set's lock. No I/O under the mutex except syncing the old WAL
 /// and creating a new one at a memtable switch, the MANIFEST records of family creation and drop,
 /// and an ingestion's level choice, write-back and MANIFEST record (<see cref="ExternalFileIngester"/>, as
