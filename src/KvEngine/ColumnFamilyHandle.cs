@@ -1,4 +1,5 @@
 using KvEngine.Db;
+using KvEngine.Db.State;
 
 namespace KvEngine;
 

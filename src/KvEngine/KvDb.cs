@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using KvEngine.Db;
 using KvEngine.Db.Recovery;
+using KvEngine.Db.State;
 using KvEngine.Iterators;
 using KvEngine.Util;
 using KvEngine.Versions;
@@ -487,7 +488,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         return MultiGetArrays(_impl.ResolveForRead(columnFamily), keys, options);
     }
 
-    private byte[]?[] MultiGetArrays(Db.ColumnFamilyData cfd, IReadOnlyList<byte[]> keys, ReadOptions? options)
+    private byte[]?[] MultiGetArrays(Db.State.ColumnFamilyData cfd, IReadOnlyList<byte[]> keys, ReadOptions? options)
     {
         ArgumentNullException.ThrowIfNull(keys);
         var memories = new ReadOnlyMemory<byte>[keys.Count];

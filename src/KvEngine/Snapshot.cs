@@ -8,10 +8,10 @@ namespace KvEngine;
 /// </summary>
 public sealed class Snapshot : IDisposable
 {
-    private readonly Db.SnapshotList _owner;
+    private readonly Db.State.SnapshotList _owner;
     private int _released;
 
-    internal Snapshot(Db.SnapshotList owner, ulong sequence)
+    internal Snapshot(Db.State.SnapshotList owner, ulong sequence)
     {
         _owner = owner;
         Sequence = sequence;
@@ -26,7 +26,7 @@ public sealed class Snapshot : IDisposable
 
     internal bool IsReleased => Volatile.Read(ref _released) != 0;
 
-    internal bool BelongsTo(Db.SnapshotList list) => ReferenceEquals(_owner, list);
+    internal bool BelongsTo(Db.State.SnapshotList list) => ReferenceEquals(_owner, list);
 
     /// <summary>Releases the snapshot (RocksDB's ReleaseSnapshot); reads through it then throw. Idempotent.</summary>
     public void Dispose()

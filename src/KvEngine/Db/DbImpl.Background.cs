@@ -1,5 +1,6 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Background;
+using KvEngine.Db.State;
 
 namespace KvEngine.Db;
 
@@ -20,10 +21,10 @@ internal sealed partial class DbImpl
     private void StopBackground()
     {
         _scheduler.Cancel();
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             _closing = true;
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
             _compactions.WaitForManualCompactions();
         }
         _scheduler.Shutdown();

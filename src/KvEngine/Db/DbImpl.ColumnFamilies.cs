@@ -1,4 +1,5 @@
 using KvEngine.Db.Background;
+using KvEngine.Db.State;
 using KvEngine.Versions;
 
 namespace KvEngine.Db;
@@ -62,7 +63,7 @@ internal sealed partial class DbImpl
                 throw new ArgumentException($"Column family '{cfd.Name}' was already dropped.", nameof(handle));
             }
             _versions.DropFamily(cfd.Versions);
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 cfd.IsDropped = true;
                 _families.Remove(cfd);
@@ -75,7 +76,7 @@ internal sealed partial class DbImpl
                     cfd.ReleaseDroppedMemory(); // its read state stays for reads through the handle
                 }
                 _writer.Switcher.AddDropped(cfd);
-                Monitor.PulseAll(_mutex);
+                _mutex.PulseAll();
             }
             WriteOptionsFile();
         }
@@ -163,7 +164,7 @@ internal sealed partial class DbImpl
             {
                 return;
             }
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 if (!cfd.IsDropped || cfd.ReadsReleased)
                 {
@@ -183,7 +184,7 @@ internal sealed partial class DbImpl
             throw new ArgumentException($"Column family '{name}' already exists.", nameof(name));
         }
         ColumnFamilyData cfd;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             // Under the mutex: no memtable switch moves the WAL meanwhile, so the family's log
             // number is the WAL its first writes go to.

@@ -1,19 +1,21 @@
 using KvEngine.Db.Errors;
+using KvEngine.Db.State;
 
 namespace KvEngine.Db;
 
 /// <summary>
 /// Leaving the background-error state without reopening (RocksDB's DB::Resume): the dispatch to
-/// <see cref="ErrorHandler"/>, which holds the error, runs a resume and the automatic retries.
+/// <see cref="ErrorHandler"/>, which holds the error and runs the automatic retries, and
+/// <see cref="ErrorRecovery"/>, which runs a resume over this type's <see cref="IErrorRecoveryActions"/>.
 /// </summary>
-internal sealed partial class DbImpl
+internal sealed partial class DbImpl : IErrorRecoveryActions
 {
     /// <summary>An automatic resume loop is running (for tests).</summary>
     internal bool AutomaticResumeRunning
     {
         get
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 return _errors.AutoResumeScheduled;
             }
@@ -29,7 +31,7 @@ internal sealed partial class DbImpl
         using CallScope call = EnterCall();
         ThrowIfReadOnly("Resume");
         Exception? error;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             error = _errors.Error;
         }
@@ -46,7 +48,7 @@ internal sealed partial class DbImpl
     /// <summary>One resume attempt (also the automatic loop's step); false with the error that stopped it.</summary>
     private bool TryResume(out Exception? failure)
     {
-        if (!_errors.TryResume(_flusher, SwitchToFreshWal, out failure))
+        if (!_recovery.TryResume(out failure))
         {
             return false;
         }
@@ -55,5 +57,9 @@ internal sealed partial class DbImpl
     }
 
     /// <summary>A resume's memtable switch through the write queue (it passes while the handler is resuming), to a fresh WAL.</summary>
-    private void SwitchToFreshWal() => _writer.SwitchMemTables(null);
+    void IErrorRecoveryActions.SwitchToFreshWal() => _writer.SwitchMemTables(null);
+
+    void IErrorRecoveryActions.FlushAndInstall(ColumnFamilyData family, ImmutableMemTable memTable) => _flusher.FlushAndInstall([(family, [memTable])]);
+
+    void IErrorRecoveryActions.EndFlush(ColumnFamilyData family) => _flusher.EndFlush(family);
 }

@@ -1,3 +1,5 @@
+using KvEngine.Db.State;
+
 namespace KvEngine.Db;
 
 /// <summary>IngestExternalFile dispatch: the checks of the database's state, then <see cref="Ingestion.ExternalFileIngester"/>.</summary>

@@ -6,7 +6,7 @@ namespace KvEngine.Db;
 /// Checkpoints and backups dispatch: the checks of the database's state (and GetLiveFiles' flush),
 /// then <see cref="Checkpoints.Checkpointer"/> and <see cref="Checkpoints.LiveFiles"/>.
 /// </summary>
-internal sealed partial class DbImpl
+internal sealed partial class DbImpl : ICheckpointSource
 {
     /// <summary>Creates a checkpoint of the database in <paramref name="directory"/> (<see cref="Checkpoints.Checkpointer"/>).</summary>
     public void CreateCheckpoint(string directory, ulong logSizeForFlush)
@@ -14,7 +14,7 @@ internal sealed partial class DbImpl
         ArgumentException.ThrowIfNullOrEmpty(directory);
         using CallScope call = EnterCall();
         ThrowIfReadOnly("CreateCheckpoint");
-        new Checkpoints.Checkpointer(this, _fs).CreateCheckpoint(directory, logSizeForFlush);
+        new Checkpointer(this, _fs).CreateCheckpoint(directory, logSizeForFlush);
     }
 
     /// <summary>
@@ -40,9 +40,15 @@ internal sealed partial class DbImpl
         return _liveFiles.GetSortedWalFiles();
     }
 
-    /// <summary>Captures the live files (<see cref="Checkpoints.LiveFiles.Capture"/>).</summary>
-    internal LiveFileSet CaptureLiveFiles(bool withWals) => _liveFiles.Capture(withWals);
+    string ICheckpointSource.Directory => _dir;
 
-    /// <summary>The bytes of the WALs on disk at or above MinLogNumberToKeep (the checkpoint's flush rule).</summary>
-    internal long LiveWalBytes() => _liveFiles.LiveWalBytes();
+    void ICheckpointSource.DisableFileDeletions() => DisableFileDeletions();
+
+    bool ICheckpointSource.EnableFileDeletions(bool force) => EnableFileDeletions(force);
+
+    long ICheckpointSource.LiveWalBytes() => _liveFiles.LiveWalBytes();
+
+    void ICheckpointSource.FlushAll() => Flush();
+
+    LiveFileSet ICheckpointSource.CaptureLiveFiles(bool withWals) => _liveFiles.Capture(withWals);
 }

@@ -1,4 +1,5 @@
 using KvEngine.Db.Recovery;
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 
@@ -202,15 +203,16 @@ internal sealed partial class DbImpl
 
         // A fresh WAL for new writes; the MANIFEST records that older ones are no longer needed
         // (unless the recovered data is still only in them).
-        _wals.Start(_versions.NewFileNumber());
+        ulong walNumber = _versions.NewFileNumber();
+        _wals.Start(walNumber);
         _versions.SetLastSequence(recovery.MaxSequence);
         _writer.Thread.InitializeSequences(recovery.MaxSequence);
-        recovery.Commit(_wals.CurrentNumber);
+        recovery.Commit(walNumber);
         foreach (ColumnFamilyDescriptor d in missing)
         {
             CreateFamilyCore(d.Name, d.Options);
         }
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             foreach (ColumnFamilyData cfd in _families.Live())
             {

@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Db.Stats;
 
 namespace KvEngine.Db;

@@ -1,5 +1,6 @@
 using System.Buffers;
 using KvEngine.Db.Read;
+using KvEngine.Db.State;
 
 namespace KvEngine.Db;
 
@@ -159,7 +160,7 @@ internal sealed partial class DbImpl
         if (Volatile.Read(ref _disposed) == 0 && !cfd.IsDropped && ReferenceEquals(cfd.CurrentReadState, it.State))
         {
             it.Iterator.Unpin(); // a spare pins no block: the cache's pinned usage is the live iterators'
-            PinnedIterator?[] spares = cfd.SpareIterators;
+            ISpareIterator?[] spares = cfd.SpareIterators;
             for (int i = 0; i < spares.Length; i++)
             {
                 if (Interlocked.CompareExchange(ref spares[i], it, null) is null)
@@ -183,7 +184,7 @@ internal sealed partial class DbImpl
         // RocksDB's GetSnapshotImpl), so an ingestion, which decides under it whether a snapshot
         // forces a new sequence number and installs its files before releasing it, sees this
         // snapshot or finishes before it is taken: a snapshot never watches ingested data appear.
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             return _snapshots.CreateAtLatest(_versions);
         }

@@ -1,4 +1,5 @@
 using KvEngine.Db.Recovery;
+using KvEngine.Db.State;
 using KvEngine.Versions;
 
 namespace KvEngine.Db;
@@ -66,7 +67,7 @@ internal sealed partial class DbImpl
         recovery.RecoverReadOnly(requested, errorIfWalFileExists);
         _versions.SetLastSequence(recovery.MaxSequence);
         _writer.Thread.InitializeSequences(recovery.MaxSequence);
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             foreach (ColumnFamilyData cfd in _families.Live())
             {

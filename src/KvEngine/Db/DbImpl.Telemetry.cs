@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;
 

@@ -5,6 +5,7 @@ using KvEngine.Db.Errors;
 using KvEngine.Db.Ingestion;
 using KvEngine.Db.Logs;
 using KvEngine.Db.Read;
+using KvEngine.Db.State;
 using KvEngine.Db.Stats;
 using KvEngine.Db.Write;
 using KvEngine.Diagnostics;
@@ -35,13 +36,15 @@ namespace KvEngine.Db;
 /// <see cref="Background.ObsoleteFileSweeper"/> deletes what they made obsolete (never a
 /// <see cref="Background.PendingOutputs"/> table);</item>
 /// <item>external file ingestion: <see cref="ExternalFileIngester"/> and its <see cref="ExternalSstFileIngestionJob"/>;</item>
-/// <item>checkpoints and backups: <see cref="Checkpointer"/>, <see cref="LiveFiles"/> (and <see cref="WalDirectory"/>);</item>
+/// <item>checkpoints and backups: <see cref="Checkpointer"/> (over <see cref="ICheckpointSource"/>, which DbImpl
+/// implements), <see cref="LiveFiles"/> (and <see cref="WalDirectory"/>);</item>
 /// <item>properties and size estimates: <see cref="InternalStats"/>, <see cref="SizeApproximation"/>;</item>
-/// <item>the background error and resume: <see cref="ErrorHandler"/>.</item>
+/// <item>the background error and resume: <see cref="ErrorHandler"/> and <see cref="ErrorRecovery"/> (over
+/// <see cref="IErrorRecoveryActions"/>, which DbImpl implements with the writer and the flush runner).</item>
 /// </list>
 /// DbImpl itself owns the family gate, the open/close state, and builds the collaborators above.
 /// <para>
-/// Lock order: <see cref="_familyGate"/>, the sweeper's gate, the error handler's resume gate,
+/// Lock order: <see cref="_familyGate"/>, the sweeper's gate, the resume gate (<see cref="ErrorRecovery"/>),
 /// <see cref="_mutex"/>, the version set's lock. No I/O under the mutex except syncing the old WAL
 /// and creating a new one at a memtable switch, the MANIFEST records of family creation and drop,
 /// and an ingestion's level choice, write-back and MANIFEST record (<see cref="ExternalFileIngester"/>, as
@@ -78,7 +81,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     private readonly KvBlockCache _blockCache;
     private readonly SnapshotList _snapshots = new();
     private readonly KvStatistics? _stats;
-    private readonly object _mutex = new();
+    private readonly DbMutex _mutex = new();
     private readonly IDisposable _dbLock;
     private readonly EngineCounters _counters;
     private readonly DbTelemetry _telemetry;
@@ -90,6 +93,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     private readonly PendingOutputs _pendingOutputs;
     private readonly ObsoleteFileSweeper _sweeper;
     private readonly ErrorHandler _errors;
+    private readonly ErrorRecovery _recovery;
     private readonly FlushRunner _flusher;
     private readonly CompactionRunner _compactions;
     private readonly BackgroundJobPicker _jobPicker;
@@ -119,9 +123,9 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _counters = new EngineCounters(options.Statistics);
         _versions = new VersionSet(dir, _fs);
         _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles, options.UseDirectReads);
-        _families = new ColumnFamilySet(NewFamilyData(_versions.Default, options));
+        _families = new ColumnFamilySet(_mutex, NewFamilyData(_versions.Default, options));
         _pendingOutputs = new PendingOutputs(_mutex, _versions);
-        _wals = new WalSet(dir, _fs, _versions, options.MemoryMappedWal);
+        _wals = new WalSet(_mutex, dir, _fs, _versions, options.MemoryMappedWal);
         _sweeper = new ObsoleteFileSweeper(_mutex, dir, _fs, _versions, _families, _pendingOutputs, _wals.OldestLive);
         _scheduler = new BackgroundScheduler(() => Volatile.Read(ref _closing));
         _telemetry = new DbTelemetry(this, dir, options.MeterFactory, options.LoggerFactory, options.Statistics);
@@ -131,6 +135,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
             options.RateLimiter is { } rateLimiter ? new RateLimiting.BackgroundWriteLimit(rateLimiter, _scheduler.Cancellation) : null);
         _writer = new DbWriter(_mutex, options, _versions, _families, _wals, _errors, _scheduler, _telemetry, _counters);
         _flusher = new FlushRunner(jobs, options.AtomicFlush);
+        _recovery = new ErrorRecovery(_mutex, _errors, _families, _telemetry, () => _closing, this);
         _compactions = new CompactionRunner(jobs, options.MaxBackgroundJobs, _scheduler.Cancellation, () => _closing, ThrowIfDisposed, _scheduler.Wake);
         _jobPicker = new BackgroundJobPicker(_mutex, () => _closing, _errors, _flusher, _compactions, _families);
         _ingester = new ExternalFileIngester(jobs, options.AtomicFlush, _writer, _flusher, _scheduler);
@@ -217,7 +222,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         }
         _writer.StopAcceptingSwitches(); // a Flush racing the close now fails: no flush runs after the background stops
         StopBackground();
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             // Flushes that will now never run: a Flush() waiting on one must not wait forever.
             foreach (ColumnFamilyData cfd in _families.All())
@@ -227,10 +232,10 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
                     imm.Flushed.TrySetException(new ObjectDisposedException(nameof(KvDb)));
                 }
             }
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         _calls.CloseAndWait(); // no write, flush or other gated call runs past this
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             // Writers still queued behind a leader that is gone (only possible after misuse).
             _writer.Thread.FailQueued(new ObjectDisposedException(nameof(KvDb)));
@@ -303,13 +308,13 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     internal ColumnFamilyData DefaultFamily => _families.Default;
 
     /// <summary>The database mutex (tests that stage a family's flush state take it as the engine does).</summary>
-    internal object Mutex => _mutex;
+    internal DbMutex Mutex => _mutex;
 
     /// <summary>The flush runner (tests of what a Flush caller waits for).</summary>
     internal FlushRunner Flusher => _flusher;
 
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
-        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _nativeLifetime,
+        new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _mutex, _nativeLifetime,
             (_options.UseDirectReads, _options.UseDirectIoForFlushAndCompaction, _options.CompactionReadaheadSize));
 
     /// <summary>
@@ -340,7 +345,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
 
     private List<ColumnFamilyData> FamiliesWithUnpersistedWrites()
     {
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             List<ColumnFamilyData> result = _families.Live();
             result.RemoveAll(static f => !f.HasUnpersistedWrites);

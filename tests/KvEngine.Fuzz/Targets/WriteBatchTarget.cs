@@ -1,9 +1,10 @@
 using KvEngine.Db;
+using KvEngine.Db.State;
 using KvEngine.Db.Write;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
-using KvEngine.Wal;
 using KvEngine.Versions;
+using KvEngine.Wal;
 
 namespace KvEngine.Fuzz.Targets;
 
@@ -58,5 +59,5 @@ internal static class WriteBatchTarget
 
     private static ColumnFamilyData Family(uint id, string name) =>
         new(new ColumnFamilyVersions(id, name, Versions.Version.Empty(null), 0), new ColumnFamilyOptions { WriteBufferSize = 1 << 16 }, s_cache, null,
-            "/fuzz", new Storage.FaultInjectionFileSystem(), null, typeof(WriteBatchTarget));
+            "/fuzz", new Storage.FaultInjectionFileSystem(), null, typeof(WriteBatchTarget), new Db.State.DbMutex());
 }

@@ -9,6 +9,9 @@ namespace KvEngine.Tests.Architecture;
 /// and every type, method and field token in method bodies (so a fully qualified reference or a
 /// <c>var</c> counts as much as a using directive). Nested and compiler-generated types (lambdas,
 /// iterators, async state machines) count for the namespace of their outermost declaring type.
+/// A node is a namespace's first segment below the prefix (KvEngine.Table.Filters counts as
+/// "Table"), except under a split namespace, whose sub-namespaces are nodes of their own
+/// (with "Db" split, KvEngine.Db.Read is "Db.Read" and KvEngine.Db itself "Db").
 /// Built once per call; not thread-safe while building, immutable after.
 /// </summary>
 internal sealed class NamespaceDependencyGraph
@@ -16,12 +19,17 @@ internal sealed class NamespaceDependencyGraph
     private static readonly Dictionary<short, OpCode> s_opCodes = LoadOpCodes();
 
     private readonly Assembly _assembly;
+    private readonly HashSet<string> _split;
     private readonly Dictionary<string, Dictionary<string, HashSet<string>>> _edges = new(StringComparer.Ordinal);
 
-    /// <summary>Edges between the namespaces of <paramref name="assembly"/> that start with <paramref name="prefix"/> (the prefix itself, the root, excluded).</summary>
-    public NamespaceDependencyGraph(Assembly assembly, string prefix)
+    /// <summary>
+    /// Edges between the namespaces of <paramref name="assembly"/> that start with <paramref name="prefix"/> (the prefix itself, the root, excluded);
+    /// the sub-namespaces of each of <paramref name="split"/> (first segments below the prefix) are nodes of their own.
+    /// </summary>
+    public NamespaceDependencyGraph(Assembly assembly, string prefix, params string[] split)
     {
         _assembly = assembly;
+        _split = new HashSet<string>(split, StringComparer.Ordinal);
         foreach (Type t in assembly.GetTypes())
         {
             string? from = NamespaceOf(t, prefix);
@@ -47,9 +55,13 @@ internal sealed class NamespaceDependencyGraph
     public IReadOnlyCollection<string> Reasons(string from, string to) =>
         _edges.TryGetValue(from, out Dictionary<string, HashSet<string>>? m) && m.TryGetValue(to, out HashSet<string>? r) ? r : [];
 
-    /// <summary>The strongly connected components with more than one namespace (each one a cycle or several), by Tarjan's algorithm.</summary>
-    public List<List<string>> Cycles()
+    /// <summary>
+    /// The strongly connected components with more than one namespace (each one a cycle or several), by Tarjan's algorithm,
+    /// leaving out the edges of <paramref name="ignored"/> (from, to).
+    /// </summary>
+    public List<List<string>> Cycles(IEnumerable<(string From, string To)>? ignored = null)
     {
+        var skip = new HashSet<(string, string)>(ignored ?? []);
         var index = new Dictionary<string, int>(StringComparer.Ordinal);
         var low = new Dictionary<string, int>(StringComparer.Ordinal);
         var stack = new Stack<string>();
@@ -66,6 +78,10 @@ internal sealed class NamespaceDependencyGraph
             {
                 foreach (string w in outs.Keys)
                 {
+                    if (skip.Contains((v, w)))
+                    {
+                        continue;
+                    }
                     if (!index.ContainsKey(w))
                     {
                         Visit(w);
@@ -133,7 +149,10 @@ internal sealed class NamespaceDependencyGraph
         return t;
     }
 
-    /// <summary>"Db" for KvEngine.Db.X (and for KvEngine.Db.Sub.X); null for other assemblies' types and for the root namespace.</summary>
+    /// <summary>
+    /// "Table" for KvEngine.Table.X (and for KvEngine.Table.Sub.X); "Db.Read" for KvEngine.Db.Read.X when "Db" is split ("Db" for
+    /// KvEngine.Db.X); null for other assemblies' types and for the root namespace.
+    /// </summary>
     private string? NamespaceOf(Type t, string prefix)
     {
         t = Outermost(Element(t));
@@ -143,7 +162,17 @@ internal sealed class NamespaceDependencyGraph
         }
         string rest = t.Namespace[(prefix.Length + 1)..];
         int dot = rest.IndexOf('.', StringComparison.Ordinal);
-        return dot < 0 ? rest : rest[..dot];
+        if (dot < 0)
+        {
+            return rest;
+        }
+        string first = rest[..dot];
+        if (!_split.Contains(first))
+        {
+            return first;
+        }
+        int next = rest.IndexOf('.', dot + 1);
+        return next < 0 ? rest : rest[..next];
     }
 
     private static Type Element(Type t)

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Globalization;
 using KvEngine.Db;
+using KvEngine.Db.State;
 using Xunit.Abstractions;
 using ValueType = KvEngine.Format.ValueType;
 

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using KvEngine.Db;
+using KvEngine.Db.State;
 
 namespace KvEngine.Tests.Db;
 

@@ -1,6 +1,7 @@
 using System.Text;
 using KvEngine.Db;
 using KvEngine.Db.Read;
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;

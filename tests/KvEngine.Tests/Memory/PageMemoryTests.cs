@@ -1,4 +1,5 @@
 using KvEngine.Db;
+using KvEngine.Db.State;
 using KvEngine.Memory;
 
 namespace KvEngine.Tests.Memory;

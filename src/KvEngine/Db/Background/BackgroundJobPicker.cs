@@ -1,4 +1,5 @@
 using KvEngine.Db.Errors;
+using KvEngine.Db.State;
 
 namespace KvEngine.Db.Background;
 
@@ -18,7 +19,7 @@ namespace KvEngine.Db.Background;
 /// </summary>
 internal sealed class BackgroundJobPicker : IBackgroundWorker
 {
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly Func<bool> _closing;
     private readonly ErrorHandler _errors;
     private readonly FlushRunner _flusher;
@@ -31,7 +32,7 @@ internal sealed class BackgroundJobPicker : IBackgroundWorker
     /// <param name="flusher">Picks and runs flushes.</param>
     /// <param name="compactions">Picks and runs automatic compactions.</param>
     /// <param name="families">The families, for idle housekeeping.</param>
-    public BackgroundJobPicker(object mutex, Func<bool> closing, ErrorHandler errors, FlushRunner flusher, CompactionRunner compactions,
+    public BackgroundJobPicker(DbMutex mutex, Func<bool> closing, ErrorHandler errors, FlushRunner flusher, CompactionRunner compactions,
         ColumnFamilySet families)
     {
         _families = families;
@@ -48,7 +49,7 @@ internal sealed class BackgroundJobPicker : IBackgroundWorker
         List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? flush;
         PickedCompaction compaction = default;
         bool compact = false;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             if (_closing() || _errors.Error != null)
             {
@@ -77,7 +78,7 @@ internal sealed class BackgroundJobPicker : IBackgroundWorker
     public void OnIdle()
     {
         List<ColumnFamilyData> live;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             if (_closing())
             {

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using KvEngine.Compaction;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 using KvEngine.Storage;
 using KvEngine.Versions;
@@ -31,7 +32,7 @@ namespace KvEngine.Db.Background;
 /// </summary>
 internal sealed class CompactionRunner
 {
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly int _maxBackgroundJobs;
     private readonly JobContext _db;
     private readonly CancellationToken _shutdown;
@@ -68,9 +69,10 @@ internal sealed class CompactionRunner
     /// <summary>Holds the mutex. Waits until no manual compaction runs (closing: the scheduler was cancelled first).</summary>
     public void WaitForManualCompactions()
     {
+        _mutex.AssertHeld();
         while (_manualRunning > 0)
         {
-            Monitor.Wait(_mutex);
+            _mutex.Wait();
         }
     }
 
@@ -81,6 +83,7 @@ internal sealed class CompactionRunner
     /// </summary>
     public bool TryPickAutomatic(out PickedCompaction picked)
     {
+        _mutex.AssertHeld();
         picked = default;
         if (_automaticRunning >= MaxAutomatic)
         {
@@ -115,6 +118,7 @@ internal sealed class CompactionRunner
     /// <summary>Runs an automatic compaction <see cref="TryPickAutomatic"/> chose, on this thread; a failure is the background error.</summary>
     public void RunAutomatic(PickedCompaction picked)
     {
+        _mutex.AssertNotHeld();
         try
         {
             Run(picked.Family, picked.Compaction, picked.Pinned);
@@ -125,7 +129,7 @@ internal sealed class CompactionRunner
         }
         finally
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 _automaticRunning--;
             }
@@ -204,17 +208,17 @@ internal sealed class CompactionRunner
         catch (ColumnFamilyDroppedException)
         {
             // Dropped meanwhile: nothing to record; the outputs are swept as obsolete files.
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 cfd.Picker.Release(c);
                 _db.PendingOutputs.RemoveAll(outputs);
-                Monitor.PulseAll(_mutex);
+                _mutex.PulseAll();
             }
             droppedMeanwhile = true;
         }
         catch (Exception e)
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 cfd.Picker.Release(c);
                 _db.PendingOutputs.RemoveAll(outputs);
@@ -222,7 +226,7 @@ internal sealed class CompactionRunner
                 {
                     _db.Errors.SetBackgroundError(e, BackgroundJobKind.Compaction);
                 }
-                Monitor.PulseAll(_mutex);
+                _mutex.PulseAll();
             }
             throw;
         }
@@ -235,12 +239,12 @@ internal sealed class CompactionRunner
             _db.Sweeper.Sweep(atOpen: false);
             return;
         }
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             cfd.InstallReadState();
             cfd.Picker.Release(c);
             _db.PendingOutputs.RemoveAll(outputs);
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         stats.Micros = sw.Elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000);
         bool readTriggered = c.Reason == Compaction.CompactionReason.ReadTriggered;
@@ -270,12 +274,13 @@ internal sealed class CompactionRunner
     /// </summary>
     public void CompactRange(ColumnFamilyData cfd, byte[]? begin, byte[]? end)
     {
+        _mutex.AssertNotHeld();
         if (cfd.CompactionOptions.Style == CompactionStyle.Fifo)
         {
             RunInline(cfd); // FIFO keeps every file in level 0: run what the FIFO picker asks
             return;
         }
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             _throwIfDisposed();
             _manualRunning++;
@@ -320,11 +325,12 @@ internal sealed class CompactionRunner
     /// </summary>
     public void CompactLevel(ColumnFamilyData cfd, int level, int outputLevel, byte[]? begin, byte[]? end)
     {
+        _mutex.AssertNotHeld();
         if (level < 0 || outputLevel <= level || outputLevel >= Version.NumLevels || (level > 0 && outputLevel != level + 1))
         {
             throw new ArgumentOutOfRangeException(nameof(outputLevel), $"Cannot compact level {level} into level {outputLevel}.");
         }
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             _manualRunning++;
         }
@@ -350,7 +356,7 @@ internal sealed class CompactionRunner
         {
             Compaction.Compaction? c;
             Version pinned;
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 ThrowIfStopped();
                 pinned = cfd.AcquireVersion();
@@ -376,10 +382,10 @@ internal sealed class CompactionRunner
 
     private void EndManual()
     {
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             _manualRunning--;
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         _wakeBackground(); // a compaction it kept from being picked (by size or by reads) may run now
     }
@@ -387,6 +393,7 @@ internal sealed class CompactionRunner
     /// <summary>Holds the mutex. A background error stops manual compaction.</summary>
     private void ThrowIfStopped()
     {
+        _mutex.AssertHeld();
         if (_db.Errors.Error is { } error)
         {
             throw new KvException("Compaction stopped after a background error: " + error.Message, error);
@@ -413,7 +420,7 @@ internal sealed class CompactionRunner
         {
             Compaction.Compaction? c;
             Version pinned;
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 while (true)
                 {
@@ -437,7 +444,7 @@ internal sealed class CompactionRunner
                     {
                         return;
                     }
-                    Monitor.Wait(_mutex);
+                    _mutex.Wait();
                 }
             }
             try

@@ -1,12 +1,13 @@
 using KvEngine.Compaction;
+using KvEngine.Db.State;
 using KvEngine.Format;
 using KvEngine.Iterators;
-using KvEngine.Versions;
 using KvEngine.Memtable;
 using KvEngine.RangeDel;
 using KvEngine.RateLimiting;
 using KvEngine.Storage;
 using KvEngine.Table;
+using KvEngine.Versions;
 
 namespace KvEngine.Db.Background;
 

@@ -1,5 +1,6 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Errors;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 using KvEngine.Memtable;
 using KvEngine.Storage;
@@ -29,7 +30,7 @@ namespace KvEngine.Db.Background;
 /// </summary>
 internal sealed class FlushRunner
 {
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly bool _atomicFlush;
     private readonly JobContext _db;
 
@@ -51,7 +52,7 @@ internal sealed class FlushRunner
     /// </summary>
     public Task PendingFlushes(IReadOnlyList<ColumnFamilyData>? families)
     {
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             var tasks = new List<Task>();
             foreach (ColumnFamilyData cfd in families ?? _db.Families.Live())
@@ -81,6 +82,7 @@ internal sealed class FlushRunner
     /// </summary>
     public List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)>? Pick()
     {
+        _mutex.AssertHeld();
         List<(ColumnFamilyData, ImmutableMemTable[])>? result = null;
         List<ColumnFamilyData> families = _db.Families.Live();
         if (_atomicFlush)
@@ -129,13 +131,14 @@ internal sealed class FlushRunner
     /// </summary>
     public void Run(List<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
     {
+        _mutex.AssertNotHeld();
         try
         {
             FlushAndInstall(jobs);
         }
         catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 _db.Errors.SetBackgroundError(e, BackgroundJobKind.Flush);
             }
@@ -148,13 +151,13 @@ internal sealed class FlushRunner
         finally
         {
             bool released = false;
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 foreach ((ColumnFamilyData cfd, ImmutableMemTable[] _) in jobs)
                 {
                     released |= EndFlushLocked(cfd);
                 }
-                Monitor.PulseAll(_mutex); // a resume waits for a failed flush to finish
+                _mutex.PulseAll(); // a resume waits for a failed flush to finish
             }
             if (released)
             {
@@ -171,10 +174,10 @@ internal sealed class FlushRunner
     public void EndFlush(ColumnFamilyData cfd)
     {
         bool released;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             released = EndFlushLocked(cfd);
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         if (released)
         {
@@ -187,8 +190,9 @@ internal sealed class FlushRunner
     /// meanwhile left its memory to this flush (DropColumnFamily): released here; true then, and
     /// the caller sweeps its files once out of the lock.
     /// </summary>
-    private static bool EndFlushLocked(ColumnFamilyData cfd)
+    private bool EndFlushLocked(ColumnFamilyData cfd)
     {
+        _mutex.AssertHeld();
         cfd.EndFlush();
         if (!cfd.IsDropped)
         {
@@ -208,6 +212,7 @@ internal sealed class FlushRunner
     /// </summary>
     public void FlushAndInstall(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
     {
+        _mutex.AssertNotHeld();
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
         long jobId = _db.Telemetry.NextJobId();
         int memCount = 0;
@@ -273,7 +278,7 @@ internal sealed class FlushRunner
         }
         finally
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 foreach (FileMetaData? meta in metas)
                 {
@@ -287,7 +292,7 @@ internal sealed class FlushRunner
         // The versions holding the new tables, pinned until they are opened below (a table a
         // compaction made obsolete meanwhile would otherwise be opened into the cache after its eviction).
         var opening = new ReadState?[jobs.Count];
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             for (int i = 0; i < jobs.Count; i++)
             {
@@ -307,7 +312,7 @@ internal sealed class FlushRunner
                     cfd.HasUnpersistedWrites = false;
                 }
             }
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         long bytes = 0;
         ulong firstNumber = 0;
@@ -319,7 +324,7 @@ internal sealed class FlushRunner
                 {
                     if (!job.Mem.Unref())
                     {
-                        lock (_mutex)
+                        using (_mutex.Lock())
                         {
                             cfd.AddFlushedButPinned(job.Mem); // a reader still holds it
                         }

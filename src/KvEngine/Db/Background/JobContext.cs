@@ -1,5 +1,6 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Errors;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 using KvEngine.RateLimiting;
 using KvEngine.Storage;
@@ -16,7 +17,7 @@ namespace KvEngine.Db.Background;
 /// <see cref="Mutex"/> as its own type says.
 /// </summary>
 internal sealed record JobContext(
-    object Mutex,
+    DbMutex Mutex,
     string Dir,
     IFileSystem Fs,
     VersionSet Versions,

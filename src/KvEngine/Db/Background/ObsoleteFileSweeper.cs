@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 
@@ -31,7 +32,7 @@ namespace KvEngine.Db.Background;
 internal sealed class ObsoleteFileSweeper
 {
     private readonly object _sweepGate = new();
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly string _dir;
     private readonly IFileSystem _fs;
     private readonly VersionSet _versions;
@@ -51,7 +52,7 @@ internal sealed class ObsoleteFileSweeper
     /// Called with the mutex held: the smallest WAL number still needed (the write path's
     /// current WAL or an older one a family still needs); older WALs are deleted.
     /// </param>
-    public ObsoleteFileSweeper(object mutex, string dir, IFileSystem fs, VersionSet versions, ColumnFamilySet families,
+    public ObsoleteFileSweeper(DbMutex mutex, string dir, IFileSystem fs, VersionSet versions, ColumnFamilySet families,
         PendingOutputs pendingOutputs, Func<ulong> oldestLiveWal)
     {
         _mutex = mutex;
@@ -190,7 +191,7 @@ internal sealed class ObsoleteFileSweeper
         List<ColumnFamilyData> families;
         ulong minLog;
         ulong firstUnallocated;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             live = _pendingOutputs.Copy();
             // A table at or above the next file number the MANIFEST as written records was not

@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Versions;
 
 namespace KvEngine.Db.Background;
@@ -15,13 +16,13 @@ namespace KvEngine.Db.Background;
 /// </summary>
 internal sealed class PendingOutputs
 {
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly VersionSet _versions;
     private readonly HashSet<ulong> _numbers = new();
 
     /// <param name="mutex">The database mutex, which guards the set.</param>
     /// <param name="versions">Allocates the file numbers.</param>
-    public PendingOutputs(object mutex, VersionSet versions)
+    public PendingOutputs(DbMutex mutex, VersionSet versions)
     {
         _mutex = mutex;
         _versions = versions;
@@ -35,7 +36,7 @@ internal sealed class PendingOutputs
     public ulong NewFileNumber()
     {
         ulong n;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             n = _versions.NewFileNumber();
             _numbers.Add(n);
@@ -55,7 +56,7 @@ internal sealed class PendingOutputs
     /// <summary>The table numbered <paramref name="number"/> is installed or gone: it is no longer protected.</summary>
     public void Remove(ulong number)
     {
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             _numbers.Remove(number);
         }
@@ -64,7 +65,7 @@ internal sealed class PendingOutputs
     /// <summary>Removes every number of <paramref name="numbers"/>.</summary>
     public void RemoveAll(List<ulong> numbers)
     {
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             foreach (ulong n in numbers)
             {
@@ -74,5 +75,9 @@ internal sealed class PendingOutputs
     }
 
     /// <summary>A copy of the set. Holds the mutex (a sweep reads it with the next file number).</summary>
-    public HashSet<ulong> Copy() => new(_numbers);
+    public HashSet<ulong> Copy()
+    {
+        _mutex.AssertHeld();
+        return new(_numbers);
+    }
 }

@@ -1,3 +1,5 @@
+using KvEngine.Db.State;
+
 namespace KvEngine.Db.Background;
 
 /// <summary>

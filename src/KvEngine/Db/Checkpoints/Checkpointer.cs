@@ -37,13 +37,13 @@ internal sealed class Checkpointer
     /// </summary>
     private static readonly HashSet<(IFileSystem Fs, string Path)> s_stagingInUse = new();
 
-    private readonly DbImpl _db;
+    private readonly ICheckpointSource _db;
     private readonly string _dir;
     private readonly IFileSystem _fs;
 
     /// <param name="db">The database to copy: its file-deletion control, flush and live-file capture.</param>
     /// <param name="fs">Its file system.</param>
-    public Checkpointer(DbImpl db, IFileSystem fs)
+    public Checkpointer(ICheckpointSource db, IFileSystem fs)
     {
         _db = db;
         _dir = db.Directory;
@@ -96,7 +96,7 @@ internal sealed class Checkpointer
                 bool flush = logSizeForFlush == 0 || (logSizeForFlush != ulong.MaxValue && (ulong)_db.LiveWalBytes() >= logSizeForFlush);
                 if (flush)
                 {
-                    _db.Flush(); // every family (atomically with AtomicFlush)
+                    _db.FlushAll(); // every family (atomically with AtomicFlush)
                 }
                 LiveFileSet set = _db.CaptureLiveFiles(withWals: true);
                 CopyLiveFiles(set, staging);

@@ -1,4 +1,5 @@
 using KvEngine.Db.Logs;
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 
@@ -18,7 +19,7 @@ namespace KvEngine.Db.Checkpoints;
 /// </summary>
 internal sealed class LiveFiles
 {
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly object _familyGate;
     private readonly string _dir;
     private readonly IFileSystem _fs;
@@ -28,7 +29,7 @@ internal sealed class LiveFiles
     private readonly Action _throwIfClosed;
 
     /// <summary><paramref name="throwIfClosed"/> throws <see cref="ObjectDisposedException"/> once the database closed (called under the family gate, which Close takes).</summary>
-    public LiveFiles(object mutex, object familyGate, string dir, IFileSystem fs, VersionSet versions, WalSet wals, Action throwIfClosed)
+    public LiveFiles(DbMutex mutex, object familyGate, string dir, IFileSystem fs, VersionSet versions, WalSet wals, Action throwIfClosed)
     {
         _mutex = mutex;
         _familyGate = familyGate;
@@ -107,7 +108,7 @@ internal sealed class LiveFiles
     /// <summary>The WAL being written and its size at the last record boundary, read together under the mutex.</summary>
     private (ulong Number, long Size) CurrentWal()
     {
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             return (_wals.CurrentNumber, _wals.FlushedSize);
         }

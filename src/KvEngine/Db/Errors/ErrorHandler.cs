@@ -1,4 +1,4 @@
-using KvEngine.Db.Background;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 using KvEngine.Storage;
 
@@ -17,24 +17,21 @@ namespace KvEngine.Db.Errors;
 /// <see cref="KvOptions.MaxBackgroundErrorResumeCount"/> attempts; any other error except
 /// corruption waits for an explicit resume; corruption is never resumed.
 /// <para>
-/// Invariants: one resume runs at a time (the resume gate). While it runs the error stays set, so
-/// writers keep failing and background threads pick no job; <see cref="Resuming"/> lets only the
-/// resume's forced memtable switch through the write queue, which serializes it with any write
-/// still in flight. Memtables are flushed in order on the resuming thread; the error is cleared
-/// under the mutex only after the last one is in a table. At most one automatic loop runs
-/// (<see cref="AutoResumeScheduled"/>).
+/// Invariants: the resume sequence itself is <see cref="ErrorRecovery"/>'s (one attempt at a time;
+/// the error stays set while it runs, and <see cref="Resuming"/> lets only its forced memtable
+/// switch through the write queue); this type holds the state it changes. At most one automatic
+/// loop runs (<see cref="AutoResumeScheduled"/>); each of its steps is one attempt.
 /// </para>
 /// <para>
-/// Thread-safety and lock order: the resume gate, then the database mutex. <see cref="Error"/>,
-/// <see cref="ErrorCount"/>, <see cref="Resuming"/>, <see cref="AutoResumeScheduled"/>,
-/// <see cref="Record"/> and <see cref="SetBackgroundError"/> are guarded by the database mutex
-/// (callers hold it); <see cref="TryResume"/> and the loop take it themselves.
+/// Thread-safety: <see cref="Error"/>, <see cref="ErrorCount"/>, <see cref="Resuming"/>,
+/// <see cref="AutoResumeScheduled"/>, <see cref="Record"/>, <see cref="SetBackgroundError"/>,
+/// <see cref="BeginResume"/> and <see cref="EndResume"/> are guarded by the database mutex
+/// (callers hold it); the automatic loop takes it itself.
 /// </para>
 /// </summary>
 internal sealed class ErrorHandler
 {
-    private readonly object _resumeGate = new();
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly KvOptions _options;
     private readonly ColumnFamilySet _families;
     private readonly DbTelemetry _telemetry;
@@ -49,7 +46,7 @@ internal sealed class ErrorHandler
     /// <param name="closing">True once the database is closing (no loop starts then, no resume runs).</param>
     /// <param name="shutdown">Signalled when the database closes (the loop's wait ends).</param>
     /// <param name="automaticResume">One resume attempt of the database (the loop's step).</param>
-    public ErrorHandler(object mutex, KvOptions options, ColumnFamilySet families, DbTelemetry telemetry,
+    public ErrorHandler(DbMutex mutex, KvOptions options, ColumnFamilySet families, DbTelemetry telemetry,
         Func<bool> closing, Func<WaitHandle> shutdown, ResumeAttempt automaticResume)
     {
         _mutex = mutex;
@@ -80,6 +77,7 @@ internal sealed class ErrorHandler
     /// <summary>Records <paramref name="e"/> when no error is set (true then), and starts the automatic resume for a retryable one.</summary>
     public bool Record(Exception e)
     {
+        _mutex.AssertHeld();
         if (Error != null)
         {
             return false;
@@ -97,17 +95,19 @@ internal sealed class ErrorHandler
     /// </summary>
     public void SetBackgroundError(Exception e, BackgroundJobKind operation)
     {
+        _mutex.AssertHeld();
         if (Record(e))
         {
             _telemetry.BackgroundError(e, operation, AutoResumeScheduled);
         }
         FailPendingFlushes(Error ?? e);
-        Monitor.PulseAll(_mutex);
+        _mutex.PulseAll();
     }
 
     /// <summary>Holds the mutex. Fails the flush of every memtable waiting for one.</summary>
     private void FailPendingFlushes(Exception e)
     {
+        _mutex.AssertHeld();
         foreach (ColumnFamilyData cfd in _families.All())
         {
             foreach (ImmutableMemTable imm in cfd.Immutable)
@@ -117,97 +117,28 @@ internal sealed class ErrorHandler
         }
     }
 
-    /// <summary>
-    /// One resume attempt; false with the error that stopped it. <paramref name="switchToFreshWal"/>
-    /// switches every memtable to a fresh WAL through the write queue (it passes while
-    /// <see cref="Resuming"/>); <paramref name="flusher"/> flushes them on this thread.
-    /// </summary>
-    public bool TryResume(FlushRunner flusher, Action switchToFreshWal, out Exception? failure)
+    /// <summary>Holds the mutex. A resume attempt (<see cref="ErrorRecovery"/>) starts: only its memtable switch passes the write queue.</summary>
+    public void BeginResume()
     {
-        failure = null;
-        lock (_resumeGate)
-        {
-            lock (_mutex)
-            {
-                if (Error == null)
-                {
-                    return true;
-                }
-                if (_closing() || Error is KvCorruptionException)
-                {
-                    failure = Error;
-                    return false;
-                }
-                // A flush that failed is still finishing on its background thread.
-                while (_families.AnyFlushRunning())
-                {
-                    Monitor.Wait(_mutex);
-                }
-                Resuming = true;
-            }
-            try
-            {
-                // Through the write queue, so no group is writing the WAL or inserting meanwhile.
-                switchToFreshWal();
-                FlushAllThenClear(flusher);
-            }
-            catch (Exception e) when (e is IOException or KvException or UnauthorizedAccessException)
-            {
-                lock (_mutex)
-                {
-                    Resuming = false;
-                    Error = e; // the error that now stops the database (IsNoSpace looks inside)
-                    FailPendingFlushes(e);
-                    Monitor.PulseAll(_mutex);
-                }
-                _telemetry.ResumeFailed(e);
-                failure = e;
-                return false;
-            }
-        }
-        return true;
+        _mutex.AssertHeld();
+        Resuming = true;
     }
 
-    /// <summary>Flushes every immutable memtable, oldest first, then clears the error under the mutex.</summary>
-    private void FlushAllThenClear(FlushRunner flusher)
+    /// <summary>
+    /// Holds the mutex. The resume attempt ended: with <paramref name="failure"/> null every memtable
+    /// is in a table and the error is cleared; otherwise <paramref name="failure"/> is the error that
+    /// now stops the database and the flushes still pending fail. Wakes every waiter either way.
+    /// </summary>
+    public void EndResume(Exception? failure)
     {
-        int flushed = 0;
-        while (true)
+        _mutex.AssertHeld();
+        Resuming = false;
+        Error = failure; // on failure, the error that now stops the database (IsNoSpace looks inside)
+        if (failure != null)
         {
-            ImmutableMemTable next;
-            ColumnFamilyData? family = null;
-            lock (_mutex)
-            {
-                foreach (ColumnFamilyData cfd in _families.All())
-                {
-                    if (cfd.Immutable.Count > 0)
-                    {
-                        family = cfd;
-                        break;
-                    }
-                }
-                if (family == null)
-                {
-                    Error = null;
-                    Resuming = false;
-                    Monitor.PulseAll(_mutex);
-                    _telemetry.Resumed(flushed);
-                    return;
-                }
-                next = family.Immutable[0];
-                next.RenewFlushedIfFailed();
-                family.StartFlush([next]);
-            }
-            try
-            {
-                flusher.FlushAndInstall([(family, [next])]);
-                flushed++;
-            }
-            finally
-            {
-                flusher.EndFlush(family);
-            }
+            FailPendingFlushes(failure);
         }
+        _mutex.PulseAll();
     }
 
     private void ScheduleAutomaticResume()
@@ -246,7 +177,7 @@ internal sealed class ErrorHandler
         }
         finally
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 AutoResumeScheduled = false;
                 // An error recorded after a successful resume, while this loop was still winding

@@ -1,5 +1,6 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Background;
+using KvEngine.Db.State;
 using KvEngine.Db.Write;
 using KvEngine.Diagnostics;
 using KvEngine.Versions;
@@ -29,7 +30,7 @@ namespace KvEngine.Db.Ingestion;
 internal sealed class ExternalFileIngester
 {
     private readonly JobContext _db;
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly bool _atomicFlush;
     private readonly DbWriter _writer;
     private readonly FlushRunner _flusher;
@@ -87,7 +88,7 @@ internal sealed class ExternalFileIngester
         {
             if (!succeeded)
             {
-                lock (_mutex)
+                using (_mutex.Lock())
                 {
                     foreach (ulong n in numbers)
                     {
@@ -122,14 +123,14 @@ internal sealed class ExternalFileIngester
                     $"The external files overlap the memtable of column family '{cfd.Name}' and need a flush, which IngestExternalFileOptions.AllowBlockingFlush forbids.");
             }
             IReadOnlyList<ColumnFamilyData>? families = _atomicFlush ? null : [cfd];
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 _writer.Switcher.MakeRoom(force: true, families); // as a forced flush's leader: switch the memtables
             }
             _flusher.PendingFlushes(families).GetAwaiter().GetResult();
         }
         VersionSet versions = _db.Versions;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             ThrowIfCannotIngest(cfd);
             ulong last = versions.LastSequence;
@@ -162,7 +163,7 @@ internal sealed class ExternalFileIngester
             {
                 _db.PendingOutputs.Remove(f.FileNumber);
             }
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         _scheduler.Wake(); // the new files may call for a compaction
     }
@@ -170,7 +171,7 @@ internal sealed class ExternalFileIngester
     /// <summary>Refuses an ingestion into a dropped family or a database stopped by a background error.</summary>
     private void ThrowIfCannotIngest(ColumnFamilyData cfd)
     {
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             if (_db.Errors.Error is { } error)
             {

@@ -1,4 +1,5 @@
 using KvEngine.Compaction;
+using KvEngine.Db.State;
 using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Memtable;

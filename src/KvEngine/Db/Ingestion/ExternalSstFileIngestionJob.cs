@@ -1,5 +1,6 @@
 using System.Buffers;
 using KvEngine.Compaction;
+using KvEngine.Db.State;
 using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.RangeDel;

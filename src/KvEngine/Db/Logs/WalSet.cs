@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 using KvEngine.Wal;
@@ -26,6 +27,7 @@ namespace KvEngine.Db.Logs;
 /// </summary>
 internal sealed class WalSet : IDisposable
 {
+    private readonly DbMutex _mutex;
     private readonly string _dir;
     private readonly IFileSystem _fs;
     private readonly VersionSet _versions;
@@ -37,8 +39,9 @@ internal sealed class WalSet : IDisposable
     private long _currentBytes;  // record bytes appended to the current WAL (interlocked)
     private long _flushedSize;   // bytes of the current WAL handed to the OS, at a record boundary (volatile)
 
-    public WalSet(string dir, IFileSystem fs, VersionSet versions, bool memoryMapped)
+    public WalSet(DbMutex mutex, string dir, IFileSystem fs, VersionSet versions, bool memoryMapped)
     {
+        _mutex = mutex;
         _dir = dir;
         _fs = fs;
         _versions = versions;
@@ -46,7 +49,14 @@ internal sealed class WalSet : IDisposable
     }
 
     /// <summary>Holds the mutex. The number of the WAL new writes go to (0 before <see cref="Start"/>).</summary>
-    public ulong CurrentNumber => _number;
+    public ulong CurrentNumber
+    {
+        get
+        {
+            _mutex.AssertHeld();
+            return _number;
+        }
+    }
 
     /// <summary>Bytes of the current WAL handed to the OS, at the last record boundary (what a checkpoint copies).</summary>
     public long FlushedSize => Volatile.Read(ref _flushedSize);
@@ -64,6 +74,7 @@ internal sealed class WalSet : IDisposable
     /// </summary>
     public void Append(ReadOnlySpan<byte> record, bool sync)
     {
+        _mutex.AssertNotHeld();
         IWritableFile file = _file!;
         _writer!.AddRecord(record);
         file.Flush();
@@ -76,7 +87,11 @@ internal sealed class WalSet : IDisposable
     }
 
     /// <summary>Holds the mutex, no group appending: makes the current WAL durable (before a switch away from it).</summary>
-    public void SyncCurrent() => _file!.Sync();
+    public void SyncCurrent()
+    {
+        _mutex.AssertHeld();
+        _file!.Sync();
+    }
 
     /// <summary>
     /// Holds the mutex, no group appending: WAL <paramref name="number"/> becomes the current one
@@ -86,6 +101,7 @@ internal sealed class WalSet : IDisposable
     /// </summary>
     public void Roll(ulong number, bool abandonOld)
     {
+        _mutex.AssertHeld();
         OpenNew(number, abandonOld);
         _older.Add((_number, Interlocked.Exchange(ref _currentBytes, 0)));
         _number = number;
@@ -94,6 +110,7 @@ internal sealed class WalSet : IDisposable
     /// <summary>Holds the mutex. The bytes of the current and older WALs (RocksDB's total_log_size_).</summary>
     public long TotalBytes()
     {
+        _mutex.AssertHeld();
         long total = Volatile.Read(ref _currentBytes);
         foreach ((ulong _, long bytes) in _older)
         {
@@ -103,7 +120,14 @@ internal sealed class WalSet : IDisposable
     }
 
     /// <summary>Holds the mutex. The oldest WAL that may hold unflushed data (the current one when no older one is left).</summary>
-    public ulong OldestNumber => _older.Count > 0 ? _older[0].Number : _number;
+    public ulong OldestNumber
+    {
+        get
+        {
+            _mutex.AssertHeld();
+            return _older.Count > 0 ? _older[0].Number : _number;
+        }
+    }
 
     /// <summary>
     /// Holds the mutex. The smallest WAL number still needed (the current WAL, or an older one some
@@ -112,6 +136,7 @@ internal sealed class WalSet : IDisposable
     /// </summary>
     public ulong OldestLive()
     {
+        _mutex.AssertHeld();
         ulong minLog = Math.Min(_versions.MinLogNumberToKeep, _number);
         _older.RemoveAll(l => l.Number < minLog);
         return minLog;

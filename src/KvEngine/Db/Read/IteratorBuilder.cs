@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
 using KvEngine.Versions;
@@ -28,14 +29,14 @@ internal static class IteratorBuilder
     /// <summary>A parked spare of <paramref name="cfd"/> over <paramref name="state"/> with these table options, taken from its slot; null when none can serve.</summary>
     public static PinnedIterator? TakeSpare(ColumnFamilyData cfd, ReadState state, bool verifyChecksums, bool fillCache, KvPrefixExtractor? prefixSeek)
     {
-        PinnedIterator?[] spares = cfd.SpareIterators;
+        ISpareIterator?[] spares = cfd.SpareIterators;
         for (int i = 0; i < spares.Length; i++)
         {
             if (Volatile.Read(ref spares[i]) is null)
             {
                 continue;
             }
-            PinnedIterator? spare = Interlocked.Exchange(ref spares[i], null);
+            var spare = (PinnedIterator?)Interlocked.Exchange(ref spares[i], null); // only the read path parks spares
             if (spare is null)
             {
                 continue;

@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Iterators;
 using KvEngine.RangeDel;
 
@@ -18,7 +19,7 @@ namespace KvEngine.Db.Read;
 /// </para>
 /// Owned by one <see cref="KvIterator"/> at a time, or parked as a spare by its database. Not thread-safe.
 /// </summary>
-internal sealed class PinnedIterator
+internal sealed class PinnedIterator : ISpareIterator
 {
     private readonly RangeDelAggregator? _rangeDel;
     private readonly FragmentedRangeTombstoneList? _memTombstones;

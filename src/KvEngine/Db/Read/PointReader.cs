@@ -1,4 +1,5 @@
 using System.Buffers;
+using KvEngine.Db.State;
 using KvEngine.Memtable;
 using KvEngine.Util;
 

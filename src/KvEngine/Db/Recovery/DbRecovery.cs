@@ -1,4 +1,5 @@
 using KvEngine.Db.Background;
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 

@@ -1,4 +1,5 @@
 using KvEngine.Db.Background;
+using KvEngine.Db.State;
 using KvEngine.Db.Write;
 using KvEngine.Format;
 using KvEngine.Memtable;

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
 using KvEngine.Db.Errors;
+using KvEngine.Db.State;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;
 
@@ -20,13 +21,13 @@ internal sealed class InternalStats
 {
     private const string NumFilesAtLevelPrefix = "rocksdb.num-files-at-level";
 
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly VersionSet _versions;
     private readonly SnapshotList _snapshots;
     private readonly KvBlockCache _blockCache;
     private readonly ErrorHandler _errors;
 
-    public InternalStats(object mutex, VersionSet versions, SnapshotList snapshots, KvBlockCache blockCache, ErrorHandler errors)
+    public InternalStats(DbMutex mutex, VersionSet versions, SnapshotList snapshots, KvBlockCache blockCache, ErrorHandler errors)
     {
         _mutex = mutex;
         _versions = versions;
@@ -63,7 +64,7 @@ internal sealed class InternalStats
                 case "rocksdb.size-all-mem-tables":
                     {
                         long pinned;
-                        lock (_mutex)
+                        using (_mutex.Lock())
                         {
                             pinned = cfd.FlushedButPinnedBytes();
                         }
@@ -96,7 +97,7 @@ internal sealed class InternalStats
                 case "rocksdb.stats":
                     return CompactionStatsText(cfd, state.Version);
                 case "rocksdb.compaction-pending":
-                    lock (_mutex)
+                    using (_mutex.Lock())
                     {
                         // A read-triggered request (never made with auto compactions off: no budget) counts
                         // while level 0 has files: the picker takes it next.
@@ -105,12 +106,12 @@ internal sealed class InternalStats
                         return (pending ? 1 : 0).ToString(c);
                     }
                 case "rocksdb.num-running-compactions":
-                    lock (_mutex)
+                    using (_mutex.Lock())
                     {
                         return cfd.Picker.RunningCount.ToString(c);
                     }
                 case "rocksdb.num-running-flushes":
-                    lock (_mutex)
+                    using (_mutex.Lock())
                     {
                         return (cfd.FlushRunning ? 1 : 0).ToString(c);
                     }
@@ -149,7 +150,7 @@ internal sealed class InternalStats
     {
         double[] scores;
         var busy = new int[Version.NumLevels];
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             scores = cfd.Picker.ComputeScores(v, Compaction.LevelTargets.Compute(v, cfd.CompactionOptions));
             for (int level = 0; level < Version.NumLevels; level++)

@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Memtable;

@@ -1,6 +1,7 @@
 using KvEngine.Db.Background;
 using KvEngine.Db.Errors;
 using KvEngine.Db.Logs;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 using KvEngine.Versions;
 
@@ -40,7 +41,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     [ThreadStatic]
     private static WriteRequest? t_request;
 
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly bool _concurrentMemtableWrite;
     private readonly VersionSet _versions;
     private readonly ColumnFamilySet _families;
@@ -53,7 +54,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     private readonly WriteGroupInserter _inserter;
 
     public DbWriter(
-        object mutex, KvOptions options, VersionSet versions, ColumnFamilySet families, WalSet wals,
+        DbMutex mutex, KvOptions options, VersionSet versions, ColumnFamilySet families, WalSet wals,
         ErrorHandler errors, BackgroundScheduler scheduler, DbTelemetry telemetry, Compaction.EngineCounters counters)
     {
         _mutex = mutex;
@@ -96,7 +97,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
         ValidateFamilies(batch);
         WriteRequest request = WriteRequest.ForAsync(batch, options);
         WriteGroup group;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             if (!_writeThread.Enqueue(request))
             {
@@ -130,11 +131,12 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     /// </summary>
     public WriteGroup EnterUnbatched()
     {
+        _mutex.AssertNotHeld();
         var request = new WriteRequest();
         request.Reset(null, sync: false, disableWal: false, force: false);
         request.Exclusive = true;
         WriteGroup? group = null;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             if (_writeThread.Enqueue(request))
             {
@@ -147,7 +149,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
             throw ErrorHandler.Wrap(request.Error ?? new ObjectDisposedException(nameof(KvDb)));
         }
         _writeThread.AwaitTurnToPublish(group);
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             while (_writeThread.WaitForInflightInserts())
             {
@@ -160,7 +162,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     public void ExitUnbatched(WriteGroup group)
     {
         WriteGroup? next = null;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             if (_writeThread.FinishGroup(group) is { } asyncHead)
             {
@@ -180,6 +182,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     /// </summary>
     public WriteGroup PrepareGroup(WriteRequest leader)
     {
+        _mutex.AssertHeld();
         WriteGroup group = _writeThread.BeginGroup(leader);
         if (leader.Exclusive)
         {
@@ -270,7 +273,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
         request.Reset(batch, sync, disableWal, force, forceFamilies);
         t_request = null; // while in use; a request abandoned in the queue (thread interrupt) is never reused
         WriteGroup? group = null;
-        lock (_mutex)
+        using (_mutex.Lock())
         {
             if (_writeThread.Enqueue(request))
             {
@@ -306,7 +309,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
                 bool concurrent = false;
                 if (_concurrentMemtableWrite && !_writeThread.IsLoneGroup(group))
                 {
-                    lock (_mutex)
+                    using (_mutex.Lock())
                     {
                         concurrent = _writeThread.ChooseInsertMode(group, ref asyncHead);
                     }
@@ -318,7 +321,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
                 _inserter.InsertGroup(group, concurrent);
             }
             _writeThread.AwaitTurnToPublish(group);
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 WriteRequest? exposed = PublishGroup(group);
                 asyncHead ??= exposed;
@@ -335,6 +338,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     /// <summary>Outside the mutex: one WAL record (and at most one fsync) for the group; a failure stops the database.</summary>
     private void WriteWal(WriteGroup group)
     {
+        _mutex.AssertNotHeld();
         WriteRequest leader = group.Leader;
         if (group.Error != null || leader.Batch == null)
         {
@@ -380,7 +384,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
             // The WAL may end in a partial record: accept no more writes (RocksDB's background
             // error). The group still completes, with the error, so the queue never stalls.
             group.Error = e;
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 _errors.SetBackgroundError(e, BackgroundJobKind.WalWrite);
             }
@@ -394,6 +398,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     /// </summary>
     private WriteRequest? PublishGroup(WriteGroup group)
     {
+        _mutex.AssertHeld();
         if (group.Error == null && _writeThread.InsertFailed && group.Count > 0)
         {
             group.Error = new KvException("The write was not applied: an earlier write failed to reach the memtable.");
@@ -410,8 +415,9 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     }
 
     /// <summary>Holds the mutex. The families the group's batches wrote now hold data no WAL has.</summary>
-    private static void MarkUnpersisted(WriteGroup group)
+    private void MarkUnpersisted(WriteGroup group)
     {
+        _mutex.AssertHeld();
         foreach (WriteRequest w in group.Members)
         {
             if (w.Batch!.OtherColumnFamilies is { } ids)

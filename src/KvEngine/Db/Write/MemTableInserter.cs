@@ -1,3 +1,4 @@
+using KvEngine.Db.State;
 using KvEngine.Memtable;
 using ValueType = KvEngine.Format.ValueType;
 

@@ -1,6 +1,7 @@
 using KvEngine.Db.Background;
 using KvEngine.Db.Errors;
 using KvEngine.Db.Logs;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 using KvEngine.Versions;
 
@@ -27,7 +28,7 @@ namespace KvEngine.Db.Write;
 /// </summary>
 internal sealed class MemTableSwitcher
 {
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly KvOptions _options;
     private readonly VersionSet _versions;
     private readonly ColumnFamilySet _families;
@@ -41,7 +42,7 @@ internal sealed class MemTableSwitcher
     private volatile bool _switchesClosed;
 
     public MemTableSwitcher(
-        object mutex, KvOptions options, VersionSet versions, ColumnFamilySet families, WalSet wals,
+        DbMutex mutex, KvOptions options, VersionSet versions, ColumnFamilySet families, WalSet wals,
         WriteThread writeThread, WriteStalls stalls, ErrorHandler errors, BackgroundScheduler scheduler)
     {
         _mutex = mutex;
@@ -69,7 +70,11 @@ internal sealed class MemTableSwitcher
     /// Holds the mutex. <paramref name="cfd"/> was dropped: the next group's leader releases its
     /// mutable memtable once no pipelined group can still insert into it.
     /// </summary>
-    public void AddDropped(ColumnFamilyData cfd) => _droppedMemTables.Add(cfd);
+    public void AddDropped(ColumnFamilyData cfd)
+    {
+        _mutex.AssertHeld();
+        _droppedMemTables.Add(cfd);
+    }
 
     /// <summary>
     /// Holds the mutex. Applies the level-0 stalls (unless <paramref name="force"/>), then switches
@@ -82,6 +87,7 @@ internal sealed class MemTableSwitcher
     /// </summary>
     public void MakeRoom(bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies)
     {
+        _mutex.AssertHeld();
         WriteStall stall = default;
         try
         {
@@ -186,6 +192,7 @@ internal sealed class MemTableSwitcher
     /// </summary>
     private void ReleaseDroppedMemTables()
     {
+        _mutex.AssertHeld();
         if (_droppedMemTables.Count == 0 || _writeThread.HasInflightInserts)
         {
             return;
@@ -229,6 +236,7 @@ internal sealed class MemTableSwitcher
     /// </summary>
     private void Switch(List<ColumnFamilyData> families, bool force)
     {
+        _mutex.AssertHeld();
         // Later writes, Sync ones included, go to the new WAL only: the old one must be durable
         // first, or a power loss could keep a synced write in the new log while losing older
         // unsynced ones in the old (a hole, not a prefix). Pebble also syncs the WAL it rotates away from.
@@ -285,6 +293,7 @@ internal sealed class MemTableSwitcher
     /// </summary>
     private void AddFamiliesPinningOldestWal(ref List<ColumnFamilyData>? switching)
     {
+        _mutex.AssertHeld();
         if (_families.ById.Length < 2)
         {
             return;

@@ -1,4 +1,5 @@
 using KvEngine.Db.Errors;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 
 namespace KvEngine.Db.Write;
@@ -29,12 +30,12 @@ namespace KvEngine.Db.Write;
 /// </summary>
 internal sealed class WriteGroupInserter
 {
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly WriteThread _writeThread;
     private readonly ErrorHandler _errors;
     private long _memberInserts;
 
-    public WriteGroupInserter(object mutex, WriteThread writeThread, ErrorHandler errors)
+    public WriteGroupInserter(DbMutex mutex, WriteThread writeThread, ErrorHandler errors)
     {
         _mutex = mutex;
         _writeThread = writeThread;
@@ -47,6 +48,7 @@ internal sealed class WriteGroupInserter
     /// <summary>Leader, outside the mutex: inserts the group's batches; a failure becomes the group's error and stops the database.</summary>
     public void InsertGroup(WriteGroup group, bool concurrent)
     {
+        _mutex.AssertNotHeld();
         ColumnFamilyData?[] families = group.Families;
         try
         {
@@ -92,7 +94,7 @@ internal sealed class WriteGroupInserter
         }
         if (group.Error is { } error)
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 _writeThread.MarkInsertFailed();
                 _errors.SetBackgroundError(error, BackgroundJobKind.MemTableInsert);

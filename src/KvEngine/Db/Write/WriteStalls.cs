@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using KvEngine.Compaction;
+using KvEngine.Db.State;
 using KvEngine.Diagnostics;
 
 namespace KvEngine.Db.Write;
@@ -14,21 +15,21 @@ namespace KvEngine.Db.Write;
 /// group and adds its time to the stall counter; <see cref="End"/> reports the whole stall.
 /// <para>
 /// Thread-safety: every member holds the database mutex (the leader making room), and the waits
-/// release it (<see cref="Monitor.Wait(object)"/>), so a finished flush or compaction, which
+/// release it (<see cref="DbMutex.Wait(string)"/>), so a finished flush or compaction, which
 /// pulses it, wakes the group early. The write controller and the last group's bytes are guarded
 /// by the mutex.
 /// </para>
 /// </summary>
 internal sealed class WriteStalls
 {
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly ColumnFamilySet _families;
     private readonly WriteController _controller;
     private readonly DbTelemetry _telemetry;
     private readonly EngineCounters _counters;
     private long _lastGroupBytes;
 
-    public WriteStalls(object mutex, ColumnFamilySet families, long delayedWriteRate, DbTelemetry telemetry, EngineCounters counters)
+    public WriteStalls(DbMutex mutex, ColumnFamilySet families, long delayedWriteRate, DbTelemetry telemetry, EngineCounters counters)
     {
         _mutex = mutex;
         _families = families;
@@ -40,7 +41,11 @@ internal sealed class WriteStalls
     /// <summary>Holds the mutex. The bytes of the last group formed, which the next delay is charged with.</summary>
     public long LastGroupBytes
     {
-        set => _lastGroupBytes = value;
+        set
+        {
+            _mutex.AssertHeld();
+            _lastGroupBytes = value;
+        }
     }
 
     /// <summary>
@@ -50,6 +55,7 @@ internal sealed class WriteStalls
     /// </summary>
     public bool Level0Stall(ref bool delayed, ref WriteStall stall)
     {
+        _mutex.AssertHeld();
         foreach (ColumnFamilyData? cfd in _families.ById)
         {
             if (cfd == null || cfd.CompactionOptions.DisableAutoCompactions)
@@ -61,7 +67,7 @@ internal sealed class WriteStalls
             {
                 Begin(WriteStallCause.Level0Stop, cfd, ref stall);
                 long t0 = Stopwatch.GetTimestamp();
-                Monitor.Wait(_mutex, 100);
+                _mutex.Wait(100);
                 _counters.AddStall((long)Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
                 return true;
             }
@@ -75,7 +81,7 @@ internal sealed class WriteStalls
                 }
                 Begin(WriteStallCause.Level0Slowdown, cfd, ref stall);
                 long t0 = Stopwatch.GetTimestamp();
-                Monitor.Wait(_mutex, delay); // the mutex is free meanwhile; a finished compaction wakes it early
+                _mutex.Wait(delay); // the mutex is free meanwhile; a finished compaction wakes it early
                 _counters.AddStall((long)Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
                 return true;
             }
@@ -89,9 +95,10 @@ internal sealed class WriteStalls
     /// </summary>
     public void WaitForMemTableLimit(ColumnFamilyData crowded, ref WriteStall stall)
     {
+        _mutex.AssertHeld();
         Begin(WriteStallCause.MemTableLimit, crowded, ref stall);
         long t0 = Stopwatch.GetTimestamp();
-        Monitor.Wait(_mutex);
+        _mutex.Wait();
         _counters.AddStall((long)Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
     }
 
@@ -107,6 +114,7 @@ internal sealed class WriteStalls
     /// <summary>Holds the mutex. Notes the start of a stall (its first wait) and logs it.</summary>
     private void Begin(WriteStallCause cause, ColumnFamilyData cfd, ref WriteStall stall)
     {
+        _mutex.AssertHeld();
         if (stall.Started == 0)
         {
             stall.Started = Stopwatch.GetTimestamp();

@@ -1,4 +1,5 @@
 using KvEngine.Db.Errors;
+using KvEngine.Db.State;
 
 namespace KvEngine.Db.Write;
 
@@ -37,7 +38,7 @@ internal sealed class WriteThread : IDisposable
     /// </summary>
     private const int ContendedWindow = 64;
 
-    private readonly object _mutex;
+    private readonly DbMutex _mutex;
     private readonly int _spinIterations;
     private readonly IWriteGroupWorker _worker;
     private readonly Stack<WriteGroup> _groupPool = new();
@@ -52,7 +53,7 @@ internal sealed class WriteThread : IDisposable
     private bool _memTableHadConcurrentInserts; // the single writer's splice may be stale
     private int _contendedGroups; // lone groups still to pipeline since a writer last queued behind another
 
-    public WriteThread(object mutex, int spinIterations, IWriteGroupWorker worker)
+    public WriteThread(DbMutex mutex, int spinIterations, IWriteGroupWorker worker)
     {
         _mutex = mutex;
         _spinIterations = spinIterations;
@@ -60,13 +61,31 @@ internal sealed class WriteThread : IDisposable
     }
 
     /// <summary>Holds the mutex. A pipelined group is still inserting into the memtables.</summary>
-    public bool HasInflightInserts => _inflightInserts > 0;
+    public bool HasInflightInserts
+    {
+        get
+        {
+            _mutex.AssertHeld();
+            return _inflightInserts > 0;
+        }
+    }
 
     /// <summary>An earlier group's memtable insert failed (holds the mutex).</summary>
-    public bool InsertFailed => _insertFailed;
+    public bool InsertFailed
+    {
+        get
+        {
+            _mutex.AssertHeld();
+            return _insertFailed;
+        }
+    }
 
     /// <summary>Holds the mutex. A memtable insert failed: later groups fail instead of publishing.</summary>
-    public void MarkInsertFailed() => _insertFailed = true;
+    public void MarkInsertFailed()
+    {
+        _mutex.AssertHeld();
+        _insertFailed = true;
+    }
 
     /// <summary>Called once recovery has set the last sequence number, before any write.</summary>
     public void InitializeSequences(ulong lastSequence)
@@ -82,6 +101,7 @@ internal sealed class WriteThread : IDisposable
     /// </summary>
     public void AdvanceSequences(ulong lastSequence)
     {
+        _mutex.AssertHeld();
         if (lastSequence > _lastAllocatedSequence)
         {
             _lastAllocatedSequence = lastSequence;
@@ -92,6 +112,7 @@ internal sealed class WriteThread : IDisposable
     /// <summary>Holds the mutex. Appends <paramref name="request"/>; true when it is the head (it leads).</summary>
     public bool Enqueue(WriteRequest request)
     {
+        _mutex.AssertHeld();
         if (_tail == null)
         {
             _head = request;
@@ -108,6 +129,7 @@ internal sealed class WriteThread : IDisposable
     /// <summary>Holds the mutex. A group led by <paramref name="leader"/>, its first sequence the next unreserved one.</summary>
     public WriteGroup BeginGroup(WriteRequest leader)
     {
+        _mutex.AssertHeld();
         WriteGroup group = _groupPool.Count > 0 ? _groupPool.Pop() : new WriteGroup();
         group.Members.Add(leader);
         group.FirstSequence = _lastAllocatedSequence + 1;
@@ -121,6 +143,7 @@ internal sealed class WriteThread : IDisposable
     /// </summary>
     public long AddFollowers(WriteGroup group)
     {
+        _mutex.AssertHeld();
         WriteRequest leader = group.Leader;
         long bytes = leader.Batch!.ApproximateSize;
         long limit = bytes <= 128 << 10 ? bytes + (128 << 10) : MaxGroupBytes;
@@ -158,7 +181,7 @@ internal sealed class WriteThread : IDisposable
         SpinUntilTurn(request);
         while (true)
         {
-            lock (_mutex)
+            using (_mutex.Lock())
             {
                 bool assigned = false;
                 while (!request.Done && _head != request)
@@ -173,7 +196,7 @@ internal sealed class WriteThread : IDisposable
                     _syncWaiters++;
                     try
                     {
-                        Monitor.Wait(_mutex);
+                        _mutex.Wait();
                     }
                     finally
                     {
@@ -256,6 +279,7 @@ internal sealed class WriteThread : IDisposable
     /// </summary>
     public bool ChooseInsertMode(WriteGroup group, ref WriteRequest? asyncHead)
     {
+        _mutex.AssertHeld();
         bool contended = _contendedGroups > 0;
         if (contended)
         {
@@ -308,6 +332,7 @@ internal sealed class WriteThread : IDisposable
     /// <summary>Outside the mutex: waits until every group before <paramref name="group"/> is done.</summary>
     public void AwaitTurnToPublish(WriteGroup group)
     {
+        _mutex.AssertNotHeld();
         ulong previous = group.FirstSequence - 1;
         var spin = new SpinWait();
         while (Volatile.Read(ref _orderCursor) != previous)
@@ -319,6 +344,7 @@ internal sealed class WriteThread : IDisposable
     /// <summary>Holds the mutex, which it releases while waiting: until no pipelined group is inserting into the memtables.</summary>
     public bool WaitForInflightInserts()
     {
+        _mutex.AssertHeld();
         if (_inflightInserts == 0)
         {
             return false;
@@ -326,7 +352,7 @@ internal sealed class WriteThread : IDisposable
         _inflightWaiters++;
         try
         {
-            Monitor.Wait(_mutex);
+            _mutex.Wait();
         }
         finally
         {
@@ -343,6 +369,7 @@ internal sealed class WriteThread : IDisposable
     /// </summary>
     public WriteRequest? FinishGroup(WriteGroup group)
     {
+        _mutex.AssertHeld();
         if (group.Count > 0)
         {
             Volatile.Write(ref _orderCursor, group.LastSequence);
@@ -352,7 +379,7 @@ internal sealed class WriteThread : IDisposable
         {
             if (--_inflightInserts == 0 && _inflightWaiters > 0)
             {
-                Monitor.PulseAll(_mutex);
+                _mutex.PulseAll();
             }
         }
         else
@@ -365,7 +392,7 @@ internal sealed class WriteThread : IDisposable
         }
         if (_syncWaiters > 0)
         {
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         group.Reset();
         _groupPool.Push(group);
@@ -375,6 +402,7 @@ internal sealed class WriteThread : IDisposable
     /// <summary>Holds the mutex (closing): fails every request still queued behind a leader that is gone.</summary>
     public void FailQueued(Exception error)
     {
+        _mutex.AssertHeld();
         for (WriteRequest? w = _head; w != null; w = w.Next)
         {
             Complete(w, error);
@@ -417,6 +445,7 @@ internal sealed class WriteThread : IDisposable
     /// </summary>
     private WriteRequest? PopGroup(WriteGroup group)
     {
+        _mutex.AssertHeld();
         // One store to the head: waiters read it without the lock, and a member must never see
         // itself at the head on the way.
         WriteRequest? head = null;
@@ -437,7 +466,7 @@ internal sealed class WriteThread : IDisposable
         }
         if (_syncWaiters > 0)
         {
-            Monitor.PulseAll(_mutex);
+            _mutex.PulseAll();
         }
         return null;
     }

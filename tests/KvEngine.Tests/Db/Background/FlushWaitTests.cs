@@ -1,4 +1,5 @@
 using KvEngine.Db;
+using KvEngine.Db.State;
 using KvEngine.Memtable;
 using static KvEngine.Tests.Db.DbTestUtil;
 
@@ -21,7 +22,7 @@ public sealed class FlushWaitTests
         ColumnFamilyData cfd = impl.DefaultFamily;
         using var mem = new MemTable();
         var running = new ImmutableMemTable(mem, nextLogNumber: 0);
-        lock (impl.Mutex)
+        using (impl.Mutex.Lock())
         {
             Assert.Empty(cfd.Immutable);
             cfd.StartFlush([running]); // recorded: no longer in Immutable, not yet reported flushed
@@ -35,7 +36,7 @@ public sealed class FlushWaitTests
         }
         finally
         {
-            lock (impl.Mutex)
+            using (impl.Mutex.Lock())
             {
                 cfd.EndFlush();
             }

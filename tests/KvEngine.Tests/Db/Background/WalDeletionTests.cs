@@ -1,4 +1,5 @@
 using KvEngine.Db;
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 using static KvEngine.Tests.Db.DbTestUtil;

@@ -1,4 +1,5 @@
 using KvEngine.Db.Logs;
+using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
 
@@ -13,6 +14,7 @@ namespace KvEngine.Tests.Db.Logs;
 public sealed class WalSetTests : IDisposable
 {
     private readonly FaultInjectionFileSystem _fs = new();
+    private readonly DbMutex _mutex = new(); // taken around the members that must hold it, as the engine does
     private readonly VersionSet _versions;
     private readonly WalSet _wals;
 
@@ -22,13 +24,29 @@ public sealed class WalSetTests : IDisposable
         _versions = new VersionSet("/db", _fs);
         _versions.CreateNew();
         _versions.Recover();
-        _wals = new WalSet("/db", _fs, _versions, memoryMapped: false);
+        _wals = new WalSet(_mutex, "/db", _fs, _versions, memoryMapped: false);
     }
 
     public void Dispose()
     {
         _wals.Dispose();
         _versions.Dispose();
+    }
+
+    private T Held<T>(Func<T> read)
+    {
+        using (_mutex.Lock())
+        {
+            return read();
+        }
+    }
+
+    private void Held(Action action)
+    {
+        using (_mutex.Lock())
+        {
+            action();
+        }
     }
 
     private static byte[] Record(ulong sequence, int length)
@@ -44,7 +62,7 @@ public sealed class WalSetTests : IDisposable
     {
         ulong first = _versions.NewFileNumber();
         _wals.Start(first);
-        Assert.Equal(first, _wals.CurrentNumber);
+        Assert.Equal(first, Held(() => _wals.CurrentNumber));
         Assert.Contains(first, _versions.TrackedWals);
         Assert.Equal(0, _wals.FlushedSize);
 
@@ -52,36 +70,36 @@ public sealed class WalSetTests : IDisposable
         byte[] b = Record(2, 300);
         _wals.Append(a, sync: false);
         _wals.Append(b, sync: true);
-        Assert.Equal(a.Length + b.Length, _wals.TotalBytes());
+        Assert.Equal(a.Length + b.Length, Held(() => _wals.TotalBytes()));
         Assert.Equal(_fs.GetFileSize(FileNames.LogFile("/db", first)), _wals.FlushedSize);
 
         ulong second = _versions.NewFileNumber();
-        _wals.SyncCurrent();
-        _wals.Roll(second, abandonOld: false);
-        Assert.Equal(second, _wals.CurrentNumber);
+        Held(() => _wals.SyncCurrent());
+        Held(() => _wals.Roll(second, abandonOld: false));
+        Assert.Equal(second, Held(() => _wals.CurrentNumber));
         Assert.Contains(second, _versions.TrackedWals);
         Assert.Equal(0, _wals.FlushedSize);
-        Assert.Equal(first, _wals.OldestNumber);
-        Assert.Equal(a.Length + b.Length, _wals.TotalBytes());
+        Assert.Equal(first, Held(() => _wals.OldestNumber));
+        Assert.Equal(a.Length + b.Length, Held(() => _wals.TotalBytes()));
 
         byte[] c = Record(3, 50);
         _wals.Append(c, sync: false);
-        Assert.Equal(a.Length + b.Length + c.Length, _wals.TotalBytes());
+        Assert.Equal(a.Length + b.Length + c.Length, Held(() => _wals.TotalBytes()));
 
         // The default family still starts in an older WAL: the first one is live.
-        Assert.True(_wals.OldestLive() <= first);
-        Assert.Equal(first, _wals.OldestNumber);
+        Assert.True(Held(() => _wals.OldestLive()) <= first);
+        Assert.Equal(first, Held(() => _wals.OldestNumber));
 
         // Its data is flushed (log number moved to the second WAL): the first leaves the accounting.
         _versions.AdvanceLogNumber(_versions.Default, second);
-        Assert.Equal(second, _wals.OldestLive());
-        Assert.Equal(second, _wals.OldestNumber);
-        Assert.Equal(c.Length, _wals.TotalBytes());
+        Assert.Equal(second, Held(() => _wals.OldestLive()));
+        Assert.Equal(second, Held(() => _wals.OldestNumber));
+        Assert.Equal(c.Length, Held(() => _wals.TotalBytes()));
 
         var directory = new WalDirectory("/db", _fs);
-        List<(ulong Number, ulong StartSequence, long Size)> files = directory.SortedWalFiles(_wals.CurrentNumber, _wals.FlushedSize);
+        List<(ulong Number, ulong StartSequence, long Size)> files = directory.SortedWalFiles(Held(() => _wals.CurrentNumber), _wals.FlushedSize);
         Assert.Equal([(first, 1UL, _fs.GetFileSize(FileNames.LogFile("/db", first))), (second, 3UL, _wals.FlushedSize)], files);
-        Assert.Equal([(second, _wals.FlushedSize)], directory.LiveWals(second, _wals.CurrentNumber, _wals.FlushedSize));
+        Assert.Equal([(second, _wals.FlushedSize)], directory.LiveWals(second, Held(() => _wals.CurrentNumber), _wals.FlushedSize));
     }
 
     [Fact]
@@ -94,15 +112,15 @@ public sealed class WalSetTests : IDisposable
 
         ulong second = _versions.NewFileNumber();
         _fs.ShouldFail = (op, path) => op == FileOperation.Create && path.EndsWith(".log", StringComparison.Ordinal);
-        Assert.ThrowsAny<IOException>(() => _wals.Roll(second, abandonOld: false));
+        Assert.ThrowsAny<IOException>(() => Held(() => _wals.Roll(second, abandonOld: false)));
         _fs.ShouldFail = null;
 
-        Assert.Equal(first, _wals.CurrentNumber);
+        Assert.Equal(first, Held(() => _wals.CurrentNumber));
         Assert.DoesNotContain(second, _versions.TrackedWals);
-        Assert.Equal(first, _wals.OldestNumber);
+        Assert.Equal(first, Held(() => _wals.OldestNumber));
         byte[] b = Record(2, 10);
         _wals.Append(b, sync: true); // still writable
-        Assert.Equal(a.Length + b.Length, _wals.TotalBytes());
+        Assert.Equal(a.Length + b.Length, Held(() => _wals.TotalBytes()));
         Assert.Equal(_fs.GetFileSize(FileNames.LogFile("/db", first)), _wals.FlushedSize);
     }
 }

@@ -106,11 +106,11 @@ public sealed class FilePickerTests : IDisposable
         // at the end of one file and "d"@10 at the start of the next.
         string path = Path.Combine(_dir.FullName, "db");
         using KvDb db = KvDb.Open(path, new KvOptions());
-        KvEngine.Db.ColumnFamilyData cfd = db.Impl.DefaultFamily;
+        KvEngine.Db.State.ColumnFamilyData cfd = db.Impl.DefaultFamily;
         FileMetaData newer = WriteTable(9001, [(Key("b", 30), "b"), (Key("d", 20), "d20")], dir: path);
         FileMetaData older = WriteTable(9002, [(Key("d", 10), "d10"), (Key("e", 5), "e")], dir: path);
-        KvEngine.Db.ReadState current = cfd.AcquireReadState();
-        var state = new KvEngine.Db.ReadState(current.Mem, [], VersionOf((1, newer), (1, older)));
+        KvEngine.Db.State.ReadState current = cfd.AcquireReadState();
+        var state = new KvEngine.Db.State.ReadState(current.Mem, [], VersionOf((1, newer), (1, older)));
         current.Unref();
         ReadOnlyMemory<byte>[] keys = ["a"u8.ToArray(), "d"u8.ToArray(), "e"u8.ToArray(), "b"u8.ToArray()];
         using var results = new MultiGetResults();

@@ -1,4 +1,5 @@
 using KvEngine.Db;
+using KvEngine.Db.State;
 using KvEngine.Db.Write;
 
 namespace KvEngine.Tests.Db.Write;
@@ -55,10 +56,10 @@ public class WriteThreadTests
     {
         using var batch = new WriteBatch();
         batch.Put("k"u8, "v"u8);
-        var mutex = new object();
+        var mutex = new DbMutex();
         using var thread = new WriteThread(mutex, spinIterations: 0, new NoWorker());
         thread.InitializeSequences(0);
-        lock (mutex)
+        using (mutex.Lock())
         {
             // One writer on an idle queue inserts alone, with the single-writer path.
             Assert.False(RunLoneGroup(thread, batch));

@@ -1,4 +1,4 @@
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// Defers the release of what pinned read states reach (the table readers and the block cache the

@@ -2,7 +2,7 @@ using KvEngine.Memtable;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// What one read sees: the mutable memtable, the immutable ones (newest first) and the table

@@ -1,5 +1,6 @@
 using KvEngine.Compaction;
 using KvEngine.Db.Read;
+using KvEngine.Db.State;
 using KvEngine.Memory;
 using KvEngine.Memtable;
 using KvEngine.Storage;
@@ -7,7 +8,7 @@ using KvEngine.Table;
 using KvEngine.Versions;
 using Version = KvEngine.Versions.Version;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// One column family inside the engine (RocksDB's ColumnFamilyData): its options, table cache,
@@ -38,6 +39,7 @@ internal sealed class ColumnFamilyData
     /// <summary>The memtable a released family's read state shows: empty, and never freed (its owner reference is this field's).</summary>
     private static readonly MemTable s_retiredMemTable = new(4096);
 
+    private readonly DbMutex _mutex; // guards the members whose comment says so
     private ReadState _readState;
     private bool _mutableReleased;
     private readonly ArenaBlockRecycler _blockRecycler; // spare blocks of retired memtables, for the filling one
@@ -45,9 +47,10 @@ internal sealed class ColumnFamilyData
     private readonly NativeLifetime? _lifetime; // every read state over the family's memtables holds it
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
-        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, NativeLifetime? lifetime = null,
+        string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, DbMutex mutex, NativeLifetime? lifetime = null,
         (bool DirectReads, bool DirectWrites, int CompactionReadahead) io = default)
     {
+        _mutex = mutex;
         _lifetime = lifetime;
         Versions = versions;
         Handle = new ColumnFamilyHandle(this, owner);
@@ -103,7 +106,7 @@ internal sealed class ColumnFamilyData
     /// <summary>What the family's tables record in their properties (rocksdb.column.family.id and name).</summary>
     public TableBuildContext BuildContext { get; }
 
-    /// <summary>The mutable memtable. Under the database mutex (write groups read it between switches).</summary>
+    /// <summary>The mutable memtable: replaced by a memtable switch, under the database mutex; write groups read it between switches without it.</summary>
     public MemTable Mem { get; set; }
 
     /// <summary>Memtables waiting to be flushed, oldest first.</summary>
@@ -123,12 +126,17 @@ internal sealed class ColumnFamilyData
     /// <summary>Marks a flush of <paramref name="memTables"/> (at least one) as running. Under the database mutex.</summary>
     public void StartFlush(ImmutableMemTable[] memTables)
     {
+        _mutex.AssertHeld();
         ArgumentOutOfRangeException.ThrowIfZero(memTables.Length);
         RunningFlush = memTables;
     }
 
     /// <summary>The running flush ended (done or failed). Under the database mutex.</summary>
-    public void EndFlush() => RunningFlush = [];
+    public void EndFlush()
+    {
+        _mutex.AssertHeld();
+        RunningFlush = [];
+    }
 
     /// <summary>The oldest immutable memtables that must be flushed now (Flush, close), whatever MinWriteBufferNumberToMerge says.</summary>
     public int ForcedFlushes { get; set; }
@@ -140,7 +148,7 @@ internal sealed class ColumnFamilyData
     /// <summary>
     /// A dropped family's handle was disposed (or the database closed): its read state is retired
     /// and reads through the handle throw. Until then a dropped family keeps serving reads of its
-    /// last state, as RocksDB does until the handle is destroyed. Under the database mutex.
+    /// last state, as RocksDB does until the handle is destroyed. Set by <see cref="ReleaseReads"/>, under the database mutex.
     /// </summary>
     public bool ReadsReleased { get; private set; }
 
@@ -155,7 +163,7 @@ internal sealed class ColumnFamilyData
         Level0Reads.IsDisabled ? long.MaxValue : Level0ReadCharges.Budget(version, CompactionOptions);
 
     /// <summary>Spare iterator trees over the current read state (see DbImpl.NewIterator).</summary>
-    public PinnedIterator?[] SpareIterators { get; } = new PinnedIterator?[SpareIteratorSlots];
+    public ISpareIterator?[] SpareIterators { get; } = new ISpareIterator?[SpareIteratorSlots];
 
     /// <summary>RocksDB's min_write_buffer_number_to_merge, sanitized to at most max_write_buffer_number - 1.</summary>
     public int MinImmutableToFlush => Math.Min(Options.MinWriteBufferNumberToMerge, Options.MaxWriteBufferNumber - 1);
@@ -192,6 +200,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void InstallReadState()
     {
+        _mutex.AssertHeld();
         Version current = Versions.Current;
         if (Versions.IsDropped || ReferenceEquals(Volatile.Read(ref _readState), ReadState.Closed))
         {
@@ -258,6 +267,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void AddFlushedButPinned(MemTable mem)
     {
+        _mutex.AssertHeld();
         _flushedButPinned.RemoveAll(static m => m.IsReleased);
         _flushedButPinned.Add(mem);
     }
@@ -265,6 +275,7 @@ internal sealed class ColumnFamilyData
     /// <summary>Bytes of the flushed memtables readers still pin (see <see cref="AddFlushedButPinned"/>). Holds the database mutex.</summary>
     public long FlushedButPinnedBytes()
     {
+        _mutex.AssertHeld();
         _flushedButPinned.RemoveAll(static m => m.IsReleased);
         long sum = 0;
         foreach (MemTable m in _flushedButPinned)
@@ -302,6 +313,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void ReleaseDroppedMemory()
     {
+        _mutex.AssertHeld();
         _blockRecycler.Dispose(); // no memtable of the family fills again: spares go now
         ReleaseImmutable();
         if (ReadsReleased)
@@ -317,6 +329,7 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void ReleaseReads()
     {
+        _mutex.AssertHeld();
         ReadsReleased = true;
         if (!FlushRunning)
         {
@@ -361,6 +374,13 @@ internal sealed class ColumnFamilyData
     /// </summary>
     public void ReleaseMutableMemTable()
     {
+        _mutex.AssertHeld();
+        ReleaseMutableMemTableOnce();
+    }
+
+    /// <summary>The release itself: by a drop (under the mutex) or at close (nothing else runs).</summary>
+    private void ReleaseMutableMemTableOnce()
+    {
         if (!_mutableReleased)
         {
             _mutableReleased = true;
@@ -377,7 +397,7 @@ internal sealed class ColumnFamilyData
     public void Close()
     {
         CloseReads();
-        ReleaseMutableMemTable();
+        ReleaseMutableMemTableOnce();
         foreach (ImmutableMemTable imm in Immutable)
         {
             imm.Mem.Unref();

@@ -1,6 +1,7 @@
+using KvEngine.Db.State;
 using KvEngine.Versions;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// The engine's column families (RocksDB's ColumnFamilySet): the family table by id, the default
@@ -18,11 +19,13 @@ namespace KvEngine.Db;
 /// </summary>
 internal sealed class ColumnFamilySet
 {
+    private readonly DbMutex _mutex;
     private readonly List<ColumnFamilyData> _dropped = new();
     private ColumnFamilyData?[] _byId;
 
-    public ColumnFamilySet(ColumnFamilyData defaultFamily)
+    public ColumnFamilySet(DbMutex mutex, ColumnFamilyData defaultFamily)
     {
+        _mutex = mutex;
         Default = defaultFamily;
         _byId = [defaultFamily];
     }
@@ -75,6 +78,7 @@ internal sealed class ColumnFamilySet
     /// <summary>Adds a new family to the table. Holds the mutex.</summary>
     public void Add(ColumnFamilyData cfd)
     {
+        _mutex.AssertHeld();
         List<ColumnFamilyData> all = Live();
         all.Add(cfd);
         Publish(all);
@@ -83,6 +87,7 @@ internal sealed class ColumnFamilySet
     /// <summary>Takes a dropped family out of the table; it stays in <see cref="All"/> until close. Holds the mutex.</summary>
     public void Remove(ColumnFamilyData cfd)
     {
+        _mutex.AssertHeld();
         ColumnFamilyData?[] next = (ColumnFamilyData?[])ById.Clone();
         next[cfd.Id] = null;
         Volatile.Write(ref _byId, next);
@@ -92,6 +97,7 @@ internal sealed class ColumnFamilySet
     /// <summary>Holds the mutex. A flush of some family (live or dropped) runs.</summary>
     public bool AnyFlushRunning()
     {
+        _mutex.AssertHeld();
         foreach (ColumnFamilyData cfd in All())
         {
             if (cfd.FlushRunning)

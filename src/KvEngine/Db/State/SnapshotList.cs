@@ -1,6 +1,6 @@
 using KvEngine.Versions;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// The live snapshots of one database, a doubly linked list in creation (hence sequence) order, so

@@ -1,6 +1,6 @@
 using KvEngine.Memtable;
 
-namespace KvEngine.Db;
+namespace KvEngine.Db.State;
 
 /// <summary>
 /// A memtable waiting to be flushed, with the number of the WAL started when it was switched
@@ -23,7 +23,7 @@ internal sealed class ImmutableMemTable
     /// <summary>Completed when the memtable is in a table; failed by a background error.</summary>
     public TaskCompletionSource Flushed { get; private set; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    /// <summary>Holds the database mutex. After a background error failed it, a fresh one for the retried flush.</summary>
+    /// <summary>After a background error failed it, a fresh one for the retried flush (by the resume, under the database mutex it checks).</summary>
     public void RenewFlushedIfFailed()
     {
         if (Flushed.Task.IsFaulted)
