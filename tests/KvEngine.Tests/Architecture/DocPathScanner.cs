@@ -169,7 +169,7 @@ internal sealed partial class DocPathScanner
     /// <summary>The words of a code span or code line that name a repository path to check.</summary>
     private static IEnumerable<string> Words(string text)
     {
-        foreach (string raw in text.Split([' ', '\t', ';'], StringSplitOptions.RemoveEmptyEntries))
+        foreach (string raw in text.Split([' ', '\t', ';', '(', '"'], StringSplitOptions.RemoveEmptyEntries))
         {
             string word = raw.Trim('`', '"', '\'', '(', ')', ',', ';', ':', '.');
             int assignment = word.LastIndexOf('=');
