@@ -9,7 +9,7 @@ namespace KvEngine.DbBench;
 /// </summary>
 internal sealed class BenchFlags
 {
-    /// <summary>-engine: kvengine (the default), rocksdb (release RocksDB through RocksDbSharp) or zonetree (ZoneTree, a managed LSM).</summary>
+    /// <summary>-engine: kvengine (the default), rocksdb (release RocksDB through RocksDbSharp), zonetree (ZoneTree, a managed LSM) or lmdb (LMDB through LightningDB).</summary>
     public BenchEngineKind Engine { get; private set; } = BenchEngineKind.KvEngine;
     public string Db { get; private set; } = Path.Combine(Path.GetTempPath(), "kvbench");
     public string Benchmarks { get; private set; } = "fillseq,fillrandom,overwrite,readrandom,readseq";
@@ -208,7 +208,8 @@ internal sealed class BenchFlags
                     "kvengine" => BenchEngineKind.KvEngine,
                     "rocksdb" => BenchEngineKind.RocksDb,
                     "zonetree" => BenchEngineKind.ZoneTree,
-                    _ => throw Bad(raw, "expected kvengine, rocksdb or zonetree"),
+                    "lmdb" => BenchEngineKind.Lmdb,
+                    _ => throw Bad(raw, "expected kvengine, rocksdb, zonetree or lmdb"),
                 };
                 break;
             case "db": Db = v; break;

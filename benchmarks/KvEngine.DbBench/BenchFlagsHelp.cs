@@ -17,7 +17,8 @@ internal static class BenchFlagsHelp
             "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
             "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats, memstats; or filterbench, cachebench, raftbench, largevalue alone"),
         ("engine", "kvengine", "Engine the workloads run on: kvengine, rocksdb (release RocksDB via the RocksDbSharp package) " +
-            "or zonetree (ZoneTree, a managed LSM; docs/benchmarks.md lists how the flags map); flags an engine cannot honour are refused"),
+            "zonetree (ZoneTree, a managed LSM) or lmdb (LMDB via LightningDB and the system's liblmdb.so.0; docs/benchmarks.md lists how the flags map); " +
+            "flags an engine cannot honour are refused"),
         ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),
         ("num", "1000000", "Number of key/values to place in the database"),
         ("reads", "-1", "Number of read operations to do; -1 means -num"),
