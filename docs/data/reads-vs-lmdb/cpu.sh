@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# CPU seconds per readrandom (user + sys from /usr/bin/time), a figure less disturbed by other
+# processes than wall time on a loaded machine: existing 1M-key databases (KvEngine filled and
+# compacted without and with the data-block hash index, LMDB filled), -reads=R random reads, two
+# passes per process; a -reads=1 run per database measures what start, open and close cost, and
+# is subtracted. Usage: cpu.sh OUTDIR ROUNDS (databases at /tmp/x/cpu-0, /tmp/x/cpu-1, /tmp/x/cpu-lmdb)
+set -euo pipefail
+out=${1:?}; rounds=${2:-2}; reads=500000
+kvbench=${KVBENCH:-"dotnet benchmarks/KvEngine.DbBench/bin/Release/net10.0/kvbench.dll"}
+common="-num=1000000 -key_size=16 -value_size=100 -seed=3 -use_existing_db=1"
+mkdir -p "$out"
+run() { # name args...
+  local name=$1; shift
+  { echo "### $(date -u +%H:%M:%S) $(uptime)"; echo "### $kvbench $common $*"
+    /usr/bin/time -f "### cpu: user %U sys %S elapsed %e" $kvbench $common "$@"; } >> "$out/$name.txt" 2>&1
+}
+for r in $(seq 1 "$rounds"); do
+  for cache in 8388608 268435456; do
+    for t in 0 1; do
+      run "kv-$cache-hash$t" -db=/tmp/x/cpu-$t -bloom_bits=10 -cache_size=$cache -benchmarks=readrandom,readrandom -reads=$reads
+      run "kv-$cache-hash$t-base" -db=/tmp/x/cpu-$t -bloom_bits=10 -cache_size=$cache -benchmarks=readrandom -reads=1
+    done
+  done
+  run lmdb -engine=lmdb -db=/tmp/x/cpu-lmdb -benchmarks=readrandom,readrandom -reads=$reads
+  run lmdb-base -engine=lmdb -db=/tmp/x/cpu-lmdb -benchmarks=readrandom -reads=1
+done
