@@ -3,7 +3,11 @@
 # processes than wall time on a loaded machine: existing 1M-key databases (KvEngine filled and
 # compacted without and with the data-block hash index, LMDB filled), -reads=R random reads, two
 # passes per process; a -reads=1 run per database measures what start, open and close cost, and
-# is subtracted. Usage: cpu.sh OUTDIR ROUNDS (databases at /tmp/x/cpu-0, /tmp/x/cpu-1, /tmp/x/cpu-lmdb)
+# is subtracted. Usage: cpu.sh OUTDIR ROUNDS, after filling the databases:
+#   kvbench -num=1000000 -key_size=16 -value_size=100 -seed=1 -bloom_bits=10 -use_data_block_hash_index=T \
+#       -db=/tmp/x/cpu-T -benchmarks=fillrandom,compact,waitforcompaction        (T = 0 and 1)
+#   kvbench -engine=lmdb -num=1000000 -key_size=16 -value_size=100 -seed=1 -db=/tmp/x/cpu-lmdb -benchmarks=fillrandom
+# cpu-summary.py OUTDIR prints CPU us per read: (user + sys - the -reads=1 run's) / 1,000,000 reads.
 set -euo pipefail
 out=${1:?}; rounds=${2:-2}; reads=500000
 kvbench=${KVBENCH:-"dotnet benchmarks/KvEngine.DbBench/bin/Release/net10.0/kvbench.dll"}
