@@ -64,6 +64,23 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Matches(@"Memory at end \(end, [\d.]+ s\): RSS [\d.]+ MB = GC heap [\d.]+ MB .* \+ (native allocator [\d.]+ MB resident \(live [\d.]+ MB: memtables -?[\d.]+ MB[^)]*\)|engine [\d.]+ MB) \+ rest -?[\d.]+ MB .*; engine: memtables [\d.]+ MB, table readers [\d.]+ MB, block cache [\d.]+ MB \(pinned [\d.]+ MB\)", stdout);
     }
 
+    [Theory]
+    [InlineData("kvengine")]
+    [InlineData("rocksdb")]
+    public void DataBlockHashIndexFlagsReachTheTables(string engine)
+    {
+        // db_bench 7.8's -use_data_block_hash_index and -data_block_hash_table_util_ratio become
+        // the engine's table options: the OPTIONS file says so and the Gets still find every key.
+        string db = Path.Combine(_dir.FullName, engine);
+        (int code, string stdout, string stderr) = Run($"-engine={engine}", $"-db={db}", "-benchmarks=fillseq,flush,readrandom",
+            "-num=3000", "-use_data_block_hash_index=1", "-data_block_hash_table_util_ratio=0.5");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"readrandom\s*:.*\(3000 of 3000 found\)", stdout);
+        string options = File.ReadAllText(Directory.GetFiles(db, "OPTIONS-*").Order(StringComparer.Ordinal).Last());
+        Assert.Contains("data_block_index_type=kDataBlockBinaryAndHash", options, StringComparison.Ordinal);
+        Assert.Contains("data_block_hash_table_util_ratio=0.500000", options, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void RocksDbEngineRunsReleaseRocksDb()
     {
