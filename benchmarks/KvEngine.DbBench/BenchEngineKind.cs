@@ -11,4 +11,7 @@ internal enum BenchEngineKind
 
     /// <summary>ZoneTree, a managed LSM tree (the <c>ZoneTree</c> NuGet package).</summary>
     ZoneTree,
+
+    /// <summary>LMDB, a memory-mapped B+tree, through LightningDB (the <c>LightningDB</c> NuGet package).</summary>
+    Lmdb,
 }

@@ -9,7 +9,7 @@ namespace KvEngine.DbBench;
 /// </summary>
 internal sealed class BenchFlags
 {
-    /// <summary>-engine: kvengine (the default), rocksdb (release RocksDB through RocksDbSharp) or zonetree (ZoneTree, a managed LSM).</summary>
+    /// <summary>-engine: kvengine (the default), rocksdb (release RocksDB through RocksDbSharp), zonetree (ZoneTree, a managed LSM) or lmdb (LMDB through LightningDB).</summary>
     public BenchEngineKind Engine { get; private set; } = BenchEngineKind.KvEngine;
     public string Db { get; private set; } = Path.Combine(Path.GetTempPath(), "kvbench");
     public string Benchmarks { get; private set; } = "fillseq,fillrandom,overwrite,readrandom,readseq";
@@ -125,6 +125,12 @@ internal sealed class BenchFlags
     public KvIndexType IndexType { get; private set; } = KvIndexType.BinarySearch;
     public bool PartitionFilters { get; private set; }
     public int MetadataBlockSize { get; private set; } = 4096;
+
+    /// <summary>db_bench's -use_data_block_hash_index: kDataBlockBinaryAndHash when true, kDataBlockBinarySearch when false (the library's default when absent).</summary>
+    public KvDataBlockIndexType DataBlockIndexType { get; private set; } = new ColumnFamilyOptions().DataBlockIndexType;
+
+    /// <summary>db_bench's -data_block_hash_table_util_ratio (0.75).</summary>
+    public double DataBlockHashTableUtilRatio { get; private set; } = 0.75;
     public bool DecouplePartitionedFilters { get; private set; } = true;
 
     /// <summary>db_bench's default is false (the library's is true).</summary>
@@ -218,7 +224,8 @@ internal sealed class BenchFlags
                     "kvengine" => BenchEngineKind.KvEngine,
                     "rocksdb" => BenchEngineKind.RocksDb,
                     "zonetree" => BenchEngineKind.ZoneTree,
-                    _ => throw Bad(raw, "expected kvengine, rocksdb or zonetree"),
+                    "lmdb" => BenchEngineKind.Lmdb,
+                    _ => throw Bad(raw, "expected kvengine, rocksdb, zonetree or lmdb"),
                 };
                 break;
             case "db": Db = v; break;
@@ -309,6 +316,16 @@ internal sealed class BenchFlags
                 };
                 break;
             case "metadata_block_size": MetadataBlockSize = (int)Long(v, raw, 1); break;
+            case "use_data_block_hash_index":
+                DataBlockIndexType = Bool(v, raw) ? KvDataBlockIndexType.BinaryAndHash : KvDataBlockIndexType.BinarySearch;
+                break;
+            case "data_block_hash_table_util_ratio":
+                DataBlockHashTableUtilRatio = Double(v, raw);
+                if (!(DataBlockHashTableUtilRatio > 0 && DataBlockHashTableUtilRatio <= 64))
+                {
+                    throw Bad(raw, "expected a ratio above 0, at most 64");
+                }
+                break;
             case "decouple_partitioned_filters": DecouplePartitionedFilters = Bool(v, raw); break;
             case "pin_top_level_index_and_filter": PinTopLevelIndexAndFilter = Bool(v, raw); break;
             case "top_level_index_pinning": TopLevelIndexPinning = Tier(v, raw); break;

@@ -17,7 +17,8 @@ internal static class BenchFlagsHelp
             "Comma-separated list: fillseq, fillrandom, overwrite, fillsync, readrandom, readseq, readreverse, seekrandom, " +
             "deleterandom, readwhilewriting, mergerandom, multireadrandom, readrandommergerandom, stats, sstables, waitforcompaction, flush, compact, block_cache_entry_stats, memstats; or filterbench, cachebench, raftbench, largevalue, iouring alone"),
         ("engine", "kvengine", "Engine the workloads run on: kvengine, rocksdb (release RocksDB via the RocksDbSharp package) " +
-            "or zonetree (ZoneTree, a managed LSM; docs/benchmarks.md lists how the flags map); flags an engine cannot honour are refused"),
+            "zonetree (ZoneTree, a managed LSM) or lmdb (LMDB via LightningDB and the system's liblmdb.so.0; docs/benchmarks.md lists how the flags map); " +
+            "flags an engine cannot honour are refused"),
         ("db", Path.Combine(Path.GetTempPath(), "kvbench"), "Database directory (deleted first unless -use_existing_db)"),
         ("num", "1000000", "Number of key/values to place in the database"),
         ("reads", "-1", "Number of read operations to do; -1 means -num"),
@@ -53,6 +54,8 @@ internal static class BenchFlagsHelp
         ("partition_index_and_filters", "false", "Partitioned index (kTwoLevelIndexSearch) and partitioned filters"),
         ("partition_index", "false", "Partitioned index (kTwoLevelIndexSearch) with a full filter"),
         ("index_type", "0", "Index type: 0 kBinarySearch, 2 kTwoLevelIndexSearch"),
+        ("use_data_block_hash_index", "false", "Write data blocks with kDataBlockBinaryAndHash (a hash index for point lookups in each data block) instead of kDataBlockBinarySearch"),
+        ("data_block_hash_table_util_ratio", "0.75", "With use_data_block_hash_index: keys per bucket of each block's hash index"),
         ("metadata_block_size", "4096", "Target size of index and filter partitions"),
         ("decouple_partitioned_filters", "true", "Cut filter partitions on their own key count (PR 12939), not with index partitions"),
         ("pin_top_level_index_and_filter", "false", "With cache_index_and_filter_blocks, pin top-level index and filter index"),

@@ -23,18 +23,23 @@ try
         }
         return RunOnRocksDb(flags);
     }
-    if (flags.Engine == BenchEngineKind.ZoneTree || flags.Benchmarks == "raftbench")
+    if (flags.Engine == BenchEngineKind.ZoneTree || flags.Engine == BenchEngineKind.Lmdb || flags.Benchmarks == "raftbench")
     {
         // A constant under AOT: when false, ZoneTree, DotNext and KvEngine.Replication are not
         // compiled into the binary (BenchFeatures.OtherEngines).
         if (!BenchFeatures.OtherEngines)
         {
-            Console.Error.WriteLine((flags.Engine == BenchEngineKind.ZoneTree ? "-engine=zonetree" : "-benchmarks=raftbench") +
+            Console.Error.WriteLine((flags.Engine == BenchEngineKind.ZoneTree ? "-engine=zonetree" : flags.Engine == BenchEngineKind.Lmdb ? "-engine=lmdb" : "-benchmarks=raftbench") +
                 " is not in this kvbench: it was published with Native AOT without the other engines; publish with " +
                 "-p:KvBenchOtherEngines=true, or use the JIT build");
             return 1;
         }
-        return flags.Engine == BenchEngineKind.ZoneTree ? RunOnZoneTree(flags) : RunRaftBench(flags);
+        return flags.Engine switch
+        {
+            BenchEngineKind.ZoneTree => RunOnZoneTree(flags),
+            BenchEngineKind.Lmdb => RunOnLmdb(flags),
+            _ => RunRaftBench(flags),
+        };
     }
     if (flags.Benchmarks == "filterbench")
     {
@@ -78,3 +83,8 @@ static int RunRaftBench(BenchFlags flags) => new RaftBench(flags).Run();
 [MethodImpl(MethodImplOptions.NoInlining)]
 static int RunOnZoneTree(BenchFlags flags) =>
     new BenchRunner<ZoneTreeBench, ZoneTreeBenchIterator, ZoneTreeBenchBatch>(flags, new ZoneTreeBench(flags)).Run();
+
+// Refuses what LMDB cannot honour (merges, range deletions, column families...) before anything runs.
+[MethodImpl(MethodImplOptions.NoInlining)]
+static int RunOnLmdb(BenchFlags flags) =>
+    new BenchRunner<LmdbBench, LmdbBenchIterator, LmdbBenchBatch>(flags, new LmdbBench(flags)).Run();

@@ -223,6 +223,19 @@ public class ColumnFamilyOptions
     public int MetadataBlockSize { get; set; } = 4096;
 
     /// <summary>
+    /// How new tables' data blocks are searched by a Get: binary search only, or with RocksDB's
+    /// data-block hash index (RocksDB: data_block_index_type; see <see cref="KvDataBlockIndexType"/>).
+    /// </summary>
+    public KvDataBlockIndexType DataBlockIndexType { get; set; } = KvDataBlockIndexType.BinarySearch;
+
+    /// <summary>
+    /// With <see cref="KvDataBlockIndexType.BinaryAndHash"/>, keys per bucket of a block's hash index
+    /// (RocksDB: data_block_hash_table_util_ratio, 0.75): lower means more buckets, fewer collisions
+    /// and a larger block.
+    /// </summary>
+    public double DataBlockHashTableUtilRatio { get; set; } = 0.75;
+
+    /// <summary>
     /// Cut filter partitions on their own key count instead of together with index partitions
     /// (RocksDB: decouple_partitioned_filters, PR 12939; true as in current RocksDB; false writes
     /// exactly what RocksDB 7.8 writes).
@@ -306,6 +319,8 @@ public class ColumnFamilyOptions
         IndexType = other.IndexType;
         PartitionFilters = other.PartitionFilters;
         MetadataBlockSize = other.MetadataBlockSize;
+        DataBlockIndexType = other.DataBlockIndexType;
+        DataBlockHashTableUtilRatio = other.DataBlockHashTableUtilRatio;
         DecouplePartitionedFilters = other.DecouplePartitionedFilters;
         PinTopLevelIndexAndFilter = other.PinTopLevelIndexAndFilter;
         MetadataCacheOptions = other.MetadataCacheOptions?.Clone()!;
@@ -336,6 +351,14 @@ public class ColumnFamilyOptions
         if (!Enum.IsDefined(IndexType))
         {
             throw new ArgumentException($"Unknown index type {(int)IndexType}.", nameof(IndexType));
+        }
+        if (!Enum.IsDefined(DataBlockIndexType))
+        {
+            throw new ArgumentException($"Unknown data block index type {(int)DataBlockIndexType}.", nameof(DataBlockIndexType));
+        }
+        if (!(DataBlockHashTableUtilRatio > 0 && DataBlockHashTableUtilRatio <= 64))
+        {
+            throw new ArgumentOutOfRangeException(nameof(DataBlockHashTableUtilRatio), DataBlockHashTableUtilRatio, "Above 0, at most 64.");
         }
         ArgumentNullException.ThrowIfNull(MetadataCacheOptions, nameof(MetadataCacheOptions));
         foreach (KvPinningTier tier in (ReadOnlySpan<KvPinningTier>)[MetadataCacheOptions.TopLevelIndexPinning, MetadataCacheOptions.PartitionPinning, MetadataCacheOptions.UnpartitionedPinning])

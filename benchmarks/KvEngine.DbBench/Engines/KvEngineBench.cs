@@ -67,6 +67,8 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         CacheIndexAndFilterBlocks = _f.CacheIndexAndFilterBlocks,
         PinL0FilterAndIndexBlocksInCache = _f.PinL0FilterAndIndexBlocksInCache,
         IndexType = _f.IndexType,
+        DataBlockIndexType = _f.DataBlockIndexType,
+        DataBlockHashTableUtilRatio = _f.DataBlockHashTableUtilRatio,
         PartitionFilters = _f.PartitionFilters,
         MetadataBlockSize = _f.MetadataBlockSize,
         DecouplePartitionedFilters = _f.DecouplePartitionedFilters,

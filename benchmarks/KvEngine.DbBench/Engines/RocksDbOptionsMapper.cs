@@ -66,6 +66,8 @@ internal static class RocksDbOptionsMapper
         n.rocksdb_block_based_options_set_whole_key_filtering(table.Handle, Bool(f.WholeKeyFiltering));
         n.rocksdb_block_based_options_set_partition_filters(table.Handle, Bool(f.PartitionFilters));
         n.rocksdb_block_based_options_set_metadata_block_size(table.Handle, (ulong)f.MetadataBlockSize);
+        n.rocksdb_block_based_options_set_data_block_index_type(table.Handle, (int)f.DataBlockIndexType);
+        n.rocksdb_block_based_options_set_data_block_hash_ratio(table.Handle, f.DataBlockHashTableUtilRatio);
         n.rocksdb_block_based_options_set_decouple_partitioned_filters(table.Handle, Bool(f.DecouplePartitionedFilters));
         n.rocksdb_block_based_options_set_pin_top_level_index_and_filter(table.Handle, Bool(f.PinTopLevelIndexAndFilter));
         n.rocksdb_block_based_options_set_top_level_index_pinning_tier(table.Handle, (int)f.TopLevelIndexPinning);

@@ -33,6 +33,9 @@ internal static class OptionValues
     public static readonly (string Name, KvIndexType? Value)[] IndexTypeNames =
         [("kBinarySearch", KvIndexType.BinarySearch), ("kHashSearch", null), ("kTwoLevelIndexSearch", KvIndexType.TwoLevelIndexSearch), ("kBinarySearchWithFirstKey", null)];
 
+    public static readonly (string Name, KvDataBlockIndexType? Value)[] DataBlockIndexTypeNames =
+        [("kDataBlockBinarySearch", KvDataBlockIndexType.BinarySearch), ("kDataBlockBinaryAndHash", KvDataBlockIndexType.BinaryAndHash)];
+
     public static readonly (string Name, KvPinningTier? Value)[] PinningTierNames =
         [("kFallback", KvPinningTier.Fallback), ("kNone", KvPinningTier.None), ("kFlushedAndSimilar", KvPinningTier.FlushedAndSimilar), ("kAll", KvPinningTier.All)];
 

@@ -189,6 +189,8 @@ internal static class OptionsFileWriter
             ["index_type"] = OptionValues.FormatEnum(o.IndexType, OptionValues.IndexTypeNames),
             ["partition_filters"] = OptionValues.Format(o.PartitionFilters),
             ["metadata_block_size"] = OptionValues.Format((long)o.MetadataBlockSize),
+            ["data_block_index_type"] = OptionValues.FormatEnum(o.DataBlockIndexType, OptionValues.DataBlockIndexTypeNames),
+            ["data_block_hash_table_util_ratio"] = OptionValues.Format(o.DataBlockHashTableUtilRatio),
             ["metadata_cache_options"] = OptionValues.FormatStruct(
                 ("unpartitioned_pinning", OptionValues.FormatEnum(pinning.UnpartitionedPinning, OptionValues.PinningTierNames)),
                 ("partition_pinning", OptionValues.FormatEnum(pinning.PartitionPinning, OptionValues.PinningTierNames)),

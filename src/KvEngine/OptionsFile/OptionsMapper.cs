@@ -143,6 +143,13 @@ internal static class OptionsMapper
                 break;
             case "partition_filters": o.PartitionFilters = OptionValues.ParseBool(value); break;
             case "metadata_block_size": o.MetadataBlockSize = OptionValues.ParseInt32(value); break;
+            case "data_block_index_type":
+                o.DataBlockIndexType = OptionValues.ParseEnum(value, OptionValues.DataBlockIndexTypeNames);
+                break;
+            case "data_block_hash_table_util_ratio":
+                double ratio = OptionValues.ParseDouble(value);
+                o.DataBlockHashTableUtilRatio = ratio > 0 ? ratio : 0.75; // RocksDB's builder takes <= 0 as its default
+                break;
             case "decouple_partitioned_filters": o.DecouplePartitionedFilters = OptionValues.ParseBool(value); break; // RocksDB >= 9.7
             case "metadata_cache_options":
                 Dictionary<string, string> tiers = OptionValues.ParseStruct(value);

@@ -16,7 +16,8 @@ namespace KvEngine.Table;
 /// DataBlockWithHash := entry* restart: fixed32[n] bucket: byte[num_buckets] num_buckets: fixed16 footer: fixed32
 ///   footer := (1 &lt;&lt; 31) | n
 /// </code>
-/// The hash index is skipped (binary search over the restarts is always used).
+/// <see cref="HashBucket"/> exposes the hash index to <see cref="BlockCursor.SeekForGet"/>; other
+/// seeks binary-search the restarts (grammar and bucket math in <see cref="DataBlockHashIndex"/>).
 /// The bytes live in a managed array (metadata blocks; pooled arrays from
 /// <see cref="ArrayPool{T}.Shared"/> are returned by Dispose) or in a <see cref="NativeBuffer"/>
 /// (data blocks, which the block cache holds and charges at the buffer's usable size; Dispose or
@@ -38,7 +39,7 @@ namespace KvEngine.Table;
 /// </summary>
 internal sealed unsafe class Block : CacheValue, IDisposable
 {
-    private const int MaxBlockSizeWithHashIndex = 1 << 16;
+    private const int MaxBlockSizeWithHashIndex = DataBlockHashIndex.MaxBlockSize;
 
     [ThreadStatic]
     private static Block? t_spare; // see Rent
@@ -201,7 +202,18 @@ internal sealed unsafe class Block : CacheValue, IDisposable
                 Throw(Source, "data block hash index is truncated");
             }
             int buckets = data[length - 6] | (data[length - 5] << 8);
+            if (buckets == 0 || buckets + 2 > restartsEnd)
+            {
+                Throw(Source, $"data block hash index of {buckets} buckets does not fit the block");
+            }
             restartsEnd -= 2 + buckets;
+            HashBucketsOffset = (int)restartsEnd;
+            HashBucketCount = buckets;
+        }
+        else
+        {
+            HashBucketsOffset = 0;
+            HashBucketCount = 0;
         }
         long restartsOffset = restartsEnd - (4L * restarts);
         if (restartsOffset < 0)
@@ -234,6 +246,19 @@ internal sealed unsafe class Block : CacheValue, IDisposable
     public int RestartsOffset { get; private set; }
 
     public int NumRestarts { get; private set; }
+
+    /// <summary>Where the data-block hash index's buckets start (valid when <see cref="HashBucketCount"/> is not 0).</summary>
+    public int HashBucketsOffset { get; private set; }
+
+    /// <summary>Buckets of the block's data-block hash index; 0 when the block has none.</summary>
+    public int HashBucketCount { get; private set; }
+
+    /// <summary>The hash index's bucket for <paramref name="userKey"/>: a restart index, <see cref="DataBlockHashIndex.Collision"/> or <see cref="DataBlockHashIndex.NoEntry"/>. Needs <see cref="HashBucketCount"/> &gt; 0.</summary>
+    public byte HashBucket(ReadOnlySpan<byte> userKey)
+    {
+        uint bucket = DataBlockHashIndex.Hash(userKey) % (uint)HashBucketCount;
+        return _pointer != null ? _pointer[HashBucketsOffset + (int)bucket] : _array[HashBucketsOffset + (int)bucket];
+    }
 
     /// <summary>
     /// For a long-lived index block (a table reader's own), the first 8 bytes of each restart
@@ -426,6 +451,8 @@ internal sealed unsafe class Block : CacheValue, IDisposable
             Length = 0;
             RestartsOffset = 0;
             NumRestarts = 0;
+            HashBucketsOffset = 0;
+            HashBucketCount = 0;
             Return(this);
         }
     }

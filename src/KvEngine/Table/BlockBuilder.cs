@@ -2,11 +2,14 @@ using KvEngine.Util;
 
 namespace KvEngine.Table;
 
-// Block    := entry* restart: fixed32[num_restarts] num_restarts: fixed32
+// Block    := entry* restart: fixed32[num_restarts] hash_index? footer: fixed32
 // entry    := shared: varint32 non_shared: varint32 value_length: varint32
 //             key_delta: byte[non_shared] value: byte[value_length]
+// footer   := num_restarts | (1 << 31 when hash_index follows the restarts)
 // Keys are prefix-compressed against the previous key (shared bytes); every restart_interval-th
 // entry is a restart point with shared = 0, and restart[] holds those entries' offsets.
+// hash_index (data blocks with kDataBlockBinaryAndHash only; at most 253 restarts and 64 KiB):
+//   bucket: u8[num_buckets] num_buckets: fixed16   (grammar and bucket math in DataBlockHashIndex.cs)
 //
 // With value delta encoding (index blocks, format_version >= 4) value_length is omitted:
 // entry    := shared: varint32 non_shared: varint32 key_delta: byte[non_shared] value
@@ -29,15 +32,26 @@ internal sealed class BlockBuilder : IDisposable
     private readonly ByteBuffer _buffer = new(4096, spillToNative: true); // index blocks reach megabytes
     private readonly ByteBuffer _lastKey = new(64);
     private readonly ByteBuffer _restarts = new(64, spillToNative: true); // fixed32 offsets; an index block has one per data block
+    private readonly DataBlockHashIndexBuilder? _hash;
     private int _counter;
     private int _entries;
     private bool _finished;
 
-    public BlockBuilder(int restartInterval, bool valueDeltaEncoding = false)
+    /// <summary>
+    /// A builder whose blocks restart every <paramref name="restartInterval"/> entries; with
+    /// <paramref name="hashUtilRatio"/> &gt; 0 (data blocks of internal keys only) each block also
+    /// carries RocksDB's data-block hash index at that utilization ratio where it can
+    /// (<see cref="DataBlockHashIndex"/>).
+    /// </summary>
+    public BlockBuilder(int restartInterval, bool valueDeltaEncoding = false, double hashUtilRatio = 0)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(restartInterval, 1);
         _restartInterval = restartInterval;
         _valueDeltaEncoding = valueDeltaEncoding;
+        if (hashUtilRatio > 0)
+        {
+            _hash = new DataBlockHashIndexBuilder(hashUtilRatio);
+        }
         Reset();
     }
 
@@ -48,7 +62,7 @@ internal sealed class BlockBuilder : IDisposable
     public ReadOnlySpan<byte> LastKey => _lastKey.WrittenSpan;
 
     /// <summary>Size of the block if it were finished now.</summary>
-    public int CurrentSizeEstimate => _finished ? _buffer.Length : _buffer.Length + _restarts.Length + 4;
+    public int CurrentSizeEstimate => _finished ? _buffer.Length : _buffer.Length + _restarts.Length + 4 + (_hash?.EstimatedSize ?? 0);
 
     public void Reset()
     {
@@ -63,6 +77,7 @@ internal sealed class BlockBuilder : IDisposable
         _counter = 0;
         _entries = 0;
         _finished = false;
+        _hash?.Reset();
     }
 
     /// <summary>
@@ -109,6 +124,7 @@ internal sealed class BlockBuilder : IDisposable
 
         _lastKey.Truncate(shared);
         _lastKey.Append(delta);
+        _hash?.Add(key, (_restarts.Length / sizeof(uint)) - 1);
         _counter++;
         _entries++;
     }
@@ -131,13 +147,20 @@ internal sealed class BlockBuilder : IDisposable
         return (int)Math.Min(estimate, int.MaxValue);
     }
 
-    /// <summary>Appends the restart array and returns the finished block.</summary>
+    /// <summary>Appends the restart array (and the hash index, when the block takes one) and returns the finished block.</summary>
     public ReadOnlySpan<byte> Finish()
     {
         if (!_finished)
         {
+            bool withHash = _hash is { Valid: true } && CurrentSizeEstimate <= DataBlockHashIndex.MaxBlockSize;
+            uint footer = (uint)(_restarts.Length / sizeof(uint));
             _buffer.Append(_restarts.WrittenSpan);
-            _buffer.AppendFixed32((uint)(_restarts.Length / sizeof(uint)));
+            if (withHash)
+            {
+                _hash!.Finish(_buffer);
+                footer |= DataBlockHashIndex.FooterFlag;
+            }
+            _buffer.AppendFixed32(footer);
             _finished = true;
         }
         return _buffer.WrittenSpan;

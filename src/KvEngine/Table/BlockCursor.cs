@@ -148,6 +148,56 @@ internal struct BlockCursor : IDisposable
     }
 
     /// <summary>
+    /// Positions for a point lookup of internal seek key <paramref name="target"/> in a data block:
+    /// where <see cref="Seek"/> would when the key's user key is in the block, and otherwise at some
+    /// entry of another user key (not here, nor in a later block) or past the end (the caller
+    /// tries the next block, as after Seek). A block with a hash index (<see cref="Block.HashBucket"/>)
+    /// is searched as RocksDB's DataBlockIter::SeekForGet does: the bucket names the one restart
+    /// interval that can hold the user key, scanned from its start up to the next interval's first
+    /// entry; an empty bucket scans the last interval (the key may then continue in the next block);
+    /// a collision, or a block without the index, takes the binary search. A bucket naming a restart
+    /// the block lacks is corruption. Iterators never use this.
+    /// </summary>
+    public void SeekForGet(ReadOnlySpan<byte> target)
+    {
+        if (_block.HashBucketCount == 0 || _numRestarts == 0)
+        {
+            Seek(target);
+            return;
+        }
+        byte bucket = _block.HashBucket(InternalKeys.UserKey(target));
+        if (bucket == DataBlockHashIndex.Collision)
+        {
+            Seek(target);
+            return;
+        }
+        int restart = bucket == DataBlockHashIndex.NoEntry ? _numRestarts - 1 : bucket;
+        if (restart >= _numRestarts)
+        {
+            throw Corrupt(_restarts, $"data block hash index names restart {restart} of {_numRestarts}");
+        }
+        SeekToRestartPoint(restart);
+        int limit = restart + 1 < _numRestarts ? _block.RestartPoint(restart + 1) : _restarts;
+        _block.PrefetchEntries(_next, limit);
+        while (DecodeNextEntry() && Compare(Key, target) < 0 && _current < limit)
+        {
+        }
+        if (Valid)
+        {
+            if (Compare(Key, target) < 0 && InternalKeys.UserKey(Key).SequenceEqual(InternalKeys.UserKey(target)))
+            {
+                // Stopped on the next interval's first entry, below the target: another user key
+                // answers "not in this block" (the key's interval would be the bucket's or a
+                // collision). A newer version of the key itself would mean the bucket is wrong, so
+                // such a block is searched in full rather than answered from that version.
+                Seek(target);
+                return;
+            }
+            SyncRestartIndex();
+        }
+    }
+
+    /// <summary>
     /// The last restart whose key is &lt; <paramref name="target"/> (0 when none), found in the
     /// block's restart prefixes: restarts whose prefix is below the target's hold smaller keys, those
     /// above it larger ones (the prefix of a bytewise-ordered key never decreases), so only the run

@@ -60,7 +60,8 @@ internal sealed partial class TableBuilder : ITableBlockWriter, IDisposable
         _options = options;
         _file = file;
         _context = context ?? TableBuildContext.Default;
-        _dataBlock = new BlockBuilder(options.BlockRestartInterval);
+        _dataBlock = new BlockBuilder(options.BlockRestartInterval,
+            hashUtilRatio: options.DataBlockIndexType == KvDataBlockIndexType.BinaryAndHash ? options.DataBlockHashTableUtilRatio : 0);
         if (options.IndexType == IndexType.TwoLevelIndexSearch)
         {
             var partitioned = new PartitionedIndexBuilder(options.IndexBlockRestartInterval, options.IndexShortening, options.MetadataBlockSize, options.BlockSizeDeviation);

@@ -91,6 +91,12 @@ internal sealed record TableOptions
     /// <summary>Target size of index and filter partitions (RocksDB's metadata_block_size, 4096).</summary>
     public int MetadataBlockSize { get; init; } = 4096;
 
+    /// <summary>Data blocks written with RocksDB's hash index (<see cref="KvDataBlockIndexType.BinaryAndHash"/>) or without; readers follow each block's footer.</summary>
+    public KvDataBlockIndexType DataBlockIndexType { get; init; } = KvDataBlockIndexType.BinarySearch;
+
+    /// <summary>Keys per bucket of the data-block hash index (RocksDB's data_block_hash_table_util_ratio, 0.75).</summary>
+    public double DataBlockHashTableUtilRatio { get; init; } = 0.75;
+
     /// <summary>
     /// Cut filter partitions on their own key count instead of when the index partition is cut
     /// (RocksDB's decouple_partitioned_filters, PR 12939; true as in current RocksDB; false writes
@@ -159,6 +165,8 @@ internal sealed record TableOptions
         IndexType = (IndexType)(uint)family.IndexType,
         PartitionFilters = family.PartitionFilters,
         MetadataBlockSize = family.MetadataBlockSize,
+        DataBlockIndexType = family.DataBlockIndexType,
+        DataBlockHashTableUtilRatio = family.DataBlockHashTableUtilRatio,
         DecouplePartitionedFilters = family.DecouplePartitionedFilters,
         WholeKeyFiltering = family.WholeKeyFiltering,
         PrefixExtractor = family.PrefixExtractor,
@@ -173,6 +181,14 @@ internal sealed record TableOptions
         ArgumentOutOfRangeException.ThrowIfGreaterThan(BlockSizeDeviation, 100, nameof(BlockSizeDeviation));
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxUncompressedBlockSize, 1, nameof(MaxUncompressedBlockSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(MetadataBlockSize, 1, nameof(MetadataBlockSize));
+        if (!Enum.IsDefined(DataBlockIndexType))
+        {
+            throw new ArgumentException($"Unknown data block index type {(int)DataBlockIndexType}.", nameof(DataBlockIndexType));
+        }
+        if (!(DataBlockHashTableUtilRatio > 0 && DataBlockHashTableUtilRatio <= 64))
+        {
+            throw new ArgumentOutOfRangeException(nameof(DataBlockHashTableUtilRatio), DataBlockHashTableUtilRatio, "Above 0, at most 64.");
+        }
         if (IndexType is not (IndexType.BinarySearch or IndexType.TwoLevelIndexSearch))
         {
             throw new ArgumentException($"Index type {IndexType} cannot be written; use BinarySearch or TwoLevelIndexSearch.", nameof(IndexType));

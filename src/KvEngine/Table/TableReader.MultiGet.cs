@@ -154,7 +154,7 @@ internal sealed partial class TableReader
                 current = s;
             }
             ReadOnlySpan<byte> seekKey = ctx.SeekKey(pos, sequence);
-            data.Seek(seekKey);
+            data.SeekForGet(seekKey); // the block's hash index, when it has one
             if (data.Valid)
             {
                 Decide(ctx, pos, ref data, ref onValue);
@@ -168,7 +168,7 @@ internal sealed partial class TableReader
                 try
                 {
                     data.Reset(lease.Block);
-                    data.Seek(seekKey);
+                    data.SeekForGet(seekKey);
                     if (data.Valid)
                     {
                         Decide(ctx, pos, ref data, ref onValue);

@@ -301,7 +301,7 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                 var data = new BlockCursor(lease.Block, BlockKeyFormat.InternalKey);
                 try
                 {
-                    data.Seek(seekKey);
+                    data.SeekForGet(seekKey); // the block's hash index, when it has one
                     if (!data.Valid)
                     {
                         continue; // the target sorts after this block's last key; try the next block

@@ -64,6 +64,23 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Matches(@"Memory at end \(end, [\d.]+ s\): RSS [\d.]+ MB = GC heap [\d.]+ MB .* \+ (native allocator [\d.]+ MB resident \(live [\d.]+ MB: memtables -?[\d.]+ MB[^)]*\)|engine [\d.]+ MB) \+ rest -?[\d.]+ MB .*; engine: memtables [\d.]+ MB, table readers [\d.]+ MB, block cache [\d.]+ MB \(pinned [\d.]+ MB\)", stdout);
     }
 
+    [Theory]
+    [InlineData("kvengine")]
+    [InlineData("rocksdb")]
+    public void DataBlockHashIndexFlagsReachTheTables(string engine)
+    {
+        // db_bench 7.8's -use_data_block_hash_index and -data_block_hash_table_util_ratio become
+        // the engine's table options: the OPTIONS file says so and the Gets still find every key.
+        string db = Path.Combine(_dir.FullName, engine);
+        (int code, string stdout, string stderr) = Run($"-engine={engine}", $"-db={db}", "-benchmarks=fillseq,flush,readrandom",
+            "-num=3000", "-use_data_block_hash_index=1", "-data_block_hash_table_util_ratio=0.5");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"readrandom\s*:.*\(3000 of 3000 found\)", stdout);
+        string options = File.ReadAllText(Directory.GetFiles(db, "OPTIONS-*").Order(StringComparer.Ordinal).Last());
+        Assert.Contains("data_block_index_type=kDataBlockBinaryAndHash", options, StringComparison.Ordinal);
+        Assert.Contains("data_block_hash_table_util_ratio=0.500000", options, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void RocksDbEngineRunsReleaseRocksDb()
     {
@@ -118,6 +135,44 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Matches(@"seekrandom\s*:.*\(\d+ of 2000 found\)", stdout);
         Assert.Matches(@"readseq\s*:.*ops/sec", stdout);
         Assert.Matches(@"disk segment: [1-9]\d* records", stdout);
+    }
+
+    [LmdbFact]
+    public void LmdbEngineRunsTheReadWorkloads()
+    {
+        // The lmdb engine (LMDB through LightningDB and the system's liblmdb.so.0) fills, reads back
+        // every key it wrote (Get, batched Gets, cursor seeks), reads while a writer runs, and
+        // reports LMDB's version, its B+tree and the peak RSS.
+        string db = Path.Combine(_dir.FullName, "lmdb");
+        (int code, string stdout, string stderr) = Run("-engine=lmdb", $"-db={db}",
+            "-benchmarks=fillseq,readrandom,multireadrandom,seekrandom,readseq,readreverse,fillrandom,overwrite,readwhilewriting,deleterandom,flush,compact,waitforcompaction,sstables",
+            "-num=2000", "-seek_nexts=3", "-batch_size=7", "-threads=2");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"Engine:     lmdb \(LMDB 0\.9\.\d+ from liblmdb\.so\.0 via LightningDB 0\.24\.", stdout);
+        // After fillseq every key exists (the message is the first thread's of the two).
+        Assert.Matches(@"readrandom\s*:.* 4000 operations;.*\(2000 of 2000 found\)", stdout);
+        Assert.Matches(@"multireadrandom\s*:.*\((20\d\d) of \1 found\)", stdout); // whole batches of 7
+        Assert.Matches(@"seekrandom\s*:.*\(2000 of 2000 found\)", stdout);
+        Assert.Matches(@"readseq\s*:.* 4000 operations", stdout);
+        Assert.Matches(@"readreverse\s*:.* 4000 operations", stdout);
+        Assert.Matches(@"readwhilewriting\s*:.*\(\d+ of 2000 found\)", stdout);
+        Assert.Matches(@"B\+tree: depth \d+, \d+ branch pages, [1-9]\d* leaf pages, \d+ overflow pages, \d+ entries", stdout);
+        Assert.Matches(@"Memory: peak RSS [\d.]+ MB", stdout);
+        Assert.True(File.Exists(Path.Combine(db, "data.mdb")), "no LMDB environment at " + db);
+    }
+
+    [Theory]
+    [InlineData("-merge_operator=uint64add", "-merge_operator")]
+    [InlineData("-num_column_families=2", "num_column_families")]
+    [InlineData("-writes_per_range_tombstone=10", "range deletion")]
+    [InlineData("-benchmarks=mergerandom", "merge operator")]
+    public void LmdbEngineRefusesFlagsItCannotMap(string flag, string expected)
+    {
+        string db = Path.Combine(_dir.FullName, "db");
+        (int code, _, string stderr) = Run("-engine=lmdb", $"-db={db}", "-num=10", flag);
+        Assert.NotEqual(0, code);
+        Assert.Contains("-engine=lmdb cannot map", stderr, StringComparison.Ordinal);
+        Assert.Contains(expected, stderr, StringComparison.Ordinal);
     }
 
     [Theory]
@@ -210,7 +265,7 @@ public sealed partial class KvBenchTests : IDisposable
     [InlineData("-num=abc", "-num=abc")]
     [InlineData("-compression_type=bzip2", "compression")]
     [InlineData("-benchmarks=nosuchbench", "nosuchbench")]
-    [InlineData("-engine=leveldb", "expected kvengine, rocksdb or zonetree")]
+    [InlineData("-engine=leveldb", "expected kvengine, rocksdb, zonetree or lmdb")]
     [InlineData("-merge_operator=put", "no 'put' merge operator")]
     [InlineData("-merge_operator=sum", "unknown merge operator")]
     [InlineData("-benchmarks=mergerandom", "mergerandom needs -merge_operator")]

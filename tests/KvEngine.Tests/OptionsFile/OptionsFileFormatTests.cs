@@ -73,6 +73,8 @@ public class OptionsFileFormatTests
         IndexType = KvIndexType.TwoLevelIndexSearch,
         PartitionFilters = true,
         MetadataBlockSize = 8192,
+        DataBlockIndexType = KvDataBlockIndexType.BinaryAndHash,
+        DataBlockHashTableUtilRatio = 0.5,
         PinTopLevelIndexAndFilter = false,
         MetadataCacheOptions = new KvMetadataCacheOptions
         {
