@@ -84,13 +84,17 @@ public class ResumeTests
         }
         Assert.Throws<KvException>(() => db.Put("refused"u8, "x"u8));
         AssertAll(db, 0, acknowledged); // reads go on
+        // One error, or more: an automatic resume can succeed while only WAL writes fail (it
+        // writes tables), and the next write then records a second error.
+        string errorsWhileFull = db.GetProperty("rocksdb.background-errors")!;
+        Assert.True(long.Parse(errorsWhileFull, System.Globalization.CultureInfo.InvariantCulture) >= 1);
 
         fs.ShouldFail = null; // space is back
         WaitUntilWritable(db);
         db.Put("after"u8, "resume"u8, new WriteOptions { Sync = true });
         db.Flush();
         AssertAll(db, 0, acknowledged);
-        Assert.Equal("1", db.GetProperty("rocksdb.background-errors"));
+        Assert.Equal(errorsWhileFull, db.GetProperty("rocksdb.background-errors")); // none once space is back
 
         DbTestUtil.Abandon(fs, db, powerLoss: true);
         using KvDb reopened = KvDb.Open(DbTestUtil.DbPath, Options(fs));
