@@ -424,17 +424,10 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
     private void FailStuck(string why)
     {
         var error = new IOException("The io_uring engine stopped: " + why);
-        Operation? refused = null;
+        Operation? refused;
         lock (_lock)
         {
-            _closing = true;
-            while (_backlogHead != null)
-            {
-                Operation op = _backlogHead;
-                UnlinkBacklog(op);
-                op.BatchNext = refused;
-                refused = op;
-            }
+            refused = CloseBacklog();
         }
         Operation[] ops = Volatile.Read(ref _ops);
         for (int i = 0; i < ops.Length && ops[i] != null; i++)
@@ -444,23 +437,32 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
         ReleaseRefused(refused, error);
     }
 
+    /// <summary>Under <see cref="_lock"/>: marks the engine closing and unlinks the backlog, returned as a BatchNext chain (newest first).</summary>
+    private Operation? CloseBacklog()
+    {
+        System.Diagnostics.Debug.Assert(Monitor.IsEntered(_lock));
+        _closing = true;
+        Operation? refused = null;
+        while (_backlogHead != null)
+        {
+            Operation op = _backlogHead;
+            UnlinkBacklog(op);
+            op.BatchNext = refused;
+            refused = op;
+        }
+        return refused;
+    }
+
     public override void Dispose()
     {
         if (!MarkDisposed())
         {
             return;
         }
-        Operation? refused = null;
+        Operation? refused;
         lock (_lock)
         {
-            _closing = true;
-            while (_backlogHead != null)
-            {
-                Operation op = _backlogHead;
-                UnlinkBacklog(op);
-                op.BatchNext = refused;
-                refused = op;
-            }
+            refused = CloseBacklog();
             // The SQE kept back for this: cancel every read still in the kernel (a read that
             // cannot finish by itself, as on a pipe, must not hang Dispose); its CQE also wakes
             // the reaper when nothing else is in flight.
