@@ -6,9 +6,12 @@ namespace KvEngine.Storage.IO;
 /// each read's pooled ValueTask source from its CQE; continuations run on the thread pool, never
 /// inline on the reaper.
 /// <para>
-/// Submission from many threads takes one lock around SQE acquisition, tail publishing and the
-/// io_uring_enter that submits (this is the asynchronous path, where the lock costs less than the
-/// system call it guards); a batch takes it once and enters once. At most
+/// Submission from many threads takes one lock around SQE acquisition and tail publishing; a batch
+/// takes it once. The io_uring_enter that submits is coalesced with the reaper's: while the reaper
+/// is awake (reaping, or about to submit and wait), a caller only fills SQEs and the reaper submits
+/// them all with one io_uring_enter before it next waits; only while the reaper is blocked in the
+/// kernel does the caller enter itself. The reaper decides to sleep under the lock, after
+/// submitting everything published, so no SQE waits for a reaper that is asleep. At most
 /// <see cref="IoUring.SqEntries"/> requests are in the kernel at a time (reads and cancels, with
 /// one SQE kept for Dispose), and the CQ ring holds twice that, so the SQ never fills and the CQ never
 /// overflows; reads beyond the limit wait in a FIFO backlog that the reaper submits as CQEs free
@@ -55,6 +58,7 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
     private Operation? _backlogTail;
     private Operation? _cancelHead;
     private volatile bool _closing;
+    private bool _reaperAwake = true; // the reaper will submit what is published before it waits
     private int _opCount;
     private long _backlogged;
 
@@ -130,7 +134,10 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
                 }
                 op = next;
             }
-            SubmitLocked();
+            if (!_reaperAwake)
+            {
+                SubmitLocked();
+            }
         }
         ReleaseRefused(refused);
     }
@@ -404,7 +411,28 @@ internal sealed unsafe class IoUringBlockReadEngine : BlockReadEngineBase<IoUrin
             }
             if (n == 0)
             {
+                lock (_lock)
+                {
+                    try
+                    {
+                        SubmitLocked(); // what callers published while this thread was awake
+                    }
+                    catch (IOException e)
+                    {
+                        broken = e.Message;
+                    }
+                    _reaperAwake = broken != null;
+                }
+                if (broken != null)
+                {
+                    FailStuck(broken);
+                    return;
+                }
                 int r = _ring.WaitForCompletion();
+                lock (_lock)
+                {
+                    _reaperAwake = true;
+                }
                 if (r < 0 && r != -IoUringNative.EAgain && r != -IoUringNative.EBusy)
                 {
                     // Only a broken ring fails this way; keep the buffers of what is in flight
