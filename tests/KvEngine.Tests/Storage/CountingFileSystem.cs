@@ -23,6 +23,9 @@ internal sealed class CountingFileSystem(IBlockReadEngine? engine = null) : IFil
     /// <summary>Awaited by every asynchronous read before it reaches the engine (null: none).</summary>
     public Func<HeldRead, Task>? BeforeAsyncRead { get; set; }
 
+    /// <summary>Called when an asynchronous read has its bytes, just before it completes (null: none).</summary>
+    public Action<HeldRead>? AfterAsyncRead { get; set; }
+
     public ConcurrentQueue<string> DirectWrites { get; } = new();
 
     /// <summary>Reads of files whose name ends with <paramref name="suffix"/>, in issue order.</summary>
@@ -84,11 +87,14 @@ internal sealed class CountingFileSystem(IBlockReadEngine? engine = null) : IFil
         public async ValueTask<int> ReadAsync(long offset, Memory<byte> buffer, CancellationToken cancellationToken = default)
         {
             owner.AsyncReads.Enqueue((path, offset, buffer.Length, direct));
+            var read = new HeldRead(path, offset, buffer, cancellationToken);
             if (owner.BeforeAsyncRead is { } hold)
             {
-                await hold(new HeldRead(path, offset, buffer, cancellationToken));
+                await hold(read);
             }
-            return await inner.ReadAsync(offset, buffer, cancellationToken);
+            int n = await inner.ReadAsync(offset, buffer, cancellationToken);
+            owner.AfterAsyncRead?.Invoke(read);
+            return n;
         }
 
         public long Length => inner.Length;

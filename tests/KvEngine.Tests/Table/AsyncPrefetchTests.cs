@@ -1,3 +1,5 @@
+using System.Buffers;
+using System.Runtime.InteropServices;
 using System.Text;
 using KvEngine.Storage.IO;
 using KvEngine.Table;
@@ -163,19 +165,35 @@ public sealed class AsyncPrefetchTests : IDisposable
         Assert.False(first.CancellationToken.IsCancellationRequested);
         it.Dispose(); // returns at once: the read stays in flight
         Assert.True(first.CancellationToken.IsCancellationRequested);
+        // The held read's buffer did not go back to the pool: renting its size here does not return it.
+        Assert.True(MemoryMarshal.TryGetArray<byte>(first.Destination, out ArraySegment<byte> held));
+        byte[] rented = ArrayPool<byte>.Shared.Rent(held.Array!.Length);
+        Assert.NotSame(held.Array, rented);
+        ArrayPool<byte>.Shared.Return(rented);
 
-        // A new iterator on this thread reuses the pooled table iterator: its prefetches must not use the held buffer.
+        // A new iterator on this thread reuses the pooled table iterator: its first prefetch is
+        // read (and completes) while the abandoned read still holds its buffer; then the abandoned
+        // read scribbles. Had the buffer gone back to the pool at Dispose, the new prefetch would
+        // have it and the cursor would meet the garbage.
+        var secondDone = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        fs.AfterAsyncRead = r =>
+        {
+            if (!ReferenceEquals(r, first))
+            {
+                secondDone.TrySetResult();
+            }
+        };
         using KvIterator again = db.NewIterator(new ReadOptions { AsyncIO = true });
         again.SeekToFirst();
         using var expected = model.GetEnumerator();
-        int walked = 0;
-        for (; walked < model.Count / 2; walked++)
+        while (fs.AsyncReads.Count < 2)
         {
             Assert.True(expected.MoveNext());
             Assert.True(again.Valid);
             Assert.Equal(expected.Current.Key, again.Key.ToArray());
             again.Next();
         }
+        await secondDone.Task;
         gate.SetResult();
         await scribbled.Task;
         for (; expected.MoveNext(); again.Next())
