@@ -45,7 +45,9 @@ public sealed class ReadOptions
     /// a block the cursor reaches while its read is still in flight is waited for, not read twice.
     /// Works with buffered and direct reads (<see cref="KvOptions.UseDirectReads"/>); costs two
     /// buffers of at most 256 KiB per table iterator. Results are the same as without it.
-    /// Point reads and <see cref="KvDb.ScanAsync"/> ignore it.
+    /// Database iterators (<see cref="KvDb.NewIterator(ReadOptions?)"/>) use it; point reads,
+    /// <see cref="SstFileReader"/>'s iterators and <see cref="KvDb.ScanAsync"/> (which awaits its
+    /// block reads anyway) ignore it.
     /// </summary>
     public bool AsyncIO { get; set; }
 }
