@@ -158,11 +158,25 @@ internal sealed class BenchFlags
     public int BatchSize { get; private set; } = 1;
 
     /// <summary>
-    /// db_bench's -multiread_batched: db_bench's multireadrandom calls the batched MultiGet when true and
-    /// the vector MultiGet (per-key lookups under one snapshot) when false; kvbench always calls
-    /// KvEngine's batched MultiGet and takes the flag so the same command line runs both tools.
+    /// db_bench's -multiread_batched: multireadrandom calls the batched MultiGet when true (KvEngine's
+    /// MultiGet; RocksDB's rocksdb_batched_multi_get_cf) and one point lookup per key when false, as
+    /// db_bench's vector MultiGet (per-key Gets) does.
     /// </summary>
     public bool MultiReadBatched { get; private set; }
+
+    /// <summary>
+    /// db_bench's -async_io: iterators read ahead asynchronously (KvEngine's ReadOptions.AsyncIO;
+    /// RocksDB's ReadOptions::async_io). KvEngine's multireadrandom calls the asynchronous
+    /// MultiGet with it once the library has one (see BenchRunner.IssueMultiGet).
+    /// </summary>
+    public bool AsyncIO { get; private set; }
+
+    /// <summary>
+    /// kvbench's -inflight: readrandom keeps this many GetAsync calls outstanding per thread (0: the
+    /// synchronous Get loop). RocksDB's C API has no asynchronous Get: -engine=rocksdb, lmdb and
+    /// zonetree complete each call synchronously, so there it reads one key at a time.
+    /// </summary>
+    public int InFlight { get; private set; }
 
     /// <summary>db_bench's readwrites_: -num when neither -reads nor -writes is set, else the larger of them.</summary>
     public long ReadWriteCount => Writes < 0 && Reads < 0 ? Num : Math.Max(Writes, Reads);
@@ -210,6 +224,10 @@ internal sealed class BenchFlags
         {
             throw Bad("-seek_missing_prefix", "needs prefix_size > 8, as in db_bench");
         }
+        if (f.InFlight > 0 && f.NumColumnFamilies > 1)
+        {
+            throw Bad("-inflight", "the asynchronous Get reads the default column family only: use -num_column_families=1");
+        }
         return f;
     }
 
@@ -247,6 +265,8 @@ internal sealed class BenchFlags
             case "merge_keys": MergeKeys = Long(v, raw, -1); break;
             case "batch_size": BatchSize = (int)Long(v, raw, 1); break;
             case "multiread_batched": MultiReadBatched = Bool(v, raw); break;
+            case "async_io": AsyncIO = Bool(v, raw); break;
+            case "inflight": InFlight = (int)Long(v, raw, 0); break;
             case "duration": Duration = (int)Long(v, raw, 0); break;
             case "threads": Threads = (int)Long(v, raw, 1); ThreadsSet = true; break;
             case "key_size": KeySize = (int)Long(v, raw, 1); break;

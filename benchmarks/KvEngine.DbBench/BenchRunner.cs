@@ -14,7 +14,7 @@ namespace KvEngine.DbBench;
 /// The engine is opened, closed and reopened on the calling thread only; benchmark threads use it
 /// while it is open.
 /// </summary>
-internal sealed class BenchRunner<TEngine, TIterator, TBatch>
+internal sealed partial class BenchRunner<TEngine, TIterator, TBatch>
     where TEngine : struct, IBenchEngine<TIterator, TBatch>
     where TIterator : struct, IBenchIterator
     where TBatch : struct, IBenchBatch
@@ -377,6 +377,11 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
 
     private void ReadRandom(ThreadState s)
     {
+        if (_f.InFlight > 0)
+        {
+            ReadRandomInFlight(s);
+            return;
+        }
         var value = new ArrayBufferWriter<byte>(Math.Max(16, _f.ValueSize));
         Histogram? h = s.Histogram;
         long i = 0;
@@ -398,8 +403,9 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
         s.Message = string.Create(s_c, $"({s.Found} of {i} found)");
     }
 
-    // db_bench's MultiReadRandom: batches of -batch_size random keys, one MultiGet each on the
-    // default family; ops and the histogram's samples count keys and batches as db_bench's do.
+    // db_bench's MultiReadRandom: batches of -batch_size random keys on the default family, one
+    // batched MultiGet each with -multiread_batched, else one Get per key (db_bench's vector
+    // MultiGet); ops and the histogram's samples count keys and batches as db_bench's do.
     private void MultiReadRandom(ThreadState s)
     {
         int batchSize = _f.BatchSize;
@@ -411,6 +417,7 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             keys[j] = buffers[j];
         }
         using var results = new MultiGetResults(batchSize);
+        var value = new ArrayBufferWriter<byte>(Math.Max(16, _f.ValueSize));
         Histogram? h = s.Histogram;
         long i = 0;
         while (KeepGoing(i))
@@ -420,14 +427,21 @@ internal sealed class BenchRunner<TEngine, TIterator, TBatch>
             {
                 KeyGenerator.Fill(buffers[j], s.Random.NextInt64(_f.Num));
             }
-            _engine.MultiGet(0, keys, results);
-            for (int j = 0; j < batchSize; j++)
+            if (_f.MultiReadBatched)
             {
-                if (results.TryGetValue(j, out ReadOnlySpan<byte> v))
+                IssueMultiGet(keys, results);
+                for (int j = 0; j < batchSize; j++)
                 {
-                    s.Found++;
-                    s.Bytes += _f.KeySize + v.Length;
+                    if (results.TryGetValue(j, out ReadOnlySpan<byte> v))
+                    {
+                        s.Found++;
+                        s.Bytes += _f.KeySize + v.Length;
+                    }
                 }
+            }
+            else
+            {
+                GetEach(s, buffers, value);
             }
             h?.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
             i += batchSize;

@@ -576,6 +576,15 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// Every key in [<paramref name="from"/>, <paramref name="to"/>) in order, with its value, as of
     /// the moment the scan starts (or the options' snapshot). An empty <paramref name="to"/> means
     /// no upper bound. Keys and values are copied, since they outlive the iterator position.
+    /// <para>
+    /// Asynchronous all the way down for data blocks: a block neither in the block cache nor already
+    /// fetched by the scan is read on the I/O engine (io_uring where the kernel allows it, else the
+    /// thread pool) and awaited, so no thread blocks on the device; blocks read in file order are
+    /// read ahead (8 KiB doubling to 256 KiB) in the same await. Cached blocks are served without
+    /// suspending. Index, partition and filter blocks not in memory are read as a synchronous
+    /// iterator reads them. <paramref name="cancellationToken"/> is honoured between keys and while
+    /// a read is awaited.
+    /// </para>
     /// </summary>
     public async IAsyncEnumerable<KeyValuePair<byte[], byte[]>> ScanAsync(ReadOnlyMemory<byte> from, ReadOnlyMemory<byte> to,
         ReadOptions? options = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
@@ -589,20 +598,58 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
             TotalOrderSeek = true, // a range scan: prefix filters must not skip tables (see ReadOptions.TotalOrderSeek)
             PrefixSameAsStart = options?.PrefixSameAsStart ?? false,
         };
-        using KvIterator it = NewIterator(ro);
-        it.Seek(from.Span);
+        using var fetcher = new Table.ScanBlockFetcher();
+        using KvIterator it = _impl.LeaseIterator(_impl.NewIterator(_impl.DefaultFamily, ro, new Table.IteratorReads(prefetch: false, fetcher)));
+        byte[]? last = null; // the last key returned: where the scan resumes after a fetch
+        bool positioned = false;
         int sinceYield = 0;
-        while (it.Valid)
+        while (true)
         {
             cancellationToken.ThrowIfCancellationRequested();
+            if (positioned)
+            {
+                it.Next();
+            }
+            else
+            {
+                ScanResume(it, from.Span, last);
+            }
+            if (fetcher.HasPending)
+            {
+                // A data block must come from the device: await it, then take the same step again.
+                await fetcher.FetchPendingAsync(cancellationToken).ConfigureAwait(false);
+                positioned = false;
+                continue;
+            }
+            fetcher.Progressed();
+            positioned = true;
+            if (!it.Valid)
+            {
+                yield break;
+            }
             var pair = new KeyValuePair<byte[], byte[]>(it.Key.ToArray(), it.Value.ToArray());
-            it.Next();
+            last = pair.Key;
             if (++sinceYield == 1024)
             {
                 sinceYield = 0;
                 await Task.Yield();
             }
             yield return pair;
+        }
+    }
+
+    /// <summary>Positions a scan's iterator at its first key (<paramref name="last"/> null) or just past <paramref name="last"/>.</summary>
+    private static void ScanResume(KvIterator it, ReadOnlySpan<byte> from, byte[]? last)
+    {
+        if (last == null)
+        {
+            it.Seek(from);
+            return;
+        }
+        it.Seek(last);
+        if (it.Valid && it.Key.SequenceEqual(last))
+        {
+            it.Next();
         }
     }
 

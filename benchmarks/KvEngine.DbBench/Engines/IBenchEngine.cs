@@ -54,6 +54,13 @@ internal interface IBenchEngine<TIterator, TBatch> : IDisposable
     /// </summary>
     void MultiGet(int family, ReadOnlyMemory<byte>[] keys, MultiGetResults results);
 
+    /// <summary>
+    /// <see cref="TryGet"/> through the engine's asynchronous Get on the default column family
+    /// (kvbench's -inflight); completes synchronously when no read waits for the device. Engines
+    /// without an asynchronous Get refuse -inflight when their flags are validated.
+    /// </summary>
+    ValueTask<bool> TryGetAsync(ReadOnlyMemory<byte> key, ArrayBufferWriter<byte> value);
+
     /// <summary>A new iterator over the default column family, owned by the caller (dispose it).</summary>
     TIterator NewIterator();
 

@@ -29,7 +29,10 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         _stats = flags.Statistics ? new KvStatistics() : null;
         _write = new WriteOptions { Sync = flags.Sync, DisableWal = flags.DisableWal };
         _syncWrite = new WriteOptions { Sync = true, DisableWal = flags.DisableWal };
-        _read = new ReadOptions { VerifyChecksums = flags.VerifyChecksum, PrefixSameAsStart = flags.PrefixSameAsStart, TotalOrderSeek = flags.TotalOrderSeek };
+        _read = new ReadOptions
+        {
+            VerifyChecksums = flags.VerifyChecksum, PrefixSameAsStart = flags.PrefixSameAsStart, TotalOrderSeek = flags.TotalOrderSeek, AsyncIO = flags.AsyncIO,
+        };
     }
 
     public readonly string Description => "kvengine (KvEngine " + typeof(KvDb).Assembly.GetName().Version + ")";
@@ -150,6 +153,24 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
     public readonly bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => _db!.TryGet(_families[family], key, value, _read);
 
     public readonly void MultiGet(int family, ReadOnlyMemory<byte>[] keys, MultiGetResults results) => _db!.MultiGet(_families[family], keys, results, _read);
+
+    public readonly ValueTask<bool> TryGetAsync(ReadOnlyMemory<byte> key, ArrayBufferWriter<byte> value)
+    {
+        ValueTask<byte[]?> get = _db!.GetAsync(key, _read);
+        return get.IsCompletedSuccessfully ? new ValueTask<bool>(Append(get.Result, value)) : AwaitGet(get, value);
+    }
+
+    private static async ValueTask<bool> AwaitGet(ValueTask<byte[]?> get, ArrayBufferWriter<byte> value) => Append(await get.ConfigureAwait(false), value);
+
+    private static bool Append(byte[]? found, ArrayBufferWriter<byte> value)
+    {
+        if (found == null)
+        {
+            return false;
+        }
+        value.Write(found);
+        return true;
+    }
 
     public readonly KvEngineBenchIterator NewIterator() => new(_db!.NewIterator(_read));
 

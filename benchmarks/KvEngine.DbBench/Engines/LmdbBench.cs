@@ -93,6 +93,14 @@ internal struct LmdbBench : IBenchEngine<LmdbBenchIterator, LmdbBenchBatch>
         {
             refused.Add("-key_size above 511 (LMDB's default maximum key size)");
         }
+        if (f.AsyncIO)
+        {
+            refused.Add("-async_io (LMDB has no asynchronous reads)");
+        }
+        if (f.InFlight > 0)
+        {
+            refused.Add("-inflight (LMDB has no asynchronous Get)");
+        }
         if (refused.Count > 0)
         {
             throw new ArgumentException("-engine=lmdb cannot map these flags:\n  " + string.Join("\n  ", refused));
@@ -181,6 +189,9 @@ internal struct LmdbBench : IBenchEngine<LmdbBenchIterator, LmdbBenchBatch>
     }
 
     /// <summary><c>mdb_get</c> in the thread's renewed read transaction; the value copied out of the map.</summary>
+    public readonly ValueTask<bool> TryGetAsync(ReadOnlyMemory<byte> key, ArrayBufferWriter<byte> value) =>
+        throw new NotSupportedException("LMDB has no asynchronous Get; Validate refuses -inflight");
+
     public readonly bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value)
     {
         LmdbReader r = _readers!.Take();

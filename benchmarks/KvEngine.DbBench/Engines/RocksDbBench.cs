@@ -38,7 +38,8 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
         _f = flags;
         _write = new RocksWriteOptions().SetSync(flags.Sync).DisableWal(flags.DisableWal ? 1 : 0);
         _syncWrite = new RocksWriteOptions().SetSync(true).DisableWal(flags.DisableWal ? 1 : 0);
-        _read = new RocksReadOptions().SetVerifyChecksums(flags.VerifyChecksum).SetPrefixSameAsStart(flags.PrefixSameAsStart).SetTotalOrderSeek(flags.TotalOrderSeek);
+        _read = new RocksReadOptions().SetVerifyChecksums(flags.VerifyChecksum).SetPrefixSameAsStart(flags.PrefixSameAsStart).SetTotalOrderSeek(flags.TotalOrderSeek)
+            .SetAsyncIO(flags.AsyncIO);
         _blockCache = RocksDbOptionsMapper.CreateBlockCache(flags);
     }
 
@@ -115,6 +116,9 @@ internal unsafe struct RocksDbBench : IBenchEngine<RocksDbBenchIterator, RocksDb
     /// <summary><c>rocksdb_batched_multi_get_cf</c> (RocksDB's batched MultiGet) on the one family, values copied out of RocksDB's pinned slices.</summary>
     public readonly void MultiGet(int family, ReadOnlyMemory<byte>[] keys, MultiGetResults results) =>
         RocksDbCalls.MultiGet(_handle, _read.Handle, _defaultFamily, keys, results);
+
+    public readonly ValueTask<bool> TryGetAsync(ReadOnlyMemory<byte> key, ArrayBufferWriter<byte> value) =>
+        throw new NotSupportedException("RocksDB's C API has no asynchronous Get; RocksDbOptionsMapper.Validate refuses -inflight");
 
     public readonly RocksDbBenchIterator NewIterator() => new(Native.Instance.rocksdb_create_iterator(_handle, _read.Handle));
 

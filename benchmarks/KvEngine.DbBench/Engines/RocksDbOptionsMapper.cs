@@ -39,6 +39,10 @@ internal static class RocksDbOptionsMapper
         {
             refused.Add("-num_column_families above 1 (kvbench maps one options object; run RocksDB's own db_bench for several families, as compare.py does)");
         }
+        if (f.InFlight > 0)
+        {
+            refused.Add("-inflight (RocksDB's C API has no asynchronous Get; its way to keep reads in flight is multireadrandom with -batch_size and -async_io, or -threads)");
+        }
         if (refused.Count > 0)
         {
             throw new ArgumentException("-engine=rocksdb cannot map these flags:\n  " + string.Join("\n  ", refused));

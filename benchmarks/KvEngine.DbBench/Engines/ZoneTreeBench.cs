@@ -79,6 +79,14 @@ internal struct ZoneTreeBench : IBenchEngine<ZoneTreeBenchIterator, ZoneTreeBenc
         {
             refused.Add($"-compression_type={f.CompressionType} (ZoneTree compresses with none, lz4, zstd, brotli or gzip)");
         }
+        if (f.AsyncIO)
+        {
+            refused.Add("-async_io (ZoneTree has no asynchronous reads)");
+        }
+        if (f.InFlight > 0)
+        {
+            refused.Add("-inflight (ZoneTree has no asynchronous Get)");
+        }
         if (refused.Count > 0)
         {
             throw new ArgumentException("-engine=zonetree cannot map these flags:\n  " + string.Join("\n  ", refused));
@@ -132,6 +140,9 @@ internal struct ZoneTreeBench : IBenchEngine<ZoneTreeBenchIterator, ZoneTreeBenc
     public readonly ZoneTreeBenchBatch NewBatch() => new();
 
     public readonly void Write(ZoneTreeBenchBatch batch, bool sync) => batch.ApplyTo(_tree!);
+
+    public readonly ValueTask<bool> TryGetAsync(ReadOnlyMemory<byte> key, ArrayBufferWriter<byte> value) =>
+        throw new NotSupportedException("ZoneTree has no asynchronous Get; Validate refuses -inflight");
 
     public readonly bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value)
     {

@@ -1,6 +1,7 @@
 using System.Buffers;
 using KvEngine.Db.Read;
 using KvEngine.Db.State;
+using KvEngine.Table;
 
 namespace KvEngine.Db;
 
@@ -74,7 +75,13 @@ internal sealed partial class DbImpl
     /// An iterator over the current read state at <paramref name="options"/>' sequence: a parked
     /// spare that can serve it, reset (<see cref="IteratorBuilder.TakeSpare"/>), or a new tree.
     /// </summary>
-    public PinnedIterator NewIterator(ColumnFamilyData cfd, ReadOptions options)
+    public PinnedIterator NewIterator(ColumnFamilyData cfd, ReadOptions options) => NewIterator(cfd, options, IteratorReads.For(options));
+
+    /// <summary>
+    /// <see cref="NewIterator(ColumnFamilyData, ReadOptions)"/> whose table iterators read data
+    /// blocks as <paramref name="reads"/> says (null: synchronously; see <see cref="IteratorReads"/>).
+    /// </summary>
+    public PinnedIterator NewIterator(ColumnFamilyData cfd, ReadOptions options, IteratorReads? reads)
     {
         ThrowIfDisposed();
         ReadState state = cfd.AcquireReadState();
@@ -86,7 +93,7 @@ internal sealed partial class DbImpl
             KvPrefixExtractor? extractor = cfd.Options.PrefixExtractor;
             KvPrefixExtractor? prefixSeek = options.TotalOrderSeek ? null : extractor;
             KvPrefixExtractor? sameAsStart = options.PrefixSameAsStart ? extractor : null;
-            if (IteratorBuilder.TakeSpare(cfd, state, options.VerifyChecksums, options.FillCache, prefixSeek) is { } spare)
+            if (IteratorBuilder.TakeSpare(cfd, state, options.VerifyChecksums, options.FillCache, prefixSeek, reads) is { } spare)
             {
                 state.Unref(); // the spare holds its own reference on the same state
                 spare.Reset(sequence, options.IterateLowerBound, options.IterateUpperBound, options.Snapshot != null);
@@ -94,7 +101,7 @@ internal sealed partial class DbImpl
                 return spare;
             }
             PinnedIterator built = IteratorBuilder.Build(cfd, state, sequence, options.VerifyChecksums, options.FillCache, options.IterateLowerBound, options.IterateUpperBound,
-                options.Snapshot != null, prefixSeek);
+                options.Snapshot != null, prefixSeek, reads);
             built.Iterator.PrefixSameAsStart = sameAsStart;
             return built;
         }
@@ -129,14 +136,14 @@ internal sealed partial class DbImpl
         try
         {
             ulong sequence = _versions.LastSequence;
-            if (it.CanServe(state, it.VerifyChecksums, it.FillCache, it.PrefixSeek))
+            if (it.CanServe(state, it.VerifyChecksums, it.FillCache, it.PrefixSeek, it.Reads))
             {
                 state.Unref();
                 it.Reset(sequence, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false);
                 return it;
             }
             result = IteratorBuilder.Build(it.Family, state, sequence, it.VerifyChecksums, it.FillCache, it.Iterator.LowerBound, it.Iterator.UpperBound, hasSnapshot: false,
-                it.PrefixSeek);
+                it.PrefixSeek, it.Reads);
             result.Iterator.PrefixSameAsStart = it.Iterator.PrefixSameAsStart;
         }
         catch
@@ -157,7 +164,8 @@ internal sealed partial class DbImpl
     public void ReturnIterator(PinnedIterator it)
     {
         ColumnFamilyData cfd = it.Family;
-        if (Volatile.Read(ref _disposed) == 0 && !cfd.IsDropped && ReferenceEquals(cfd.CurrentReadState, it.State))
+        // A scan's tree defers its reads to that scan's fetcher: no other reader could use it.
+        if (Volatile.Read(ref _disposed) == 0 && !cfd.IsDropped && ReferenceEquals(cfd.CurrentReadState, it.State) && it.Reads?.Scan == null)
         {
             it.Iterator.Unpin(); // a spare pins no block: the cache's pinned usage is the live iterators'
             ISpareIterator?[] spares = cfd.SpareIterators;

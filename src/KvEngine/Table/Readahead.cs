@@ -38,6 +38,18 @@ internal struct Readahead : IDisposable
     private int _sequentialReads;
     private int _size;
     private int _fixedSize; // compaction readahead: bytes read past each block; 0: automatic
+    private AsyncPrefetcher? _prefetcher;
+
+    /// <summary>
+    /// The iterator's asynchronous prefetcher (<see cref="ReadOptions.AsyncIO"/>), or null: once the
+    /// readahead reads ahead, the range after each buffer is read asynchronously while the cursor
+    /// walks it. Kept across <see cref="Reset"/>; its owner disposes it.
+    /// </summary>
+    public AsyncPrefetcher? Prefetcher
+    {
+        readonly get => _prefetcher;
+        set => _prefetcher = value;
+    }
 
     /// <summary>Forgets the buffered bytes and the sequential count (keeps the buffer's memory).</summary>
     public void Reset()
@@ -97,9 +109,31 @@ internal struct Readahead : IDisposable
         {
             return 0;
         }
-        _size = _size == 0 ? InitialSize : Math.Min(_size * 2, MaxSize);
+        Grow();
         long want = Math.Min(Math.Max(_size, length), available);
         return want > length ? (int)want : 0;
+    }
+
+    /// <summary>The next readahead size: <see cref="InitialSize"/> at first, then doubled up to <see cref="MaxSize"/>.</summary>
+    public int Grow() => _size = _size == 0 ? InitialSize : Math.Min(_size * 2, MaxSize);
+
+    /// <summary>Where the buffered bytes end when the buffer holds the byte before <paramref name="blockEnd"/>; -1 otherwise.</summary>
+    public readonly long EndIfHoldsEnd(long blockEnd) =>
+        _length > 0 && blockEnd > _start && blockEnd <= _start + _length ? _start + _length : -1;
+
+    /// <summary>The buffered bytes from <paramref name="offset"/> to the buffer's end, when it holds <paramref name="offset"/>.</summary>
+    public readonly bool TryGetHead(long offset, out ReadOnlySpan<byte> head)
+    {
+        if (_length > 0 && offset >= _start && offset < _start + _length)
+        {
+            unsafe
+            {
+                head = new ReadOnlySpan<byte>(_buffer.Pointer + (offset - _start), (int)(_start + _length - offset));
+            }
+            return true;
+        }
+        head = default;
+        return false;
     }
 
     /// <summary>

@@ -10,7 +10,11 @@ namespace KvEngine.Table;
 /// through <see cref="TableReader.ReadDataBlock(BlockHandle, bool, bool, ref Readahead)"/> (the block cache); a cursor walks the current
 /// block. Empty blocks are skipped in both directions. Holds a lease on the current data block
 /// (released on each block change, on Unpin and on Dispose). Blocks read in file order are read
-/// ahead (<see cref="Readahead"/>, RocksDB's automatic iterator readahead). Not thread-safe.
+/// ahead (<see cref="Readahead"/>, RocksDB's automatic iterator readahead), the next range
+/// asynchronously with <see cref="IteratorReads.Prefetch"/> (<see cref="AsyncPrefetcher"/>). In a
+/// scan's tree (<see cref="IteratorReads.Scan"/>) a data block neither cached nor fetched is not
+/// read: the iterator becomes invalid and the scan fetches it (<see cref="ScanBlockFetcher"/>).
+/// Not thread-safe.
 /// <para>
 /// Instances come from <see cref="Rent"/> and go back to a per-thread pool on Dispose (one owner:
 /// the level or merging iterator that opened it), so a level iterator moving between files creates
@@ -31,6 +35,9 @@ internal sealed class TableIterator : InternalIterator
     private Block? _dataBlock;
     private BlockHandle _dataHandle;
     private Readahead _readahead;
+    private AsyncPrefetcher? _prefetcher; // kept across uses of the pooled iterator (its slots are reused)
+    private ScanBlockFetcher? _scan;
+    private bool _incomplete; // a data block was deferred to the scan: not Valid until positioned again
 
     private TableIterator()
     {
@@ -41,11 +48,19 @@ internal sealed class TableIterator : InternalIterator
     /// An iterator over <paramref name="table"/> (recycled from this thread's pool when it has one); the index is leased at once.
     /// With <paramref name="prefixFilter"/>, Seek and SeekForPrev first ask the table's prefix filter
     /// (<see cref="TableReader.PrefixMayMatch"/>) and yield nothing when it proves the target's prefix absent (RocksDB's prefix seek).
+    /// <paramref name="reads"/> adds asynchronous prefetch or a scan's deferred reads (see <see cref="IteratorReads"/>).
     /// </summary>
-    public static TableIterator Rent(TableReader table, bool verifyChecksums, bool fillCache = true, bool prefixFilter = false, int readaheadSize = 0)
+    public static TableIterator Rent(TableReader table, bool verifyChecksums, bool fillCache = true, bool prefixFilter = false, int readaheadSize = 0,
+        IteratorReads? reads = null)
     {
         TableIterator it = ThreadLocalPool<TableIterator>.TryRent() ?? new TableIterator();
         it._table = table;
+        it._scan = reads?.Scan;
+        if (reads is { Prefetch: true })
+        {
+            it._prefetcher ??= new AsyncPrefetcher();
+            it._readahead.Prefetcher = it._prefetcher;
+        }
         it._verifyChecksums = verifyChecksums;
         it._fillCache = fillCache;
         it._prefixFilter = prefixFilter && table.HasPrefixFilter;
@@ -80,6 +95,7 @@ internal sealed class TableIterator : InternalIterator
     public override void Unpin()
     {
         ReleaseDataBlock();
+        _readahead.Prefetcher?.Reset(); // a parked iterator keeps no read in flight
         if (_hasIndex)
         {
             _hasIndex = false;
@@ -99,6 +115,7 @@ internal sealed class TableIterator : InternalIterator
 
     public override void SeekToFirst()
     {
+        _incomplete = false;
         AcquireIndex();
         _index.SeekToFirst();
         if (LoadDataBlock())
@@ -110,6 +127,7 @@ internal sealed class TableIterator : InternalIterator
 
     public override void SeekToLast()
     {
+        _incomplete = false;
         AcquireIndex();
         _index.SeekToLast();
         if (LoadDataBlock())
@@ -132,6 +150,7 @@ internal sealed class TableIterator : InternalIterator
     public override void Seek(ReadOnlySpan<byte> target)
     {
         CheckTarget(target);
+        _incomplete = false;
         if (_prefixFilter && !Table.PrefixMayMatch(target, _fillCache))
         {
             ReleaseDataBlock(); // no key with the target's prefix here: not Valid
@@ -149,6 +168,7 @@ internal sealed class TableIterator : InternalIterator
     public override void SeekForPrev(ReadOnlySpan<byte> target)
     {
         CheckTarget(target);
+        _incomplete = false;
         if (_prefixFilter && !Table.PrefixMayMatch(target, _fillCache))
         {
             ReleaseDataBlock();
@@ -189,6 +209,9 @@ internal sealed class TableIterator : InternalIterator
             _data = default;
             _dataHandle = default;
             _readahead.Dispose(); // a pooled iterator keeps no buffer
+            _readahead.Prefetcher = null; // Unpin reset it: reads in flight were cancelled and keep their buffers until they complete
+            _scan = null;
+            _incomplete = false;
             _table = null;
             ThreadLocalPool<TableIterator>.Return(this);
         }
@@ -220,7 +243,7 @@ internal sealed class TableIterator : InternalIterator
     {
         while (_dataBlock == null || !_data.Valid)
         {
-            if (!_index.Valid)
+            if (!_index.Valid || _incomplete)
             {
                 ReleaseDataBlock();
                 return;
@@ -238,7 +261,7 @@ internal sealed class TableIterator : InternalIterator
     {
         while (_dataBlock == null || !_data.Valid)
         {
-            if (!_index.Valid)
+            if (!_index.Valid || _incomplete)
             {
                 ReleaseDataBlock();
                 return;
@@ -266,7 +289,18 @@ internal sealed class TableIterator : InternalIterator
             return true;
         }
         ReleaseDataBlock();
-        _lease = Table.ReadDataBlock(handle, _verifyChecksums, _fillCache, ref _readahead);
+        if (_scan is { AllowsReads: false } scan)
+        {
+            if (scan.HasPending || !Table.TryLeaseDataBlockWithoutRead(handle, _verifyChecksums, _fillCache, scan, out _lease))
+            {
+                _incomplete = true; // the scan fetches the block and positions again
+                return false;
+            }
+        }
+        else
+        {
+            _lease = Table.ReadDataBlock(handle, _verifyChecksums, _fillCache, ref _readahead);
+        }
         Block block = _lease.Block;
         _dataBlock = block;
         _dataHandle = handle;

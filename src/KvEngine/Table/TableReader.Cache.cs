@@ -110,16 +110,22 @@ internal sealed partial class TableReader
         RecordMiss(CacheEntryRole.Data);
         fileReads++;
         Block block = ReadNativeDataBlock(handle, verifyChecksum, ref readahead);
+        return LeaseDataBlockRead(cache, key, block, fillCache);
+    }
+
+    /// <summary>A data block just read (a cache miss): inserted into <paramref name="cache"/> with <paramref name="fillCache"/>, else owned by the lease.</summary>
+    private BlockLease LeaseDataBlockRead(LruCache cache, in CacheKey key, Block block, bool fillCache)
+    {
         if (!fillCache)
         {
             return new BlockLease(block, null, null);
         }
-        if (cache.TryInsertBlock(key, block, CachePriority.Low, out h))
+        if (cache.TryInsertBlock(key, block, CachePriority.Low, out LruHandle? h))
         {
             RecordInsert(h!.Value, CacheEntryRole.Data);
             return new BlockLease(block, h, cache);
         }
-        stats?.Record(Ticker.BlockCacheAddFailures);
+        _options.Statistics?.Record(Ticker.BlockCacheAddFailures);
         return new BlockLease(block, null, null);
     }
 

@@ -361,11 +361,12 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// A two-level iterator over every point entry; with <paramref name="prefixFilter"/>, seeks
     /// consult the prefix filter (see <see cref="TableIterator.Rent"/>); a positive
     /// <paramref name="readaheadSize"/> reads that many bytes ahead from the first block read on (a
-    /// compaction's input), 0 reads ahead automatically once reads are sequential.
+    /// compaction's input), 0 reads ahead automatically once reads are sequential; <paramref name="reads"/>
+    /// adds asynchronous prefetch or a scan's deferred reads.
     /// </summary>
-    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true, bool prefixFilter = false, int readaheadSize = 0)
+    public InternalIterator NewIterator(bool verifyChecksums, bool fillCache = true, bool prefixFilter = false, int readaheadSize = 0, IteratorReads? reads = null)
     {
-        InternalIterator it = TableIterator.Rent(this, verifyChecksums, fillCache, prefixFilter, readaheadSize);
+        InternalIterator it = TableIterator.Rent(this, verifyChecksums, fillCache, prefixFilter, readaheadSize, reads);
         return GlobalSequenceNumber == 0 ? it : new GlobalSequenceIterator(it, GlobalSequenceNumber);
     }
 
@@ -442,6 +443,23 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
     /// <summary>A positional read through the file, reopening it when the limiter closed it.</summary>
     private int ReadFile(long offset, Span<byte> buffer)
     {
+        IRandomAccessFile file = AcquireFile();
+        try
+        {
+            return file.Read(offset, buffer);
+        }
+        finally
+        {
+            ReleaseFile();
+        }
+    }
+
+    /// <summary>
+    /// The open file, reopened when the limiter closed it, counted as in use (the limiter does not
+    /// close it) until the matching <see cref="ReleaseFile"/>.
+    /// </summary>
+    private IRandomAccessFile AcquireFile()
+    {
         while (true)
         {
             int users = Volatile.Read(ref _fileUsers);
@@ -467,16 +485,12 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                 }
             }
         }
-        try
-        {
-            Volatile.Write(ref _lastFileUse, Environment.TickCount64);
-            return _file!.Read(offset, buffer);
-        }
-        finally
-        {
-            Interlocked.Decrement(ref _fileUsers);
-        }
+        Volatile.Write(ref _lastFileUse, Environment.TickCount64);
+        return _file!;
     }
+
+    /// <summary>Ends a use of the file taken by <see cref="AcquireFile"/>.</summary>
+    private void ReleaseFile() => Interlocked.Decrement(ref _fileUsers);
 
     /// <summary>Reads, verifies and decompresses one block into a native buffer from <see cref="TableOptions.BlockAllocator"/>.</summary>
     private Block ReadNativeBlock(BlockHandle handle, bool verifyChecksum, CacheEntryRole role, string? kind = null)
@@ -562,7 +576,8 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         CheckBlockBounds(handle, "data");
         long offset = (long)handle.Offset;
         int total = (int)handle.Size + TableFormat.BlockTrailerSize;
-        if (!readahead.TryGet(offset, total, out ReadOnlySpan<byte> raw))
+        if (!readahead.TryGet(offset, total, out ReadOnlySpan<byte> raw) && !(readahead.Prefetcher is { } prefetcher && prefetcher.TryGet(this, offset, total, out raw)) &&
+            !TryJoinPrefetched(ref readahead, offset, total, out raw))
         {
             int ahead = readahead.Plan(total, (long)_fileSize - offset);
             if (ahead == 0)
@@ -576,7 +591,14 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                 throw new KvCorruptionException($"{FileName}: truncated while reading data block {handle}.");
             }
         }
-        RecordBlockRead(total);
+        PrefetchAhead(ref readahead, offset, total);
+        return DecodeRawDataBlock(raw, handle, verifyChecksum);
+    }
+
+    /// <summary>A data block's bytes and trailer, read from the file: counted, verified and decompressed into a native buffer.</summary>
+    private Block DecodeRawDataBlock(ReadOnlySpan<byte> raw, BlockHandle handle, bool verifyChecksum)
+    {
+        RecordBlockRead(raw.Length);
         if (verifyChecksum)
         {
             VerifyBlockChecksum(raw, handle, "data");

@@ -15,6 +15,7 @@ internal sealed class LevelFiles : ITableIteratorFactory
     private readonly bool _fillCache;
     private readonly KvPrefixExtractor? _prefixSeek;
     private readonly int _readaheadSize;
+    private readonly IteratorReads? _reads;
 
     /// <param name="tables">The family's table cache.</param>
     /// <param name="files">The level's files, in key order.</param>
@@ -22,9 +23,11 @@ internal sealed class LevelFiles : ITableIteratorFactory
     /// <param name="fillCache">Insert the blocks read into the block cache.</param>
     /// <param name="prefixSeek">The family's prefix extractor in prefix-seek mode (no total order seek), else null.</param>
     /// <param name="readaheadSize">Bytes each file's iterator reads ahead from its first block on (a compaction's; see <see cref="Readahead"/>), 0 for the automatic readahead.</param>
+    /// <param name="reads">Asynchronous prefetch or a scan's deferred reads for each file's iterator (see <see cref="IteratorReads"/>); null: synchronous.</param>
     public LevelFiles(TableCache tables, IReadOnlyList<FileMetaData> files, bool verifyChecksums, bool fillCache = true, KvPrefixExtractor? prefixSeek = null,
-        int readaheadSize = 0)
+        int readaheadSize = 0, IteratorReads? reads = null)
     {
+        _reads = reads;
         _readaheadSize = readaheadSize;
         _tables = tables;
         _files = files;
@@ -53,5 +56,5 @@ internal sealed class LevelFiles : ITableIteratorFactory
         return !table.HasWholeKeyFilter || table.KeyMayMatch(userKey, _fillCache);
     }
 
-    public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache, prefixFilter: _prefixSeek != null, _readaheadSize);
+    public InternalIterator Open(int fileIndex) => _tables.Get(_files[fileIndex]).NewIterator(_verifyChecksums, _fillCache, prefixFilter: _prefixSeek != null, _readaheadSize, _reads);
 }

@@ -1,18 +1,30 @@
 using System.Collections.Concurrent;
 using KvEngine.Storage;
+using KvEngine.Storage.IO;
 
 namespace KvEngine.Tests.Storage;
 
 /// <summary>
 /// The local file system, recording every positional read of a file opened for random access
 /// (path, offset, length asked, whether opened with direct I/O) and every file created with
-/// direct I/O, for tests that count the reads the engine issues. Thread-safe.
+/// direct I/O, for tests that count the reads the engine issues. Asynchronous reads are recorded
+/// apart (<see cref="AsyncReads"/>), go through the block-read engine given (else the shared one)
+/// and first await <see cref="BeforeAsyncRead"/> when set, so a test can hold a read in flight.
+/// Thread-safe.
 /// </summary>
-internal sealed class CountingFileSystem : IFileSystem
+internal sealed class CountingFileSystem(IBlockReadEngine? engine = null) : IFileSystem
 {
     private static readonly IFileSystem s_local = LocalFileSystem.Instance;
 
     public ConcurrentQueue<(string Path, long Offset, int Length, bool Direct)> Reads { get; } = new();
+
+    public ConcurrentQueue<(string Path, long Offset, int Length, bool Direct)> AsyncReads { get; } = new();
+
+    /// <summary>Awaited by every asynchronous read before it reaches the engine (null: none).</summary>
+    public Func<HeldRead, Task>? BeforeAsyncRead { get; set; }
+
+    /// <summary>Called when an asynchronous read has its bytes, just before it completes (null: none).</summary>
+    public Action<HeldRead>? AfterAsyncRead { get; set; }
 
     public ConcurrentQueue<string> DirectWrites { get; } = new();
 
@@ -33,10 +45,10 @@ internal sealed class CountingFileSystem : IFileSystem
 
     public IWritableFile CreateLogFile(string path, bool memoryMapped) => s_local.CreateLogFile(path, memoryMapped);
 
-    public IRandomAccessFile OpenRandomAccess(string path) => new CountingFile(this, path, s_local.OpenRandomAccess(path), direct: false);
+    public IRandomAccessFile OpenRandomAccess(string path) => OpenRandomAccess(path, useDirectIO: false);
 
     public IRandomAccessFile OpenRandomAccess(string path, bool useDirectIO) =>
-        new CountingFile(this, path, s_local.OpenRandomAccess(path, useDirectIO), useDirectIO);
+        new CountingFile(this, path, useDirectIO ? new LocalDirectRandomAccessFile(path, engine) : new LocalRandomAccessFile(path, engine), useDirectIO);
 
     public void CheckDirectIO(string path) => s_local.CheckDirectIO(path);
 
@@ -70,8 +82,21 @@ internal sealed class CountingFileSystem : IFileSystem
 
     public IDisposable LockFile(string path) => s_local.LockFile(path);
 
-    private sealed class CountingFile(CountingFileSystem owner, string path, IRandomAccessFile inner, bool direct) : IRandomAccessFile
+    private sealed class CountingFile(CountingFileSystem owner, string path, IRandomAccessFile inner, bool direct) : IAsyncRandomAccessFile
     {
+        public async ValueTask<int> ReadAsync(long offset, Memory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            owner.AsyncReads.Enqueue((path, offset, buffer.Length, direct));
+            var read = new HeldRead(path, offset, buffer, cancellationToken);
+            if (owner.BeforeAsyncRead is { } hold)
+            {
+                await hold(read);
+            }
+            int n = await inner.ReadAsync(offset, buffer, cancellationToken);
+            owner.AfterAsyncRead?.Invoke(read);
+            return n;
+        }
+
         public long Length => inner.Length;
 
         public int Alignment => inner.Alignment;

@@ -1,6 +1,7 @@
 using KvEngine.Db.State;
 using KvEngine.Iterators;
 using KvEngine.Memtable;
+using KvEngine.Table;
 using KvEngine.Versions;
 
 using Version = KvEngine.Versions.Version;
@@ -27,7 +28,7 @@ namespace KvEngine.Db.Read;
 internal static class IteratorBuilder
 {
     /// <summary>A parked spare of <paramref name="cfd"/> over <paramref name="state"/> with these table options, taken from its slot; null when none can serve.</summary>
-    public static PinnedIterator? TakeSpare(ColumnFamilyData cfd, ReadState state, bool verifyChecksums, bool fillCache, KvPrefixExtractor? prefixSeek)
+    public static PinnedIterator? TakeSpare(ColumnFamilyData cfd, ReadState state, bool verifyChecksums, bool fillCache, KvPrefixExtractor? prefixSeek, IteratorReads? reads)
     {
         ISpareIterator?[] spares = cfd.SpareIterators;
         for (int i = 0; i < spares.Length; i++)
@@ -41,7 +42,7 @@ internal static class IteratorBuilder
             {
                 continue;
             }
-            if (spare.CanServe(state, verifyChecksums, fillCache, prefixSeek))
+            if (spare.CanServe(state, verifyChecksums, fillCache, prefixSeek, reads))
             {
                 return spare;
             }
@@ -52,7 +53,7 @@ internal static class IteratorBuilder
 
     /// <summary>A new tree over <paramref name="state"/> at <paramref name="sequence"/>; the result holds the caller's reference on the state.</summary>
     public static PinnedIterator Build(ColumnFamilyData cfd, ReadState state, ulong sequence, bool verifyChecksums, bool fillCache, byte[]? lower, byte[]? upper, bool hasSnapshot,
-        KvPrefixExtractor? prefixSeek)
+        KvPrefixExtractor? prefixSeek, IteratorReads? reads)
     {
         // After the sequence: a memtable's tombstone list is current for every sequence we can see.
         RangeDel.FragmentedRangeTombstoneList? memTombstones = state.Mem.GetRangeTombstones();
@@ -69,13 +70,13 @@ internal static class IteratorBuilder
             }
             foreach (Versions.FileMetaData f in v.Files(0))
             {
-                children[n++] = cfd.Tables.Get(f, 0).NewIterator(verifyChecksums, fillCache, prefixFilter: prefixSeek != null);
+                children[n++] = cfd.Tables.Get(f, 0).NewIterator(verifyChecksums, fillCache, prefixFilter: prefixSeek != null, reads: reads);
             }
             for (int level = 1; level < Version.NumLevels; level++)
             {
                 if (v.NumFiles(level) > 0)
                 {
-                    children[n++] = new LevelFiles(cfd.Tables, v.Files(level), verifyChecksums, fillCache, prefixSeek).CreateIterator();
+                    children[n++] = new LevelFiles(cfd.Tables, v.Files(level), verifyChecksums, fillCache, prefixSeek, reads: reads).CreateIterator();
                 }
             }
         }
@@ -89,7 +90,7 @@ internal static class IteratorBuilder
         }
         var merged = new MergingIterator(children, newestFirst: true); // memtable, immutables and level-0 files newest first, then levels 1..n
         var db = new DbIterator(merged, sequence, lower, upper, rangeDel, mergeOperator: cfd.Options.MergeOperator) { PrefixSeek = prefixSeek != null };
-        return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot) { PrefixSeek = prefixSeek };
+        return new PinnedIterator(cfd, db, state, rangeDel, memTombstones, verifyChecksums, fillCache, hasSnapshot) { PrefixSeek = prefixSeek, Reads = reads };
     }
 
     private static int CountNonEmptyLevels(Version v)

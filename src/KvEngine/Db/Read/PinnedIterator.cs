@@ -1,6 +1,7 @@
 using KvEngine.Db.State;
 using KvEngine.Iterators;
 using KvEngine.RangeDel;
+using KvEngine.Table;
 
 namespace KvEngine.Db.Read;
 
@@ -52,12 +53,16 @@ internal sealed class PinnedIterator : ISpareIterator
     /// <summary>The prefix extractor its table iterators filter seeks with (prefix-seek mode), or null (total order).</summary>
     public KvPrefixExtractor? PrefixSeek { get; init; }
 
+    /// <summary>How its table iterators read data blocks beyond the synchronous default (asynchronous prefetch, a scan's deferred reads), or null.</summary>
+    public IteratorReads? Reads { get; init; }
+
     /// <summary>Created at a snapshot's sequence (then <see cref="KvIterator.Refresh"/> is not supported, as in RocksDB).</summary>
     public bool HasSnapshot { get; private set; }
 
     /// <summary>True when this iterator tree can read <paramref name="current"/> (the database's current read state) with these table options.</summary>
-    public bool CanServe(ReadState current, bool verifyChecksums, bool fillCache, KvPrefixExtractor? prefixSeek) =>
+    public bool CanServe(ReadState current, bool verifyChecksums, bool fillCache, KvPrefixExtractor? prefixSeek, IteratorReads? reads) =>
         !_disposed && ReferenceEquals(current, State) && verifyChecksums == VerifyChecksums && fillCache == FillCache && ReferenceEquals(prefixSeek, PrefixSeek) &&
+        ReferenceEquals(reads, Reads) &&
         ReferenceEquals(current.Mem.GetRangeTombstones(), _memTombstones);
 
     /// <summary>Makes the tree read at <paramref name="sequence"/> within the given bounds; not Valid until positioned.</summary>
