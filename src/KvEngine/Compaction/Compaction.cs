@@ -40,7 +40,8 @@ internal sealed class Compaction
         }
         IsTrivialMove = startLevel != outputLevel && startInputs.Length == 1 && outputInputs.Length == 0 &&
             gpBytes <= MaxCompactionBytes && inputCompressionMatchesOutput &&
-            !(reason == CompactionReason.ManualCompaction && options.HasCompactionFilter);
+            !(reason == CompactionReason.ManualCompaction && options.HasCompactionFilter) &&
+            reason != CompactionReason.PeriodicCompaction; // it exists to rewrite the file
     }
 
     public int StartLevel { get; }
@@ -71,7 +72,7 @@ internal sealed class Compaction
     /// <summary>
     /// One input file and nothing to merge it with, and the start level's codec is the output
     /// level's (RocksDB's InputCompressionMatchesOutput), and it is not a manual compaction with a
-    /// compaction filter set: the MANIFEST just moves it down a level.
+    /// compaction filter set, nor a periodic compaction: the MANIFEST just moves it down a level.
     /// </summary>
     public bool IsTrivialMove { get; }
 

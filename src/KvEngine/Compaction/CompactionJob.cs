@@ -3,6 +3,7 @@ using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Versions;
 using KvEngine.RangeDel;
+using KvEngine.Table;
 using KvEngine.Util;
 
 using ValueType = KvEngine.Format.ValueType;
@@ -252,7 +253,16 @@ internal sealed class CompactionJob
         ulong number = _env.NewOutputFileNumber();
         string path = FileNames.TableFile(_env.Directory, number);
         paths.Add(path);
-        return new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions, _env.BuildContext, _env.WriteLimit);
+        // RocksDB's compaction outputs: creation_time = the inputs' oldest ancester time (now when
+        // none is known), file_creation_time = now.
+        ulong now = (ulong)(_env.Clock ?? TimeProvider.System).GetUtcNow().ToUnixTimeSeconds();
+        ulong oldest = OldestAncesterTime();
+        TableBuildContext context = (_env.BuildContext ?? TableBuildContext.Default) with
+        {
+            CreationTime = oldest == 0 ? now : oldest,
+            FileCreationTime = now,
+        };
+        return new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions, context, _env.WriteLimit) { CreationTime = now };
     }
 
     /// <summary>The edit of a trivial move: the single input leaves its level for the output level.</summary>

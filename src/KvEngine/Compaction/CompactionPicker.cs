@@ -7,7 +7,7 @@ namespace KvEngine.Compaction;
 
 /// <summary>
 /// Picks leveled compactions the way RocksDB's LevelCompactionPicker does (FIFO's picks are in
-/// CompactionPicker.Fifo.cs):
+/// CompactionPicker.Fifo.cs, those by file age, TTL and periodic, in CompactionPicker.Age.cs):
 /// <list type="bullet">
 /// <item>Scores: level 0 = max(files not being compacted / Level0FileNumCompactionTrigger,
 /// level-0 bytes / MaxBytesForLevelBase); level i (1..n-2) = bytes not being compacted / target.
@@ -31,9 +31,10 @@ internal sealed partial class CompactionPicker
     private readonly HashSet<ulong> _busy = new();
     private readonly List<Compaction> _running = new();
 
-    public CompactionPicker(CompactionOptions options)
+    public CompactionPicker(CompactionOptions options, TimeProvider? clock = null)
     {
         _options = options;
+        _clock = clock ?? TimeProvider.System;
         _compactPointer = new byte[options.NumLevels][];
     }
 
@@ -94,7 +95,7 @@ internal sealed partial class CompactionPicker
                 return true;
             }
         }
-        return false;
+        return PickLevelByAge(v) != null; // TTL or periodic (never true while nothing can be picked)
     }
 
     /// <summary>
@@ -134,7 +135,12 @@ internal sealed partial class CompactionPicker
                 return c;
             }
         }
-        return null;
+        Compaction? aged = PickLevelByAge(v);
+        if (aged != null)
+        {
+            Register(aged);
+        }
+        return aged;
     }
 
     /// <summary>

@@ -20,4 +20,13 @@ internal enum CompactionReason
 
     /// <summary>Reads kept searching level-0 files that did not hold their keys (<see cref="Level0ReadCharges"/>).</summary>
     ReadTriggered,
+
+    /// <summary>Leveled: a file's oldest data is older than the TTL; it goes down a level (RocksDB's kTtl).</summary>
+    Ttl,
+
+    /// <summary>A file was written longer ago than PeriodicCompactionSeconds; it is rewritten (kPeriodicCompaction).</summary>
+    PeriodicCompaction,
+
+    /// <summary>FIFO: the oldest files' data is older than the TTL; they are deleted (kFIFOTtl).</summary>
+    FifoTtl,
 }

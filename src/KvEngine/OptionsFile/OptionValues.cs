@@ -172,6 +172,20 @@ internal static class OptionValues
         return ParseInt64(value, 0);
     }
 
+    /// <summary>
+    /// A ttl or periodic_compaction_seconds value: RocksDB's "default" sentinel
+    /// (0xfffffffffffffffe, kDefaultTtl / kDefaultPeriodicCompSecs) is null; others saturate.
+    /// </summary>
+    public static long? ParseSecondsOrDefault(string value)
+    {
+        const ulong DefaultSentinel = 0xfffffffffffffffe;
+        if (ulong.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out ulong u) && u == DefaultSentinel)
+        {
+            return null;
+        }
+        return ParseUInt64Saturating(value);
+    }
+
     public static double ParseDouble(string value)
     {
         if (!double.TryParse(value, NumberStyles.Float, CultureInfo.InvariantCulture, out double d) || !double.IsFinite(d))

@@ -138,8 +138,13 @@ internal static class OptionsFileWriter
             ("allow_compaction", OptionValues.Format(o.FifoAllowCompaction)),
             ("age_for_warm", "0"),
             ("max_table_files_size", OptionValues.Format(o.FifoMaxTableFilesSize)));
+        // RocksDB persists ttl and periodic_compaction_seconds as SanitizeOptions resolved them.
+        (ulong ttl, ulong periodic) = Compaction.CompactionOptions.ResolveTimes(o.CompactionStyle, o.Ttl, o.PeriodicCompactionSeconds,
+            o.CompactionFilter != null);
         return new(StringComparer.Ordinal)
         {
+            ["ttl"] = ttl.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["periodic_compaction_seconds"] = periodic.ToString(System.Globalization.CultureInfo.InvariantCulture),
             ["compression_opts"] = CompressionOpts(enabled: false, o.CompressionLevel),
             ["bottommost_compression_opts"] = CompressionOpts(o.BottommostCompressionLevel != null, o.BottommostCompressionLevel ?? ColumnFamilyOptions.DefaultCompressionLevel),
             ["compression"] = OptionValues.FormatEnum(o.Compression, OptionValues.CompressionNames),

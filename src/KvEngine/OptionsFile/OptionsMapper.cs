@@ -96,6 +96,8 @@ internal static class OptionsMapper
             case "compaction_pri":
                 o.CompactionPri = OptionValues.ParseEnum(value, OptionValues.CompactionPriNames);
                 break;
+            case "ttl": o.Ttl = OptionValues.ParseSecondsOrDefault(value); break;
+            case "periodic_compaction_seconds": o.PeriodicCompactionSeconds = OptionValues.ParseSecondsOrDefault(value); break;
             case "compaction_options_fifo":
                 Dictionary<string, string> fifo = OptionValues.ParseStruct(value);
                 if (fifo.TryGetValue("max_table_files_size", out string? max))

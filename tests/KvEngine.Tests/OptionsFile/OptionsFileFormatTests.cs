@@ -19,6 +19,7 @@ public class OptionsFileFormatTests
         nameof(ColumnFamilyOptions.DecouplePartitionedFilters), nameof(ColumnFamilyOptions.MemTableHashIndexRatio), nameof(ColumnFamilyOptions.MemTableHugePages),
         nameof(ColumnFamilyOptions.ReadTriggeredCompactionBytesPerMiss),
         nameof(KvOptions.Statistics), nameof(KvOptions.RateLimiter), nameof(KvOptions.MeterFactory), nameof(KvOptions.LoggerFactory),
+        nameof(KvOptions.TimeProvider),
         nameof(KvOptions.WriteThreadSpinIterations), nameof(KvOptions.MemoryMappedWal), nameof(KvOptions.CompressedSecondaryCacheSize),
         nameof(KvOptions.CompressedSecondaryCacheCompression), nameof(KvOptions.CompressedSecondaryCacheSplit),
     };
@@ -86,6 +87,8 @@ public class OptionsFileFormatTests
         CompactionPri = CompactionPri.RoundRobin,
         FifoMaxTableFilesSize = 5L << 30,
         FifoAllowCompaction = true,
+        Ttl = 600, // FIFO persists min(ttl, periodic) as its ttl: the smaller survives as it is
+        PeriodicCompactionSeconds = 678,
         MergeOperator = new StringAppendOperator((byte)':'),
     };
 
@@ -158,15 +161,20 @@ public class OptionsFileFormatTests
         KvOptions loaded = RoundTrip(options, ("default", options)).ToKvOptions();
         Assert.Equal(options.TargetFileSizeBase * 25, loaded.MaxCompactionBytes); // 0 persisted sanitized, as RocksDB does
         options.MaxCompactionBytes = options.TargetFileSizeBase * 25;
+        // ttl and periodic_compaction_seconds are persisted resolved (RocksDB 7.8's SanitizeOptions).
+        Assert.Equal(30L * 24 * 3600, loaded.Ttl);
+        Assert.Equal(0, loaded.PeriodicCompactionSeconds);
+        options.Ttl = 30L * 24 * 3600;
+        options.PeriodicCompactionSeconds = 0;
         AssertPersistedEqual(options, loaded);
     }
 
     [Fact]
     public void SeveralFamiliesKeepTheirOwnOptionsAndNames()
     {
-        var db = new KvOptions { Compression = KvCompressionType.Zstd, MaxCompactionBytes = 1 << 30 };
-        var hot = new ColumnFamilyOptions { Compression = KvCompressionType.None, WriteBufferSize = 1 << 20, BloomBitsPerKey = 0, MaxCompactionBytes = 1 << 30 };
-        var odd = new ColumnFamilyOptions { BlockSize = 32768, Checksum = KvChecksumType.Crc32C, MaxCompactionBytes = 1 << 30 };
+        var db = new KvOptions { Compression = KvCompressionType.Zstd, MaxCompactionBytes = 1 << 30, Ttl = 0, PeriodicCompactionSeconds = 0 };
+        var hot = new ColumnFamilyOptions { Compression = KvCompressionType.None, WriteBufferSize = 1 << 20, BloomBitsPerKey = 0, MaxCompactionBytes = 1 << 30, Ttl = 99, PeriodicCompactionSeconds = 0 };
+        var odd = new ColumnFamilyOptions { BlockSize = 32768, Checksum = KvChecksumType.Crc32C, MaxCompactionBytes = 1 << 30, Ttl = 0, PeriodicCompactionSeconds = 7 };
         const string oddName = "we:ird#name\\x\"q\nline";
         OptionsFileContents parsed = RoundTrip(db, ("default", db), ("hot", hot), (oddName, odd));
 

@@ -191,7 +191,7 @@ internal sealed class CompactionRunner
                     ulong n = _db.PendingOutputs.NewFileNumber();
                     outputs.Add(n);
                     return n;
-                }, cfd.BuildContext, _db.WriteLimit);
+                }, cfd.BuildContext, _db.WriteLimit, cfd.Clock);
                 var job = new CompactionJob(c, pinned, env, _db.Snapshots.GetSequences(), _shutdown,
                     cfd.Options.CompactionFilter, cfd.Options.MergeOperator);
                 CompactionJobResult r = job.Run();

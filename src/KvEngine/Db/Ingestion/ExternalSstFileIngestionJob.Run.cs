@@ -52,7 +52,7 @@ internal sealed partial class ExternalSstFileIngestionJob
         bool forceGlobalSeqno = _options.SnapshotConsistency && hasSnapshots;
         Edit.ColumnFamily = _cfd.Id;
         ulong last = lastSequence;
-        ulong now = (ulong)DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        ulong now = _cfd.NowSeconds;
         foreach (IngestedFileInfo f in _files)
         {
             ulong seqno = AssignLevelAndSeqno(pinned, current, picker, forceGlobalSeqno, last, f);
