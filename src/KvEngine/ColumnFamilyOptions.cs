@@ -251,7 +251,7 @@ public class ColumnFamilyOptions
     /// <summary>Pinning tiers for index and filter blocks (RocksDB: metadata_cache_options).</summary>
     public KvMetadataCacheOptions MetadataCacheOptions { get; set; } = new();
 
-    /// <summary>Leveled (the default) or FIFO compaction (RocksDB: compaction_style).</summary>
+    /// <summary>Leveled (the default), universal or FIFO compaction (RocksDB: compaction_style).</summary>
     public CompactionStyle CompactionStyle { get; set; } = CompactionStyle.Level;
 
     /// <summary>
@@ -271,6 +271,9 @@ public class ColumnFamilyOptions
     /// compaction_options_fifo.allow_compaction, false).
     /// </summary>
     public bool FifoAllowCompaction { get; set; }
+
+    /// <summary>Universal compaction's settings (RocksDB: compaction_options_universal).</summary>
+    public CompactionOptionsUniversal CompactionOptionsUniversal { get; set; } = new();
 
     /// <summary>
     /// Seconds after which data is compacted again whatever the sizes (RocksDB: ttl). Leveled: a
@@ -348,6 +351,7 @@ public class ColumnFamilyOptions
         CompactionPri = other.CompactionPri;
         FifoMaxTableFilesSize = other.FifoMaxTableFilesSize;
         FifoAllowCompaction = other.FifoAllowCompaction;
+        CompactionOptionsUniversal = other.CompactionOptionsUniversal?.Clone()!;
         Ttl = other.Ttl;
         PeriodicCompactionSeconds = other.PeriodicCompactionSeconds;
     }
@@ -423,10 +427,12 @@ public class ColumnFamilyOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(TargetFileSizeMultiplier, 1, nameof(TargetFileSizeMultiplier));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(TargetFileSizeMultiplier, 100, nameof(TargetFileSizeMultiplier));
         ArgumentOutOfRangeException.ThrowIfNegative(MaxCompactionBytes, nameof(MaxCompactionBytes));
-        if (!Enum.IsDefined(CompactionStyle) || CompactionStyle == CompactionStyle.Universal)
+        if (!Enum.IsDefined(CompactionStyle))
         {
-            throw new ArgumentException($"Unsupported compaction style {(int)CompactionStyle} (leveled 0 and FIFO 2 are built).", nameof(CompactionStyle));
+            throw new ArgumentException($"Unsupported compaction style {(int)CompactionStyle} (leveled 0, universal 1 and FIFO 2 are built).", nameof(CompactionStyle));
         }
+        ArgumentNullException.ThrowIfNull(CompactionOptionsUniversal, nameof(CompactionOptionsUniversal));
+        CompactionOptionsUniversal.Validate();
         if (!Enum.IsDefined(CompactionPri))
         {
             throw new ArgumentException($"Unsupported compaction priority {(int)CompactionPri} (3 and 4 are built).", nameof(CompactionPri));

@@ -12,7 +12,7 @@ public enum CompactionStyle
     /// Universal compaction (kCompactionStyleUniversal): the tree is a list of sorted runs (each
     /// level-0 file, each non-empty level), newest first; runs of similar size are merged, and
     /// everything when the older runs are too small beside the newest ones (space amplification).
-    /// Fewer rewrites than leveled, more space. Not built yet: refused at open.
+    /// Fewer rewrites than leveled, more space. Tuned by <see cref="ColumnFamilyOptions.CompactionOptionsUniversal"/>.
     /// </summary>
     Universal = 1,
 

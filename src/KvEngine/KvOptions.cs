@@ -293,6 +293,7 @@ public sealed class KvOptions : ColumnFamilyOptions
     {
         var clone = (KvOptions)MemberwiseClone();
         clone.MetadataCacheOptions = MetadataCacheOptions?.Clone()!;
+        clone.CompactionOptionsUniversal = CompactionOptionsUniversal?.Clone()!;
         return clone;
     }
 

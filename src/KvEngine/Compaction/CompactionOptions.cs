@@ -73,6 +73,9 @@ internal sealed record CompactionOptions
     /// <summary>Seconds after which a file is rewritten, by its creation time; 0 = off (resolved as <see cref="Ttl"/>).</summary>
     public ulong PeriodicCompactionSeconds { get; init; }
 
+    /// <summary>Universal compaction's settings (a private copy: never changed after open).</summary>
+    public CompactionOptionsUniversal Universal { get; init; } = new();
+
     private const ulong ThirtyDays = 30 * 24 * 60 * 60;
 
     /// <summary>
@@ -138,6 +141,7 @@ internal sealed record CompactionOptions
         Pri = o.CompactionPri,
         FifoMaxTableFilesSize = o.FifoMaxTableFilesSize,
         FifoAllowCompaction = o.FifoAllowCompaction,
+        Universal = (o.CompactionOptionsUniversal ?? new CompactionOptionsUniversal()).Clone(),
         WriteBufferSize = o.WriteBufferSize,
     };
 

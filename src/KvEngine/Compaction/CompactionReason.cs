@@ -29,4 +29,13 @@ internal enum CompactionReason
 
     /// <summary>FIFO: the oldest files' data is older than the TTL; they are deleted (kFIFOTtl).</summary>
     FifoTtl,
+
+    /// <summary>Universal: the newer runs are too large beside the oldest; every run merges (kUniversalSizeAmplification).</summary>
+    UniversalSizeAmplification,
+
+    /// <summary>Universal: a series of runs of similar size merges (kUniversalSizeRatio).</summary>
+    UniversalSizeRatio,
+
+    /// <summary>Universal: too many runs; the newest merge whatever their sizes (kUniversalSortedRunNum).</summary>
+    UniversalSortedRunNum,
 }

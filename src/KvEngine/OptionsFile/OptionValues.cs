@@ -40,7 +40,7 @@ internal static class OptionValues
         [("kFallback", KvPinningTier.Fallback), ("kNone", KvPinningTier.None), ("kFlushedAndSimilar", KvPinningTier.FlushedAndSimilar), ("kAll", KvPinningTier.All)];
 
     public static readonly (string Name, CompactionStyle? Value)[] CompactionStyleNames =
-        [("kCompactionStyleLevel", CompactionStyle.Level), ("kCompactionStyleUniversal", null), ("kCompactionStyleFIFO", CompactionStyle.Fifo), ("kCompactionStyleNone", null)];
+        [("kCompactionStyleLevel", CompactionStyle.Level), ("kCompactionStyleUniversal", CompactionStyle.Universal), ("kCompactionStyleFIFO", CompactionStyle.Fifo), ("kCompactionStyleNone", null)];
 
     public static readonly (string Name, CompactionPri? Value)[] CompactionPriNames =
     [
@@ -185,6 +185,9 @@ internal static class OptionValues
         }
         return ParseUInt64Saturating(value);
     }
+
+    public static readonly (string Name, CompactionStopStyle? Value)[] StopStyleNames =
+        [("kCompactionStopStyleSimilarSize", CompactionStopStyle.SimilarSize), ("kCompactionStopStyleTotalSize", CompactionStopStyle.TotalSize)];
 
     public static double ParseDouble(string value)
     {

@@ -87,6 +87,16 @@ public class OptionsFileFormatTests
         CompactionPri = CompactionPri.RoundRobin,
         FifoMaxTableFilesSize = 5L << 30,
         FifoAllowCompaction = true,
+        CompactionOptionsUniversal = new CompactionOptionsUniversal
+        {
+            SizeRatio = 7,
+            MinMergeWidth = 3,
+            MaxMergeWidth = 9,
+            MaxSizeAmplificationPercent = 150,
+            CompressionSizePercent = 40,
+            StopStyle = CompactionStopStyle.SimilarSize,
+            AllowTrivialMove = true,
+        },
         Ttl = 600, // FIFO persists min(ttl, periodic) as its ttl: the smaller survives as it is
         PeriodicCompactionSeconds = 678,
         MergeOperator = new StringAppendOperator((byte)':'),
@@ -119,6 +129,15 @@ public class OptionsFileFormatTests
                 Assert.Equal(ep.Name, Assert.IsAssignableFrom<KvPrefixExtractor>(a).Name);
                 continue;
             }
+            if (e is CompactionOptionsUniversal eu)
+            {
+                var au = Assert.IsType<CompactionOptionsUniversal>(a);
+                foreach (PropertyInfo up in typeof(CompactionOptionsUniversal).GetProperties(BindingFlags.Public | BindingFlags.Instance))
+                {
+                    Assert.True(Equals(up.GetValue(eu), up.GetValue(au)), $"{up.Name}: expected {up.GetValue(eu)}, got {up.GetValue(au)}");
+                }
+                continue;
+            }
             if (e is KvMetadataCacheOptions em && a is KvMetadataCacheOptions am)
             {
                 Assert.Equal((em.TopLevelIndexPinning, em.PartitionPinning, em.UnpartitionedPinning), (am.TopLevelIndexPinning, am.PartitionPinning, am.UnpartitionedPinning));
@@ -142,10 +161,15 @@ public class OptionsFileFormatTests
         var defaults = new KvOptions();
         foreach (PropertyInfo p in typeof(KvOptions).GetProperties(BindingFlags.Public | BindingFlags.Instance))
         {
-            if (!NotPersisted.Contains(p.Name) && p.PropertyType != typeof(KvMetadataCacheOptions))
+            if (!NotPersisted.Contains(p.Name) && p.PropertyType != typeof(KvMetadataCacheOptions) && p.PropertyType != typeof(CompactionOptionsUniversal))
             {
                 Assert.False(Equals(p.GetValue(defaults), p.GetValue(options)), $"{p.Name} is at its default in NonDefaultOptions()");
             }
+        }
+        foreach (PropertyInfo p in typeof(CompactionOptionsUniversal).GetProperties(BindingFlags.Public | BindingFlags.Instance))
+        {
+            Assert.False(Equals(p.GetValue(defaults.CompactionOptionsUniversal), p.GetValue(options.CompactionOptionsUniversal)),
+                $"CompactionOptionsUniversal.{p.Name} is at its default in NonDefaultOptions()");
         }
 
         OptionsFileContents parsed = RoundTrip(options, ("default", options));
@@ -362,7 +386,6 @@ public class OptionsFileFormatTests
         { "codec", Cf("  compression=kZlibCompression\n") },
         { "checksum", Minimal.Replace("  block_size=8192\n", "  checksum=kxxHash64\n", StringComparison.Ordinal) },
         { "index", Minimal.Replace("  block_size=8192\n", "  index_type=kHashSearch\n", StringComparison.Ordinal) },
-        { "universal", Cf("  compaction_style=kCompactionStyleUniversal\n") },
         { "ribbon", Minimal.Replace("  block_size=8192\n", "  filter_policy=ribbonfilter:10:-1\n", StringComparison.Ordinal) },
     };
 
