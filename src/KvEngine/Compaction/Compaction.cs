@@ -44,6 +44,7 @@ internal sealed class Compaction
         foreach (FileMetaData f in AllInputs())
         {
             InputBytes += (long)f.FileSize;
+            InputFileCount++;
         }
         long gpBytes = 0;
         foreach (FileMetaData f in grandparents)
@@ -79,6 +80,9 @@ internal sealed class Compaction
     public bool DynamicFileSize { get; }
 
     public long InputBytes { get; }
+
+    /// <summary>Input files of every level (start, middle and output).</summary>
+    public int InputFileCount { get; }
 
     public byte[] SmallestUserKey { get; }
 

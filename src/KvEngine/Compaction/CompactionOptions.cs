@@ -129,7 +129,8 @@ internal sealed record CompactionOptions
         Level0StopWritesTrigger = o.CompactionStyle == CompactionStyle.Fifo ? int.MaxValue : o.Level0StopWritesTrigger,
         MaxBytesForLevelBase = o.MaxBytesForLevelBase,
         MaxBytesForLevelMultiplier = o.MaxBytesForLevelMultiplier,
-        LevelCompactionDynamicLevelBytes = o.LevelCompactionDynamicLevelBytes,
+        // RocksDB's SanitizeOptions: dynamic level sizes only make sense for leveled compaction.
+        LevelCompactionDynamicLevelBytes = o.LevelCompactionDynamicLevelBytes && o.CompactionStyle == CompactionStyle.Level,
         TargetFileSizeBase = o.TargetFileSizeBase,
         TargetFileSizeMultiplier = o.TargetFileSizeMultiplier,
         MaxCompactionBytes = o.MaxCompactionBytes > 0 ? o.MaxCompactionBytes : 25 * o.TargetFileSizeBase,

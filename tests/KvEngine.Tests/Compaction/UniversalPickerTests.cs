@@ -172,6 +172,15 @@ public sealed class UniversalPickerTests
     }
 
     [Fact]
+    public void DynamicLevelBytesIsOffUnderUniversalAsRocksDbSanitizesIt()
+    {
+        var o = new ColumnFamilyOptions { CompactionStyle = CompactionStyle.Universal, LevelCompactionDynamicLevelBytes = true };
+        Assert.False(CompactionOptions.From(o).LevelCompactionDynamicLevelBytes);
+        o.CompactionStyle = CompactionStyle.Level;
+        Assert.True(CompactionOptions.From(o).LevelCompactionDynamicLevelBytes);
+    }
+
+    [Fact]
     public void ManualCompactionTakesEveryFileIntoTheLastLevel()
     {
         var picker = new CompactionPicker(Parse("trivial"));
