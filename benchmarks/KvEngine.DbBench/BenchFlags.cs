@@ -112,6 +112,18 @@ internal sealed class BenchFlags
     public CompactionPri CompactionPri { get; private set; } = CompactionPri.MinOverlappingRatio;
     public long FifoMaxTableFilesSizeMb { get; private set; }
     public bool FifoAllowCompaction { get; private set; }
+
+    /// <summary>db_bench's -universal_* flags (its defaults: RocksDB's CompactionOptionsUniversal).</summary>
+    public int UniversalSizeRatio { get; private set; } = 1;
+    public int UniversalMinMergeWidth { get; private set; } = 2;
+    public int UniversalMaxMergeWidth { get; private set; } = int.MaxValue;
+    public int UniversalMaxSizeAmplificationPercent { get; private set; } = 200;
+    public int UniversalCompressionSizePercent { get; private set; } = -1;
+    public bool UniversalAllowTrivialMove { get; private set; }
+
+    /// <summary>db_bench's -ttl and -periodic_compaction_seconds (-1, null here: the engine's default, as db_bench leaves it).</summary>
+    public long? Ttl { get; private set; }
+    public long? PeriodicCompactionSeconds { get; private set; }
     public FilterBenchFlags Filter { get; } = new();
     public CacheBenchFlags Cache { get; } = new();
     public IoEngineBenchFlags IoEngine { get; } = new();
@@ -374,8 +386,9 @@ internal sealed class BenchFlags
                 CompactionStyle = Long(v, raw, 0) switch
                 {
                     0 => CompactionStyle.Level,
+                    1 => CompactionStyle.Universal,
                     2 => CompactionStyle.Fifo,
-                    _ => throw Bad(raw, "KvEngine has leveled (0) and FIFO (2) compaction; universal (1) is not built yet"),
+                    _ => throw Bad(raw, "KvEngine has leveled (0), universal (1) and FIFO (2) compaction"),
                 };
                 break;
             case "compaction_pri":
@@ -388,6 +401,14 @@ internal sealed class BenchFlags
                 break;
             case "fifo_compaction_max_table_files_size_mb": FifoMaxTableFilesSizeMb = Long(v, raw, 0); break;
             case "fifo_compaction_allow_compaction": FifoAllowCompaction = Bool(v, raw); break;
+            case "universal_size_ratio": UniversalSizeRatio = (int)Math.Min(Long(v, raw, 0), int.MaxValue); break;
+            case "universal_min_merge_width": UniversalMinMergeWidth = (int)Math.Min(Long(v, raw, 2), int.MaxValue); break;
+            case "universal_max_merge_width": UniversalMaxMergeWidth = (int)Math.Min(Long(v, raw, 2), int.MaxValue); break;
+            case "universal_max_size_amplification_percent": UniversalMaxSizeAmplificationPercent = (int)Math.Min(Long(v, raw, 0), int.MaxValue); break;
+            case "universal_compression_size_percent": UniversalCompressionSizePercent = (int)Math.Min(Long(v, raw, -1), 100); break;
+            case "universal_allow_trivial_move": UniversalAllowTrivialMove = Bool(v, raw); break;
+            case "ttl": Ttl = Long(v, raw, -1) is var ttl and >= 0 ? ttl : null; break;
+            case "periodic_compaction_seconds": PeriodicCompactionSeconds = Long(v, raw, -1) is var p and >= 0 ? p : null; break;
             default:
                 _ = Filter.TrySet(name, v) || Cache.TrySet(name, v) || IoEngine.TrySet(name, v) ? 0 : throw Bad(raw, "unknown flag");
                 break;

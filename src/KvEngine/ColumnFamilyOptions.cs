@@ -251,7 +251,7 @@ public class ColumnFamilyOptions
     /// <summary>Pinning tiers for index and filter blocks (RocksDB: metadata_cache_options).</summary>
     public KvMetadataCacheOptions MetadataCacheOptions { get; set; } = new();
 
-    /// <summary>Leveled (the default) or FIFO compaction (RocksDB: compaction_style).</summary>
+    /// <summary>Leveled (the default), universal or FIFO compaction (RocksDB: compaction_style).</summary>
     public CompactionStyle CompactionStyle { get; set; } = CompactionStyle.Level;
 
     /// <summary>
@@ -271,6 +271,29 @@ public class ColumnFamilyOptions
     /// compaction_options_fifo.allow_compaction, false).
     /// </summary>
     public bool FifoAllowCompaction { get; set; }
+
+    /// <summary>Universal compaction's settings (RocksDB: compaction_options_universal).</summary>
+    public CompactionOptionsUniversal CompactionOptionsUniversal { get; set; } = new();
+
+    /// <summary>
+    /// Seconds after which data is compacted again whatever the sizes (RocksDB: ttl). Leveled: a
+    /// file (above the last non-empty level) whose oldest data was flushed longer ago is pushed
+    /// down a level; universal: as <see cref="PeriodicCompactionSeconds"/> (the smaller wins); FIFO:
+    /// the oldest files whose data is older are deleted. 0 turns it off. Null (the default) is
+    /// RocksDB 7.8's: 30 days, except 0 under FIFO (which then takes
+    /// <see cref="PeriodicCompactionSeconds"/>, itself 30 days by default there).
+    /// </summary>
+    public long? Ttl { get; set; }
+
+    /// <summary>
+    /// Seconds after which a file is rewritten (RocksDB: periodic_compaction_seconds): a file
+    /// written longer ago is compacted within its level (leveled; a level-0 file goes to the base
+    /// level), or the runs from it to the last run are merged (universal), so a
+    /// <see cref="CompactionFilter"/> eventually sees every entry even when no write reaches its
+    /// key range. 0 turns it off. Null (the default) is RocksDB 7.8's: 30 days when a compaction
+    /// filter is set (or under FIFO, where it sets the TTL), otherwise 0.
+    /// </summary>
+    public long? PeriodicCompactionSeconds { get; set; }
 
     /// <summary>A copy of the family's settings alone (no database-wide option), as a family opened with them keeps.</summary>
     internal ColumnFamilyOptions CloneFamily()
@@ -328,6 +351,9 @@ public class ColumnFamilyOptions
         CompactionPri = other.CompactionPri;
         FifoMaxTableFilesSize = other.FifoMaxTableFilesSize;
         FifoAllowCompaction = other.FifoAllowCompaction;
+        CompactionOptionsUniversal = other.CompactionOptionsUniversal?.Clone()!;
+        Ttl = other.Ttl;
+        PeriodicCompactionSeconds = other.PeriodicCompactionSeconds;
     }
 
     /// <summary>Throws <see cref="ArgumentException"/> for a family setting out of range.</summary>
@@ -403,13 +429,23 @@ public class ColumnFamilyOptions
         ArgumentOutOfRangeException.ThrowIfNegative(MaxCompactionBytes, nameof(MaxCompactionBytes));
         if (!Enum.IsDefined(CompactionStyle))
         {
-            throw new ArgumentException($"Unsupported compaction style {(int)CompactionStyle} (leveled 0 and FIFO 2 are built).", nameof(CompactionStyle));
+            throw new ArgumentException($"Unsupported compaction style {(int)CompactionStyle} (leveled 0, universal 1 and FIFO 2 are built).", nameof(CompactionStyle));
         }
+        ArgumentNullException.ThrowIfNull(CompactionOptionsUniversal, nameof(CompactionOptionsUniversal));
+        CompactionOptionsUniversal.Validate();
         if (!Enum.IsDefined(CompactionPri))
         {
             throw new ArgumentException($"Unsupported compaction priority {(int)CompactionPri} (3 and 4 are built).", nameof(CompactionPri));
         }
         ArgumentOutOfRangeException.ThrowIfLessThan(FifoMaxTableFilesSize, 1, nameof(FifoMaxTableFilesSize));
+        if (Ttl is { } ttl)
+        {
+            ArgumentOutOfRangeException.ThrowIfNegative(ttl, nameof(Ttl));
+        }
+        if (PeriodicCompactionSeconds is { } periodic)
+        {
+            ArgumentOutOfRangeException.ThrowIfNegative(periodic, nameof(PeriodicCompactionSeconds));
+        }
     }
 
     private static void ValidateCompressionLevel(int level, string name)

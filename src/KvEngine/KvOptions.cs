@@ -137,6 +137,15 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// </summary>
     public Microsoft.Extensions.Logging.ILoggerFactory? LoggerFactory { get; set; }
 
+    /// <summary>
+    /// The clock of the database (RocksDB's Env clock): the times table files record
+    /// (oldest_ancester_time, file_creation_time, the creation_time properties) and the ages
+    /// <see cref="ColumnFamilyOptions.Ttl"/> and <see cref="ColumnFamilyOptions.PeriodicCompactionSeconds"/>
+    /// compare them with. <see cref="TimeProvider.System"/> by default; a test may pass its own
+    /// to age files without waiting.
+    /// </summary>
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
+
     /// <summary>Background threads running flushes and compactions (RocksDB: max_background_jobs, 2).</summary>
     public int MaxBackgroundJobs { get; set; } = 2;
 
@@ -284,6 +293,7 @@ public sealed class KvOptions : ColumnFamilyOptions
     {
         var clone = (KvOptions)MemberwiseClone();
         clone.MetadataCacheOptions = MetadataCacheOptions?.Clone()!;
+        clone.CompactionOptionsUniversal = CompactionOptionsUniversal?.Clone()!;
         return clone;
     }
 
@@ -322,5 +332,6 @@ public sealed class KvOptions : ColumnFamilyOptions
         }
         ArgumentOutOfRangeException.ThrowIfNegative(CompactionReadaheadSize, nameof(CompactionReadaheadSize));
         ArgumentNullException.ThrowIfNull(FileSystem);
+        ArgumentNullException.ThrowIfNull(TimeProvider, nameof(TimeProvider));
     }
 }

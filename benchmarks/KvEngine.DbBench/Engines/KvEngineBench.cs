@@ -122,6 +122,17 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
         // db_bench's default 0 MB leaves RocksDB's 1 GiB.
         FifoMaxTableFilesSize = _f.FifoMaxTableFilesSizeMb > 0 ? _f.FifoMaxTableFilesSizeMb << 20 : 1L << 30,
         FifoAllowCompaction = _f.FifoAllowCompaction,
+        CompactionOptionsUniversal = new CompactionOptionsUniversal
+        {
+            SizeRatio = _f.UniversalSizeRatio,
+            MinMergeWidth = _f.UniversalMinMergeWidth,
+            MaxMergeWidth = _f.UniversalMaxMergeWidth,
+            MaxSizeAmplificationPercent = _f.UniversalMaxSizeAmplificationPercent,
+            CompressionSizePercent = _f.UniversalCompressionSizePercent,
+            AllowTrivialMove = _f.UniversalAllowTrivialMove,
+        },
+        Ttl = _f.Ttl,
+        PeriodicCompactionSeconds = _f.PeriodicCompactionSeconds,
     };
 
     public void Close()

@@ -115,6 +115,27 @@ internal static class RocksDbOptionsMapper
             n.rocksdb_options_set_fifo_compaction_options(o.Handle, fifo); // copied into the options
             n.rocksdb_fifo_compaction_options_destroy(fifo);
         }
+        if (f.CompactionStyle == CompactionStyle.Universal)
+        {
+            n.rocksdb_options_set_compaction_style(o.Handle, 1);
+            IntPtr u = n.rocksdb_universal_compaction_options_create();
+            n.rocksdb_universal_compaction_options_set_size_ratio(u, f.UniversalSizeRatio);
+            n.rocksdb_universal_compaction_options_set_min_merge_width(u, f.UniversalMinMergeWidth);
+            n.rocksdb_universal_compaction_options_set_max_merge_width(u, f.UniversalMaxMergeWidth);
+            n.rocksdb_universal_compaction_options_set_max_size_amplification_percent(u, f.UniversalMaxSizeAmplificationPercent);
+            n.rocksdb_universal_compaction_options_set_compression_size_percent(u, f.UniversalCompressionSizePercent);
+            n.rocksdb_universal_compaction_options_set_allow_trivial_move(u, Bool(f.UniversalAllowTrivialMove));
+            n.rocksdb_options_set_universal_compaction_options(o.Handle, u); // copied into the options
+            n.rocksdb_universal_compaction_options_destroy(u);
+        }
+        if (f.Ttl is { } ttl)
+        {
+            n.rocksdb_options_set_ttl(o.Handle, (ulong)ttl);
+        }
+        if (f.PeriodicCompactionSeconds is { } periodic)
+        {
+            n.rocksdb_options_set_periodic_compaction_seconds(o.Handle, (ulong)periodic);
+        }
         if (f.PrefixSize > 0)
         {
             // db_bench 7.8: options.prefix_extractor = NewFixedPrefixTransform(prefix_size); the options own it.

@@ -4,8 +4,10 @@ using KvEngine.Versions;
 namespace KvEngine.Compaction;
 
 /// <summary>
-/// One picked compaction: input files of <see cref="StartLevel"/> and the overlapping files of
-/// <see cref="OutputLevel"/>, merged into new files of <see cref="OutputLevel"/>, plus the files
+/// One picked compaction: input files of <see cref="StartLevel"/>, of the levels between it and
+/// the output level (<see cref="MiddleInputs"/>: universal compaction merges several sorted runs)
+/// and the overlapping files of <see cref="OutputLevel"/>, merged into new files of
+/// <see cref="OutputLevel"/>, plus the files
 /// of the level after the output level that overlap its range (the grandparents: they guide
 /// where outputs are cut). Immutable once built; the picker marks its inputs as being compacted
 /// until the database releases them.
@@ -13,8 +15,10 @@ namespace KvEngine.Compaction;
 internal sealed class Compaction
 {
     public Compaction(int startLevel, int outputLevel, FileMetaData[] startInputs, FileMetaData[] outputInputs,
-        FileMetaData[] grandparents, CompactionOptions options, CompactionReason reason, bool inputCompressionMatchesOutput = true)
+        FileMetaData[] grandparents, CompactionOptions options, CompactionReason reason, bool inputCompressionMatchesOutput = true,
+        CompactionInputLevel[]? middleInputs = null)
     {
+        MiddleInputs = middleInputs ?? Array.Empty<CompactionInputLevel>();
         StartLevel = startLevel;
         OutputLevel = outputLevel;
         StartInputs = startInputs;
@@ -25,22 +29,32 @@ internal sealed class Compaction
         MaxCompactionBytes = options.MaxCompactionBytes;
         DynamicFileSize = options.LevelCompactionDynamicFileSize;
         (SmallestUserKey, LargestUserKey) = Range(startInputs, outputInputs);
-        foreach (FileMetaData f in startInputs)
+        foreach (CompactionInputLevel middle in MiddleInputs)
         {
-            InputBytes += (long)f.FileSize;
+            (byte[] s, byte[] l) = Range(middle.Files, Array.Empty<FileMetaData>());
+            if (s.AsSpan().SequenceCompareTo(SmallestUserKey) < 0)
+            {
+                SmallestUserKey = s;
+            }
+            if (l.AsSpan().SequenceCompareTo(LargestUserKey) > 0)
+            {
+                LargestUserKey = l;
+            }
         }
-        foreach (FileMetaData f in outputInputs)
+        foreach (FileMetaData f in AllInputs())
         {
             InputBytes += (long)f.FileSize;
+            InputFileCount++;
         }
         long gpBytes = 0;
         foreach (FileMetaData f in grandparents)
         {
             gpBytes += (long)f.FileSize;
         }
-        IsTrivialMove = startLevel != outputLevel && startInputs.Length == 1 && outputInputs.Length == 0 &&
+        IsTrivialMove = startLevel != outputLevel && startInputs.Length == 1 && outputInputs.Length == 0 && MiddleInputs.Length == 0 &&
             gpBytes <= MaxCompactionBytes && inputCompressionMatchesOutput &&
-            !(reason == CompactionReason.ManualCompaction && options.HasCompactionFilter);
+            !(reason == CompactionReason.ManualCompaction && options.HasCompactionFilter) &&
+            reason != CompactionReason.PeriodicCompaction; // it exists to rewrite the file
     }
 
     public int StartLevel { get; }
@@ -50,6 +64,9 @@ internal sealed class Compaction
     public FileMetaData[] StartInputs { get; }
 
     public FileMetaData[] OutputInputs { get; }
+
+    /// <summary>Inputs of the levels strictly between the start and output levels, shallowest first (usually none).</summary>
+    public CompactionInputLevel[] MiddleInputs { get; }
 
     public FileMetaData[] Grandparents { get; }
 
@@ -64,6 +81,9 @@ internal sealed class Compaction
 
     public long InputBytes { get; }
 
+    /// <summary>Input files of every level (start, middle and output).</summary>
+    public int InputFileCount { get; }
+
     public byte[] SmallestUserKey { get; }
 
     public byte[] LargestUserKey { get; }
@@ -71,9 +91,14 @@ internal sealed class Compaction
     /// <summary>
     /// One input file and nothing to merge it with, and the start level's codec is the output
     /// level's (RocksDB's InputCompressionMatchesOutput), and it is not a manual compaction with a
-    /// compaction filter set: the MANIFEST just moves it down a level.
+    /// compaction filter set, nor a periodic compaction: the MANIFEST just moves it down a level.
+    /// Universal compaction with AllowTrivialMove sets it instead when no two input files overlap:
+    /// every input then moves to the output level.
     /// </summary>
-    public bool IsTrivialMove { get; }
+    public bool IsTrivialMove { get; init; }
+
+    /// <summary>Universal's compression_size_percent: the outputs are written uncompressed.</summary>
+    public bool DisableCompression { get; init; }
 
     /// <summary>Score of the start level when picked (0 for manual compactions).</summary>
     public double Score { get; init; }
@@ -94,6 +119,13 @@ internal sealed class Compaction
         foreach (FileMetaData f in StartInputs)
         {
             yield return f;
+        }
+        foreach (CompactionInputLevel middle in MiddleInputs)
+        {
+            foreach (FileMetaData f in middle.Files)
+            {
+                yield return f;
+            }
         }
         foreach (FileMetaData f in OutputInputs)
         {

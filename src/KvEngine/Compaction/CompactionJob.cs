@@ -3,6 +3,7 @@ using KvEngine.Format;
 using KvEngine.Iterators;
 using KvEngine.Versions;
 using KvEngine.RangeDel;
+using KvEngine.Table;
 using KvEngine.Util;
 
 using ValueType = KvEngine.Format.ValueType;
@@ -189,6 +190,14 @@ internal sealed class CompactionJob
             edit.DeleteFile(_c.StartLevel, f.Number);
             readStart += (long)f.FileSize;
         }
+        foreach (CompactionInputLevel middle in _c.MiddleInputs)
+        {
+            foreach (FileMetaData f in middle.Files)
+            {
+                edit.DeleteFile(middle.Level, f.Number);
+                readStart += (long)f.FileSize;
+            }
+        }
         foreach (FileMetaData f in _c.OutputInputs)
         {
             edit.DeleteFile(_c.OutputLevel, f.Number);
@@ -252,18 +261,56 @@ internal sealed class CompactionJob
         ulong number = _env.NewOutputFileNumber();
         string path = FileNames.TableFile(_env.Directory, number);
         paths.Add(path);
-        return new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions, _env.BuildContext, _env.WriteLimit);
+        // RocksDB's compaction outputs: creation_time = the inputs' oldest ancester time (now when
+        // none is known), file_creation_time = now.
+        ulong now = (ulong)(_env.Clock ?? TimeProvider.System).GetUtcNow().ToUnixTimeSeconds();
+        ulong oldest = OldestAncesterTime();
+        TableBuildContext context = (_env.BuildContext ?? TableBuildContext.Default) with
+        {
+            CreationTime = oldest == 0 ? now : oldest,
+            FileCreationTime = now,
+        };
+        return new CompactionOutputFile(number, path, _env.FileSystem, _env.TableOptions, context, _env.WriteLimit) { CreationTime = now };
     }
 
-    /// <summary>The edit of a trivial move: the single input leaves its level for the output level.</summary>
+    /// <summary>
+    /// The edit of a trivial move: the inputs leave their levels for the output level (a leveled
+    /// move has one; universal moves every input of its runs when none overlap).
+    /// </summary>
     public static VersionEdit TrivialMoveEdit(Compaction c)
     {
         var edit = new VersionEdit();
-        FileMetaData f = c.StartInputs[0];
-        edit.DeleteFile(c.StartLevel, f.Number);
-        edit.AddFile(c.OutputLevel, f);
+        foreach (FileMetaData f in c.StartInputs)
+        {
+            edit.DeleteFile(c.StartLevel, f.Number);
+            edit.AddFile(c.OutputLevel, f);
+        }
+        foreach (CompactionInputLevel middle in c.MiddleInputs)
+        {
+            foreach (FileMetaData f in middle.Files)
+            {
+                edit.DeleteFile(middle.Level, f.Number);
+                edit.AddFile(c.OutputLevel, f);
+            }
+        }
+        // Output-level inputs already are where they go.
         AddCursor(c, edit);
         return edit;
+    }
+
+    /// <summary>Bytes a trivial move relabels (the inputs not already in the output level).</summary>
+    public static long TrivialMoveBytes(Compaction c)
+    {
+        long bytes = 0;
+        foreach (FileMetaData f in c.AllInputs())
+        {
+            bytes += (long)f.FileSize;
+        }
+        foreach (FileMetaData f in c.OutputInputs)
+        {
+            bytes -= (long)f.FileSize;
+        }
+        return bytes;
     }
 
     /// <summary>The edit of FIFO's deletion compaction: the inputs leave the tree.</summary>
@@ -304,6 +351,10 @@ internal sealed class CompactionJob
             else
             {
                 children.Add(new LevelFiles(_env.Tables, _c.StartInputs, verifyChecksums: true, fillCache: false, readaheadSize: readahead).CreateIterator());
+            }
+            foreach (CompactionInputLevel middle in _c.MiddleInputs)
+            {
+                children.Add(new LevelFiles(_env.Tables, middle.Files, verifyChecksums: true, fillCache: false, readaheadSize: readahead).CreateIterator());
             }
             if (_c.OutputInputs.Length > 0)
             {

@@ -63,7 +63,63 @@ internal sealed record CompactionOptions
     /// <summary>Memtable size; bounds the files FIFO's intra-level-0 compaction merges (x 1.1).</summary>
     public long WriteBufferSize { get; init; } = 64L << 20;
 
-    public static CompactionOptions From(ColumnFamilyOptions o) => new()
+    /// <summary>
+    /// Seconds after which leveled compaction pushes a file down, or FIFO deletes it, by the age of
+    /// its oldest data; 0 = off. Resolved from <see cref="ColumnFamilyOptions.Ttl"/> as RocksDB
+    /// 7.8's SanitizeOptions does (<see cref="ResolveTimes"/>).
+    /// </summary>
+    public ulong Ttl { get; init; }
+
+    /// <summary>Seconds after which a file is rewritten, by its creation time; 0 = off (resolved as <see cref="Ttl"/>).</summary>
+    public ulong PeriodicCompactionSeconds { get; init; }
+
+    /// <summary>Universal compaction's settings (a private copy: never changed after open).</summary>
+    public CompactionOptionsUniversal Universal { get; init; } = new();
+
+    private const ulong ThirtyDays = 30 * 24 * 60 * 60;
+
+    /// <summary>
+    /// RocksDB 7.8's SanitizeOptions for ttl and periodic_compaction_seconds (null = its
+    /// kDefaultTtl / kDefaultPeriodicCompSecs, "choose for me"): ttl defaults to 30 days except
+    /// under FIFO (0); periodic compaction defaults to 30 days with a compaction filter (not FIFO),
+    /// else 0; FIFO without a ttl takes the periodic value (30 days when unset) as its ttl, and with
+    /// both set the smaller; universal runs a ttl as periodic compaction (the smaller of both).
+    /// </summary>
+    public static (ulong Ttl, ulong Periodic) ResolveTimes(CompactionStyle style, long? ttlOption, long? periodicOption,
+        bool hasCompactionFilter)
+    {
+        ulong ttl = ttlOption is { } t ? (ulong)t : style != CompactionStyle.Fifo ? ThirtyDays : 0;
+        ulong? periodic = periodicOption is { } p ? (ulong)p : null;
+        if (style != CompactionStyle.Fifo)
+        {
+            if (hasCompactionFilter && periodic == null)
+            {
+                periodic = ThirtyDays;
+            }
+        }
+        else if (ttl == 0)
+        {
+            periodic ??= ThirtyDays;
+            ttl = periodic.Value;
+        }
+        else if (periodic is { } pv && pv != 0)
+        {
+            ttl = Math.Min(ttl, pv);
+        }
+        if (style == CompactionStyle.Universal && ttl != 0)
+        {
+            periodic = periodic is { } pv && pv != 0 ? Math.Min(ttl, pv) : ttl;
+        }
+        return (ttl, periodic ?? 0);
+    }
+
+    public static CompactionOptions From(ColumnFamilyOptions o)
+    {
+        (ulong ttl, ulong periodic) = ResolveTimes(o.CompactionStyle, o.Ttl, o.PeriodicCompactionSeconds, o.CompactionFilter != null);
+        return Copy(o) with { Ttl = ttl, PeriodicCompactionSeconds = periodic };
+    }
+
+    private static CompactionOptions Copy(ColumnFamilyOptions o) => new()
     {
         Level0FileNumCompactionTrigger = o.Level0FileNumCompactionTrigger,
         BottommostCompressionDiffers = o.BottommostCompression is { } bottommost && bottommost != o.Compression,
@@ -73,7 +129,8 @@ internal sealed record CompactionOptions
         Level0StopWritesTrigger = o.CompactionStyle == CompactionStyle.Fifo ? int.MaxValue : o.Level0StopWritesTrigger,
         MaxBytesForLevelBase = o.MaxBytesForLevelBase,
         MaxBytesForLevelMultiplier = o.MaxBytesForLevelMultiplier,
-        LevelCompactionDynamicLevelBytes = o.LevelCompactionDynamicLevelBytes,
+        // RocksDB's SanitizeOptions: dynamic level sizes only make sense for leveled compaction.
+        LevelCompactionDynamicLevelBytes = o.LevelCompactionDynamicLevelBytes && o.CompactionStyle == CompactionStyle.Level,
         TargetFileSizeBase = o.TargetFileSizeBase,
         TargetFileSizeMultiplier = o.TargetFileSizeMultiplier,
         MaxCompactionBytes = o.MaxCompactionBytes > 0 ? o.MaxCompactionBytes : 25 * o.TargetFileSizeBase,
@@ -85,6 +142,7 @@ internal sealed record CompactionOptions
         Pri = o.CompactionPri,
         FifoMaxTableFilesSize = o.FifoMaxTableFilesSize,
         FifoAllowCompaction = o.FifoAllowCompaction,
+        Universal = (o.CompactionOptionsUniversal ?? new CompactionOptionsUniversal()).Clone(),
         WriteBufferSize = o.WriteBufferSize,
     };
 

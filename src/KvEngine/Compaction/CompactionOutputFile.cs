@@ -107,6 +107,9 @@ internal sealed class CompactionOutputFile : IDisposable
         _largestSeq = Math.Max(_largestSeq, maxSeq);
     }
 
+    /// <summary>When the file was created (Unix seconds, the job's clock); 0: the system clock at <see cref="Finish"/>.</summary>
+    public ulong CreationTime { get; init; }
+
     /// <summary>Finishes the table, fsyncs and closes the file, and describes it.</summary>
     public FileMetaData Finish(ulong oldestAncesterTime)
     {
@@ -125,7 +128,7 @@ internal sealed class CompactionOutputFile : IDisposable
         _closed = true;
         _builder.Dispose();
         _file.Dispose();
-        ulong now = (ulong)DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        ulong now = CreationTime != 0 ? CreationTime : (ulong)DateTimeOffset.UtcNow.ToUnixTimeSeconds();
         return new FileMetaData
         {
             Number = Number,

@@ -5,7 +5,7 @@ using Version = KvEngine.Versions.Version;
 namespace KvEngine.Compaction;
 
 /// <summary>
-/// FIFO compaction (RocksDB's FIFOCompactionPicker::PickSizeCompaction). Every file stays in
+/// FIFO compaction (RocksDB's FIFOCompactionPicker; its TTL deletion is in CompactionPicker.Age.cs). Every file stays in
 /// level 0, newest first. When the files' total size exceeds FifoMaxTableFilesSize, one deletion
 /// compaction drops the oldest files until the rest fit. Otherwise, with FifoAllowCompaction, an
 /// intra-level-0 compaction merges the newest run of files (RocksDB's FindIntraL0Compaction): from
@@ -24,6 +24,10 @@ internal sealed partial class CompactionPicker
         {
             score = Math.Max(score, (double)v.NumFiles(0) / _options.Level0FileNumCompactionTrigger);
         }
+        if (_options.Ttl > 0)
+        {
+            score = Math.Max(score, FifoExpiredFiles(v));
+        }
         return score;
     }
 
@@ -33,6 +37,7 @@ internal sealed partial class CompactionPicker
     /// </summary>
     private bool FifoNeedsCompaction(Version v) =>
         v.LevelBytes(0) > _options.FifoMaxTableFilesSize ||
+        (_running.Count == 0 && PickFifoTtl(v) != null) ||
         (_options.FifoAllowCompaction && FindIntraLevel0Run(v.Files(0), _options.Level0FileNumCompactionTrigger,
             MaxBytesPerDeletedFile, _options.MaxCompactionBytes) > 0);
 
@@ -44,6 +49,10 @@ internal sealed partial class CompactionPicker
         if (files.Count == 0 || _running.Count > 0)
         {
             return null;
+        }
+        if (PickFifoTtl(v) is { } expired)
+        {
+            return expired;
         }
         long total = v.LevelBytes(0);
         if (total > _options.FifoMaxTableFilesSize)

@@ -7,7 +7,8 @@ namespace KvEngine.Compaction;
 
 /// <summary>
 /// Picks leveled compactions the way RocksDB's LevelCompactionPicker does (FIFO's picks are in
-/// CompactionPicker.Fifo.cs):
+/// CompactionPicker.Fifo.cs, universal's in CompactionPicker.Universal.cs, those by file age, TTL
+/// and periodic, in CompactionPicker.Age.cs):
 /// <list type="bullet">
 /// <item>Scores: level 0 = max(files not being compacted / Level0FileNumCompactionTrigger,
 /// level-0 bytes / MaxBytesForLevelBase); level i (1..n-2) = bytes not being compacted / target.
@@ -31,9 +32,10 @@ internal sealed partial class CompactionPicker
     private readonly HashSet<ulong> _busy = new();
     private readonly List<Compaction> _running = new();
 
-    public CompactionPicker(CompactionOptions options)
+    public CompactionPicker(CompactionOptions options, TimeProvider? clock = null)
     {
         _options = options;
+        _clock = clock ?? TimeProvider.System;
         _compactPointer = new byte[options.NumLevels][];
     }
 
@@ -47,9 +49,9 @@ internal sealed partial class CompactionPicker
     public double[] ComputeScores(Version v, LevelTargets targets)
     {
         var scores = new double[_options.NumLevels - 1];
-        if (_options.Style == CompactionStyle.Fifo)
+        if (_options.Style != CompactionStyle.Level)
         {
-            scores[0] = FifoScore(v);
+            scores[0] = _options.Style == CompactionStyle.Fifo ? FifoScore(v) : UniversalScore(v);
             return scores;
         }
         int l0Files = 0;
@@ -87,6 +89,10 @@ internal sealed partial class CompactionPicker
         {
             return FifoNeedsCompaction(v);
         }
+        if (_options.Style == CompactionStyle.Universal)
+        {
+            return PickUniversal(v) != null; // never true while nothing can be picked
+        }
         foreach (double s in ComputeScores(v, LevelTargets.Compute(v, _options)))
         {
             if (s >= 1)
@@ -94,7 +100,7 @@ internal sealed partial class CompactionPicker
                 return true;
             }
         }
-        return false;
+        return PickLevelByAge(v) != null; // TTL or periodic (never true while nothing can be picked)
     }
 
     /// <summary>
@@ -103,14 +109,14 @@ internal sealed partial class CompactionPicker
     /// </summary>
     public Compaction? Pick(Version v)
     {
-        if (_options.Style == CompactionStyle.Fifo)
+        if (_options.Style != CompactionStyle.Level)
         {
-            Compaction? fifo = PickFifo(v);
-            if (fifo != null)
+            Compaction? picked = _options.Style == CompactionStyle.Fifo ? PickFifo(v) : PickUniversal(v);
+            if (picked != null)
             {
-                Register(fifo);
+                Register(picked);
             }
-            return fifo;
+            return picked;
         }
         LevelTargets targets = LevelTargets.Compute(v, _options);
         double[] scores = ComputeScores(v, targets);
@@ -134,7 +140,12 @@ internal sealed partial class CompactionPicker
                 return c;
             }
         }
-        return null;
+        Compaction? aged = PickLevelByAge(v);
+        if (aged != null)
+        {
+            Register(aged);
+        }
+        return aged;
     }
 
     /// <summary>

@@ -20,4 +20,22 @@ internal enum CompactionReason
 
     /// <summary>Reads kept searching level-0 files that did not hold their keys (<see cref="Level0ReadCharges"/>).</summary>
     ReadTriggered,
+
+    /// <summary>Leveled: a file's oldest data is older than the TTL; it goes down a level (RocksDB's kTtl).</summary>
+    Ttl,
+
+    /// <summary>A file was written longer ago than PeriodicCompactionSeconds; it is rewritten (kPeriodicCompaction).</summary>
+    PeriodicCompaction,
+
+    /// <summary>FIFO: the oldest files' data is older than the TTL; they are deleted (kFIFOTtl).</summary>
+    FifoTtl,
+
+    /// <summary>Universal: the newer runs are too large beside the oldest; every run merges (kUniversalSizeAmplification).</summary>
+    UniversalSizeAmplification,
+
+    /// <summary>Universal: a series of runs of similar size merges (kUniversalSizeRatio).</summary>
+    UniversalSizeRatio,
+
+    /// <summary>Universal: too many runs; the newest merge whatever their sizes (kUniversalSortedRunNum).</summary>
+    UniversalSortedRunNum,
 }

@@ -315,7 +315,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
 
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
         new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _mutex, _nativeLifetime,
-            (_options.UseDirectReads, _options.UseDirectIoForFlushAndCompaction, _options.CompactionReadaheadSize));
+            (_options.UseDirectReads, _options.UseDirectIoForFlushAndCompaction, _options.CompactionReadaheadSize), _options.TimeProvider);
 
     /// <summary>
     /// The <see cref="NativeLifetime"/>'s release: the families' table readers and the owned block

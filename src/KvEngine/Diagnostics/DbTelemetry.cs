@@ -90,7 +90,7 @@ internal sealed class DbTelemetry : IDisposable
         {
             string kind = c.IsDeletion ? "deletion" : c.IsTrivialMove ? "trivial move" : "compaction";
             DbLog.CompactionFinished(_logger, _dbName, jobId, c.Reason, kind, c.StartLevel, c.OutputLevel,
-                c.StartInputs.Length + c.OutputInputs.Length, outputFiles, stats.BytesReadNonOutput + stats.BytesReadOutput,
+                c.InputFileCount, outputFiles, stats.BytesReadNonOutput + stats.BytesReadOutput,
                 stats.BytesWritten, stats.KeysIn, stats.KeysDropped, duration.TotalMilliseconds);
         }
     }

@@ -40,7 +40,7 @@ internal static class OptionValues
         [("kFallback", KvPinningTier.Fallback), ("kNone", KvPinningTier.None), ("kFlushedAndSimilar", KvPinningTier.FlushedAndSimilar), ("kAll", KvPinningTier.All)];
 
     public static readonly (string Name, CompactionStyle? Value)[] CompactionStyleNames =
-        [("kCompactionStyleLevel", CompactionStyle.Level), ("kCompactionStyleUniversal", null), ("kCompactionStyleFIFO", CompactionStyle.Fifo), ("kCompactionStyleNone", null)];
+        [("kCompactionStyleLevel", CompactionStyle.Level), ("kCompactionStyleUniversal", CompactionStyle.Universal), ("kCompactionStyleFIFO", CompactionStyle.Fifo), ("kCompactionStyleNone", null)];
 
     public static readonly (string Name, CompactionPri? Value)[] CompactionPriNames =
     [
@@ -171,6 +171,23 @@ internal static class OptionValues
         }
         return ParseInt64(value, 0);
     }
+
+    /// <summary>
+    /// A ttl or periodic_compaction_seconds value: RocksDB's "default" sentinel
+    /// (0xfffffffffffffffe, kDefaultTtl / kDefaultPeriodicCompSecs) is null; others saturate.
+    /// </summary>
+    public static long? ParseSecondsOrDefault(string value)
+    {
+        const ulong DefaultSentinel = 0xfffffffffffffffe;
+        if (ulong.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out ulong u) && u == DefaultSentinel)
+        {
+            return null;
+        }
+        return ParseUInt64Saturating(value);
+    }
+
+    public static readonly (string Name, CompactionStopStyle? Value)[] StopStyleNames =
+        [("kCompactionStopStyleSimilarSize", CompactionStopStyle.SimilarSize), ("kCompactionStopStyleTotalSize", CompactionStopStyle.TotalSize)];
 
     public static double ParseDouble(string value)
     {

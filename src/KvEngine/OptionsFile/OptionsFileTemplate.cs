@@ -3,9 +3,8 @@ namespace KvEngine.OptionsFile;
 /// <summary>
 /// Every option RocksDB 7.8.3 writes in each section of an OPTIONS file, in the order it writes
 /// them (copied from a file written by 7.8.3's ldb), each with the value that describes
-/// KvEngine's behaviour where KvEngine has no such setting: RocksDB's default, except ttl
-/// (0: KvEngine runs no TTL compactions), merge_operator (none) and info_log_level (a release
-/// build's INFO_LEVEL). <see cref="OptionsFileWriter"/> overrides the options KvEngine has.
+/// KvEngine's behaviour where KvEngine has no such setting: RocksDB's default, except
+/// merge_operator (none) and info_log_level (a release build's INFO_LEVEL). <see cref="OptionsFileWriter"/> overrides the options KvEngine has.
 /// Immutable; thread-safe.
 /// </summary>
 internal static class OptionsFileTemplate

@@ -138,8 +138,13 @@ internal static class OptionsFileWriter
             ("allow_compaction", OptionValues.Format(o.FifoAllowCompaction)),
             ("age_for_warm", "0"),
             ("max_table_files_size", OptionValues.Format(o.FifoMaxTableFilesSize)));
+        // RocksDB persists ttl and periodic_compaction_seconds as SanitizeOptions resolved them.
+        (ulong ttl, ulong periodic) = Compaction.CompactionOptions.ResolveTimes(o.CompactionStyle, o.Ttl, o.PeriodicCompactionSeconds,
+            o.CompactionFilter != null);
         return new(StringComparer.Ordinal)
         {
+            ["ttl"] = ttl.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["periodic_compaction_seconds"] = periodic.ToString(System.Globalization.CultureInfo.InvariantCulture),
             ["compression_opts"] = CompressionOpts(enabled: false, o.CompressionLevel),
             ["bottommost_compression_opts"] = CompressionOpts(o.BottommostCompressionLevel != null, o.BottommostCompressionLevel ?? ColumnFamilyOptions.DefaultCompressionLevel),
             ["compression"] = OptionValues.FormatEnum(o.Compression, OptionValues.CompressionNames),
@@ -169,8 +174,23 @@ internal static class OptionsFileWriter
             ["compaction_style"] = OptionValues.FormatEnum(o.CompactionStyle, OptionValues.CompactionStyleNames),
             ["compaction_pri"] = OptionValues.FormatEnum(o.CompactionPri, OptionValues.CompactionPriNames),
             ["compaction_options_fifo"] = fifo,
+            ["compaction_options_universal"] = Universal(o.CompactionOptionsUniversal ?? new CompactionOptionsUniversal()),
         };
     }
+
+    /// <summary>compaction_options_universal in RocksDB 7.8's field order; int.MaxValue widths as its unsigned maximum.</summary>
+    private static string Universal(CompactionOptionsUniversal u) => OptionValues.FormatStruct(
+        ("incremental", "false"),
+        ("compression_size_percent", OptionValues.Format((long)u.CompressionSizePercent)),
+        ("allow_trivial_move", OptionValues.Format(u.AllowTrivialMove)),
+        ("max_size_amplification_percent", Unsigned(u.MaxSizeAmplificationPercent)),
+        ("max_merge_width", Unsigned(u.MaxMergeWidth)),
+        ("stop_style", OptionValues.FormatEnum(u.StopStyle, OptionValues.StopStyleNames)),
+        ("min_merge_width", Unsigned(u.MinMergeWidth)),
+        ("size_ratio", Unsigned(u.SizeRatio)));
+
+    private static string Unsigned(int value) => value == int.MaxValue ? uint.MaxValue.ToString(System.Globalization.CultureInfo.InvariantCulture)
+        : OptionValues.Format((long)value);
 
     private static Dictionary<string, string> TableValues(ColumnFamilyOptions o)
     {

@@ -96,6 +96,11 @@ internal static class OptionsMapper
             case "compaction_pri":
                 o.CompactionPri = OptionValues.ParseEnum(value, OptionValues.CompactionPriNames);
                 break;
+            case "ttl": o.Ttl = OptionValues.ParseSecondsOrDefault(value); break;
+            case "periodic_compaction_seconds": o.PeriodicCompactionSeconds = OptionValues.ParseSecondsOrDefault(value); break;
+            case "compaction_options_universal":
+                ApplyUniversal(o.CompactionOptionsUniversal, OptionValues.ParseStruct(value));
+                break;
             case "compaction_options_fifo":
                 Dictionary<string, string> fifo = OptionValues.ParseStruct(value);
                 if (fifo.TryGetValue("max_table_files_size", out string? max))
@@ -109,6 +114,30 @@ internal static class OptionsMapper
                 break;
         }
     }
+
+    /// <summary>
+    /// compaction_options_universal's fields (RocksDB's spellings; unsigned widths saturate to
+    /// int.MaxValue). incremental is accepted and has no effect: KvEngine's size-amplification
+    /// picks always merge whole runs, which RocksDB also falls back to.
+    /// </summary>
+    private static void ApplyUniversal(CompactionOptionsUniversal u, Dictionary<string, string> fields)
+    {
+        foreach ((string name, string value) in fields)
+        {
+            switch (name)
+            {
+                case "size_ratio": u.SizeRatio = SaturatedInt32(value); break;
+                case "min_merge_width": u.MinMergeWidth = SaturatedInt32(value); break;
+                case "max_merge_width": u.MaxMergeWidth = SaturatedInt32(value); break;
+                case "max_size_amplification_percent": u.MaxSizeAmplificationPercent = SaturatedInt32(value); break;
+                case "compression_size_percent": u.CompressionSizePercent = OptionValues.ParseInt32(value); break;
+                case "stop_style": u.StopStyle = OptionValues.ParseEnum(value, OptionValues.StopStyleNames); break;
+                case "allow_trivial_move": u.AllowTrivialMove = OptionValues.ParseBool(value); break;
+            }
+        }
+    }
+
+    private static int SaturatedInt32(string value) => (int)Math.Min(OptionValues.ParseUInt64Saturating(value), int.MaxValue);
 
     /// <summary>
     /// Settles a family once all its options are read: FIFO settings a non-FIFO family carries

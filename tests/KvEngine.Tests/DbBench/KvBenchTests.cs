@@ -121,6 +121,31 @@ public sealed partial class KvBenchTests : IDisposable
         Assert.Contains("compaction_readahead_size=1048576", options, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("rocksdb")]
+    [InlineData("kvengine")]
+    public void UniversalAndTtlFlagsReachTheEnginesOptions(string engine)
+    {
+        // db_bench's spellings; each engine records them in its OPTIONS file (RocksDB: release
+        // RocksDB's own options) and reads back what it wrote under universal compaction.
+        string db = Path.Combine(_dir.FullName, "universal-" + engine);
+        (int code, string stdout, string stderr) = Run($"-engine={engine}", $"-db={db}", "-benchmarks=fillrandom,compact,readrandom",
+            "-num=3000", "-compaction_style=1", "-universal_size_ratio=7", "-universal_min_merge_width=3", "-universal_max_merge_width=9",
+            "-universal_max_size_amplification_percent=150", "-universal_compression_size_percent=40", "-universal_allow_trivial_move=true",
+            "-ttl=5000", "-periodic_compaction_seconds=4000");
+        Assert.True(code == 0, stderr);
+        Assert.Matches(@"readrandom\s*:.*\([1-9]\d* of 3000 found\)", stdout);
+        string options = File.ReadAllText(Directory.GetFiles(db, "OPTIONS-*").Order(StringComparer.Ordinal).Last());
+        Assert.Contains("compaction_style=kCompactionStyleUniversal", options, StringComparison.Ordinal);
+        foreach (string field in (string[])["compression_size_percent=40;", "allow_trivial_move=true;", "max_size_amplification_percent=150;",
+            "max_merge_width=9;", "min_merge_width=3;", "size_ratio=7;"])
+        {
+            Assert.Contains(field, options, StringComparison.Ordinal);
+        }
+        Assert.Contains("\n  ttl=5000", options, StringComparison.Ordinal);
+        Assert.Contains("periodic_compaction_seconds=4000", options, StringComparison.Ordinal); // universal: min(ttl, periodic)
+    }
+
     [Fact]
     public void ZoneTreeEngineRunsTheSeekWorkloads()
     {

@@ -59,6 +59,26 @@ internal static class MetaConfigs
             Name = "dynamic-levels-round-robin",
             Family = o => { Tiny(o, KvCompressionType.Lz4); o.LevelCompactionDynamicLevelBytes = true; o.CompactionPri = CompactionPri.RoundRobin; },
         },
+        new() { Name = "universal", Family = o => { Tiny(o, KvCompressionType.Lz4); o.CompactionStyle = CompactionStyle.Universal; } },
+        new()
+        {
+            Name = "universal-trivial-similar",
+            Family = o =>
+            {
+                Tiny(o, KvCompressionType.Snappy);
+                o.CompactionStyle = CompactionStyle.Universal;
+                o.Level0FileNumCompactionTrigger = 3;
+                o.CompactionOptionsUniversal = new CompactionOptionsUniversal
+                {
+                    AllowTrivialMove = true,
+                    StopStyle = CompactionStopStyle.SimilarSize,
+                    SizeRatio = 20,
+                    MaxMergeWidth = 3,
+                    CompressionSizePercent = 50,
+                    MaxSizeAmplificationPercent = 100,
+                };
+            },
+        },
         new()
         {
             Name = "few-open-files-one-job",

@@ -67,6 +67,10 @@ public class OptionsFileDbTests : IDisposable
     {
         KvOptions copy = options.Clone();
         copy.MaxCompactionBytes = copy.MaxCompactionBytes > 0 ? copy.MaxCompactionBytes : copy.TargetFileSizeBase * 25;
+        (ulong ttl, ulong periodic) = KvEngine.Compaction.CompactionOptions.ResolveTimes(copy.CompactionStyle, copy.Ttl,
+            copy.PeriodicCompactionSeconds, copy.CompactionFilter != null);
+        copy.Ttl = (long)ttl;
+        copy.PeriodicCompactionSeconds = (long)periodic;
         return copy;
     }
 

@@ -19,6 +19,7 @@ public class OptionsFileFormatTests
         nameof(ColumnFamilyOptions.DecouplePartitionedFilters), nameof(ColumnFamilyOptions.MemTableHashIndexRatio), nameof(ColumnFamilyOptions.MemTableHugePages),
         nameof(ColumnFamilyOptions.ReadTriggeredCompactionBytesPerMiss),
         nameof(KvOptions.Statistics), nameof(KvOptions.RateLimiter), nameof(KvOptions.MeterFactory), nameof(KvOptions.LoggerFactory),
+        nameof(KvOptions.TimeProvider),
         nameof(KvOptions.WriteThreadSpinIterations), nameof(KvOptions.MemoryMappedWal), nameof(KvOptions.CompressedSecondaryCacheSize),
         nameof(KvOptions.CompressedSecondaryCacheCompression), nameof(KvOptions.CompressedSecondaryCacheSplit),
     };
@@ -86,6 +87,18 @@ public class OptionsFileFormatTests
         CompactionPri = CompactionPri.RoundRobin,
         FifoMaxTableFilesSize = 5L << 30,
         FifoAllowCompaction = true,
+        CompactionOptionsUniversal = new CompactionOptionsUniversal
+        {
+            SizeRatio = 7,
+            MinMergeWidth = 3,
+            MaxMergeWidth = 9,
+            MaxSizeAmplificationPercent = 150,
+            CompressionSizePercent = 40,
+            StopStyle = CompactionStopStyle.SimilarSize,
+            AllowTrivialMove = true,
+        },
+        Ttl = 600, // FIFO persists min(ttl, periodic) as its ttl: the smaller survives as it is
+        PeriodicCompactionSeconds = 678,
         MergeOperator = new StringAppendOperator((byte)':'),
     };
 
@@ -116,6 +129,15 @@ public class OptionsFileFormatTests
                 Assert.Equal(ep.Name, Assert.IsAssignableFrom<KvPrefixExtractor>(a).Name);
                 continue;
             }
+            if (e is CompactionOptionsUniversal eu)
+            {
+                var au = Assert.IsType<CompactionOptionsUniversal>(a);
+                foreach (PropertyInfo up in typeof(CompactionOptionsUniversal).GetProperties(BindingFlags.Public | BindingFlags.Instance))
+                {
+                    Assert.True(Equals(up.GetValue(eu), up.GetValue(au)), $"{up.Name}: expected {up.GetValue(eu)}, got {up.GetValue(au)}");
+                }
+                continue;
+            }
             if (e is KvMetadataCacheOptions em && a is KvMetadataCacheOptions am)
             {
                 Assert.Equal((em.TopLevelIndexPinning, em.PartitionPinning, em.UnpartitionedPinning), (am.TopLevelIndexPinning, am.PartitionPinning, am.UnpartitionedPinning));
@@ -139,10 +161,15 @@ public class OptionsFileFormatTests
         var defaults = new KvOptions();
         foreach (PropertyInfo p in typeof(KvOptions).GetProperties(BindingFlags.Public | BindingFlags.Instance))
         {
-            if (!NotPersisted.Contains(p.Name) && p.PropertyType != typeof(KvMetadataCacheOptions))
+            if (!NotPersisted.Contains(p.Name) && p.PropertyType != typeof(KvMetadataCacheOptions) && p.PropertyType != typeof(CompactionOptionsUniversal))
             {
                 Assert.False(Equals(p.GetValue(defaults), p.GetValue(options)), $"{p.Name} is at its default in NonDefaultOptions()");
             }
+        }
+        foreach (PropertyInfo p in typeof(CompactionOptionsUniversal).GetProperties(BindingFlags.Public | BindingFlags.Instance))
+        {
+            Assert.False(Equals(p.GetValue(defaults.CompactionOptionsUniversal), p.GetValue(options.CompactionOptionsUniversal)),
+                $"CompactionOptionsUniversal.{p.Name} is at its default in NonDefaultOptions()");
         }
 
         OptionsFileContents parsed = RoundTrip(options, ("default", options));
@@ -158,15 +185,20 @@ public class OptionsFileFormatTests
         KvOptions loaded = RoundTrip(options, ("default", options)).ToKvOptions();
         Assert.Equal(options.TargetFileSizeBase * 25, loaded.MaxCompactionBytes); // 0 persisted sanitized, as RocksDB does
         options.MaxCompactionBytes = options.TargetFileSizeBase * 25;
+        // ttl and periodic_compaction_seconds are persisted resolved (RocksDB 7.8's SanitizeOptions).
+        Assert.Equal(30L * 24 * 3600, loaded.Ttl);
+        Assert.Equal(0, loaded.PeriodicCompactionSeconds);
+        options.Ttl = 30L * 24 * 3600;
+        options.PeriodicCompactionSeconds = 0;
         AssertPersistedEqual(options, loaded);
     }
 
     [Fact]
     public void SeveralFamiliesKeepTheirOwnOptionsAndNames()
     {
-        var db = new KvOptions { Compression = KvCompressionType.Zstd, MaxCompactionBytes = 1 << 30 };
-        var hot = new ColumnFamilyOptions { Compression = KvCompressionType.None, WriteBufferSize = 1 << 20, BloomBitsPerKey = 0, MaxCompactionBytes = 1 << 30 };
-        var odd = new ColumnFamilyOptions { BlockSize = 32768, Checksum = KvChecksumType.Crc32C, MaxCompactionBytes = 1 << 30 };
+        var db = new KvOptions { Compression = KvCompressionType.Zstd, MaxCompactionBytes = 1 << 30, Ttl = 0, PeriodicCompactionSeconds = 0 };
+        var hot = new ColumnFamilyOptions { Compression = KvCompressionType.None, WriteBufferSize = 1 << 20, BloomBitsPerKey = 0, MaxCompactionBytes = 1 << 30, Ttl = 99, PeriodicCompactionSeconds = 0 };
+        var odd = new ColumnFamilyOptions { BlockSize = 32768, Checksum = KvChecksumType.Crc32C, MaxCompactionBytes = 1 << 30, Ttl = 0, PeriodicCompactionSeconds = 7 };
         const string oddName = "we:ird#name\\x\"q\nline";
         OptionsFileContents parsed = RoundTrip(db, ("default", db), ("hot", hot), (oddName, odd));
 
@@ -354,7 +386,6 @@ public class OptionsFileFormatTests
         { "codec", Cf("  compression=kZlibCompression\n") },
         { "checksum", Minimal.Replace("  block_size=8192\n", "  checksum=kxxHash64\n", StringComparison.Ordinal) },
         { "index", Minimal.Replace("  block_size=8192\n", "  index_type=kHashSearch\n", StringComparison.Ordinal) },
-        { "universal", Cf("  compaction_style=kCompactionStyleUniversal\n") },
         { "ribbon", Minimal.Replace("  block_size=8192\n", "  filter_policy=ribbonfilter:10:-1\n", StringComparison.Ordinal) },
     };
 

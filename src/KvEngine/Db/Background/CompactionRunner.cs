@@ -180,18 +180,22 @@ internal sealed class CompactionRunner
             else if (c.IsTrivialMove)
             {
                 _db.Versions.LogAndApply(ForFamily(cfd, CompactionJob.TrivialMoveEdit(c)));
-                stats.BytesMoved = (long)c.StartInputs[0].FileSize;
+                stats.BytesMoved = CompactionJob.TrivialMoveBytes(c);
             }
             else
             {
                 // RocksDB's GetCompressionType: an output no deeper level has data below is bottommost.
                 Table.TableOptions outputOptions = c.OutputLevel >= pinned.NumNonEmptyLevels - 1 ? cfd.BottommostTableOptions : cfd.TableOptions;
+                if (c.DisableCompression)
+                {
+                    outputOptions = outputOptions with { Compression = Compression.CompressionType.None };
+                }
                 var env = new CompactionEnvironment(_db.Dir, _db.Fs, cfd.Tables, outputOptions, () =>
                 {
                     ulong n = _db.PendingOutputs.NewFileNumber();
                     outputs.Add(n);
                     return n;
-                }, cfd.BuildContext, _db.WriteLimit);
+                }, cfd.BuildContext, _db.WriteLimit, cfd.Clock);
                 var job = new CompactionJob(c, pinned, env, _db.Snapshots.GetSequences(), _shutdown,
                     cfd.Options.CompactionFilter, cfd.Options.MergeOperator);
                 CompactionJobResult r = job.Run();
@@ -278,6 +282,11 @@ internal sealed class CompactionRunner
         if (cfd.CompactionOptions.Style == CompactionStyle.Fifo)
         {
             RunInline(cfd); // FIFO keeps every file in level 0: run what the FIFO picker asks
+            return;
+        }
+        if (cfd.CompactionOptions.Style == CompactionStyle.Universal)
+        {
+            CompactAllUniversal(cfd);
             return;
         }
         using (_mutex.Lock())
@@ -380,6 +389,27 @@ internal sealed class CompactionRunner
         }
     }
 
+    /// <summary>
+    /// Universal's CompactRange (RocksDB's kCompactAllLevels): every file of every level merged
+    /// into the last level, whatever the range, waiting for running compactions of the same files.
+    /// </summary>
+    private void CompactAllUniversal(ColumnFamilyData cfd)
+    {
+        using (_mutex.Lock())
+        {
+            _throwIfDisposed();
+            _manualRunning++;
+        }
+        try
+        {
+            PickAndRunManual(cfd, static (picker, v) => (picker.PickUniversalManual(v, out Compaction.Compaction? c), c));
+        }
+        finally
+        {
+            EndManual();
+        }
+    }
+
     private void EndManual()
     {
         using (_mutex.Lock())
@@ -418,48 +448,64 @@ internal sealed class CompactionRunner
         byte[]? after = null;
         while (true)
         {
-            Compaction.Compaction? c;
-            Version pinned;
-            using (_mutex.Lock())
+            byte[]? from = after;
+            Compaction.Compaction? c = PickAndRunManual(cfd, (picker, v) => (picker.PickManual(v, level, output, begin, end, from, out Compaction.Compaction? c), c));
+            if (c == null)
             {
-                while (true)
-                {
-                    ThrowIfStopped();
-                    if (_closing())
-                    {
-                        throw new ObjectDisposedException(nameof(KvDb));
-                    }
-                    if (cfd.IsDropped)
-                    {
-                        throw new ArgumentException($"Column family '{cfd.Name}' was dropped.", nameof(cfd));
-                    }
-                    pinned = cfd.AcquireVersion();
-                    ManualPickResult r = cfd.Picker.PickManual(pinned, level, output, begin, end, after, out c);
-                    if (r == ManualPickResult.Picked)
-                    {
-                        break;
-                    }
-                    pinned.Unref();
-                    if (r == ManualPickResult.NothingToDo)
-                    {
-                        return;
-                    }
-                    _mutex.Wait();
-                }
-            }
-            try
-            {
-                Run(cfd, c!, pinned);
-            }
-            catch (OperationCanceledException e)
-            {
-                throw new ObjectDisposedException("The database was closed during a manual compaction.", e);
+                return;
             }
             if (level == 0)
             {
                 return; // level 0 compacts every overlapping file at once
             }
-            after = Format.InternalKeys.UserKey(c!.StartInputs[^1].Largest).ToArray();
+            after = Format.InternalKeys.UserKey(c.StartInputs[^1].Largest).ToArray();
         }
+    }
+
+    /// <summary>
+    /// Picks a manual compaction with <paramref name="pick"/> (under the mutex, waiting while it
+    /// conflicts with running ones) and runs it on this thread; null when there is nothing to do.
+    /// </summary>
+    private Compaction.Compaction? PickAndRunManual(ColumnFamilyData cfd,
+        Func<CompactionPicker, Version, (ManualPickResult Result, Compaction.Compaction? Picked)> pick)
+    {
+        Compaction.Compaction? c;
+        Version pinned;
+        using (_mutex.Lock())
+        {
+            while (true)
+            {
+                ThrowIfStopped();
+                if (_closing())
+                {
+                    throw new ObjectDisposedException(nameof(KvDb));
+                }
+                if (cfd.IsDropped)
+                {
+                    throw new ArgumentException($"Column family '{cfd.Name}' was dropped.", nameof(cfd));
+                }
+                pinned = cfd.AcquireVersion();
+                (ManualPickResult r, c) = pick(cfd.Picker, pinned);
+                if (r == ManualPickResult.Picked)
+                {
+                    break;
+                }
+                pinned.Unref();
+                if (r == ManualPickResult.NothingToDo)
+                {
+                    return null;
+                }
+                _mutex.Wait();
+            }
+        }
+        try
+        {
+            Run(cfd, c!, pinned);
+        }
+        catch (OperationCanceledException e)
+        {
+            throw new ObjectDisposedException("The database was closed during a manual compaction.", e);
+        }
+        return c;
     }
 }

@@ -80,6 +80,7 @@ internal sealed class FlushJob
             byte[]? largest = null;
             ulong smallestSeq = ulong.MaxValue;
             ulong largestSeq = 0;
+            ulong now;
             long fileSize;
             ulong[] snapshots = _snapshots;
             FragmentedRangeTombstoneList? tombstones = Tombstones(mems);
@@ -91,7 +92,9 @@ internal sealed class FlushJob
                 : null;
             using (IWritableFile file = RateLimitedWritableFile.Wrap(_fs.CreateWritable(path, _family.TableOptions.UseDirectWrites), _writeLimit, KvIOPriority.High))
             {
-                using (var builder = new TableBuilder(cfd.TableOptions, file, cfd.BuildContext))
+                // RocksDB's flush: creation_time = oldest_ancester_time = file_creation_time = now.
+                now = cfd.NowSeconds;
+                using (var builder = new TableBuilder(cfd.TableOptions, file, cfd.BuildContext with { CreationTime = now, FileCreationTime = now }))
                 {
                     if (mems.Length == 1 && rangeDel == null)
                     {
@@ -147,7 +150,6 @@ internal sealed class FlushJob
             }
             _fs.SyncDirectory(_dir);
             ok = true;
-            long now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
             return new FileMetaData
             {
                 Number = number,
@@ -156,8 +158,8 @@ internal sealed class FlushJob
                 Largest = largest!,
                 SmallestSeqno = smallestSeq,
                 LargestSeqno = largestSeq,
-                OldestAncesterTime = (ulong)now,
-                FileCreationTime = (ulong)now,
+                OldestAncesterTime = now,
+                FileCreationTime = now,
             };
         }
         finally

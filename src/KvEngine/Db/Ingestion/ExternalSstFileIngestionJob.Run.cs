@@ -52,7 +52,7 @@ internal sealed partial class ExternalSstFileIngestionJob
         bool forceGlobalSeqno = _options.SnapshotConsistency && hasSnapshots;
         Edit.ColumnFamily = _cfd.Id;
         ulong last = lastSequence;
-        ulong now = (ulong)DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        ulong now = _cfd.NowSeconds;
         foreach (IngestedFileInfo f in _files)
         {
             ulong seqno = AssignLevelAndSeqno(pinned, current, picker, forceGlobalSeqno, last, f);
@@ -85,10 +85,13 @@ internal sealed partial class ExternalSstFileIngestionJob
         CompactionOptions o = picker.Options;
         // FIFO keeps every file in level 0 (RocksDB requires num_levels = 1 for it).
         int levels = o.Style == CompactionStyle.Fifo ? 1 : o.NumLevels;
+        // Universal compaction's sorted runs must stay ordered by age: a file goes below level 0
+        // only into a non-empty level, with that level's newest sequence number (RocksDB 7.8).
+        bool universal = o.Style == CompactionStyle.Universal;
         if (forceGlobalSeqno)
         {
             seqno = last + 1;
-            if (FilesOverlap)
+            if (FilesOverlap || universal)
             {
                 ThrowIfMustBeBottommost(0, levels);
                 f.PickedLevel = 0;
@@ -111,6 +114,19 @@ internal sealed partial class ExternalSstFileIngestionJob
                 // The file must go above this level, with a sequence number newer than its data.
                 overlapWithDb = true;
                 break;
+            }
+            if (universal && level > 0)
+            {
+                ulong levelLargest = 0;
+                foreach (FileMetaData file in pinned.Files(level))
+                {
+                    levelLargest = Math.Max(levelLargest, file.LargestSeqno);
+                }
+                if (levelLargest == 0 || !FitsInLevel(pinned, current, picker, level, lo, hi))
+                {
+                    continue; // an empty level, or one whose data carries no sequence number to take
+                }
+                seqno = levelLargest;
             }
             if (FitsInLevel(pinned, current, picker, level, lo, hi))
             {

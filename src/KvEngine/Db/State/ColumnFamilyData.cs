@@ -48,8 +48,9 @@ internal sealed class ColumnFamilyData
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
         string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, DbMutex mutex, NativeLifetime? lifetime = null,
-        (bool DirectReads, bool DirectWrites, int CompactionReadahead) io = default)
+        (bool DirectReads, bool DirectWrites, int CompactionReadahead) io = default, TimeProvider? clock = null)
     {
+        Clock = clock ?? TimeProvider.System;
         _mutex = mutex;
         _lifetime = lifetime;
         Versions = versions;
@@ -69,7 +70,7 @@ internal sealed class ColumnFamilyData
                 CompressionLevel = options.BottommostCompressionLevel ?? options.CompressionLevel,
             };
         CompactionOptions = CompactionOptions.From(options);
-        Picker = new CompactionPicker(CompactionOptions);
+        Picker = new CompactionPicker(CompactionOptions, Clock);
         Tables = new TableCache(dir, fs, TableOptions, stats, limiter);
         BuildContext = new TableBuildContext { ColumnFamilyId = versions.Id, ColumnFamilyName = versions.Name };
         bool hugePages = UsesHugePages(options);
@@ -96,6 +97,12 @@ internal sealed class ColumnFamilyData
     public TableOptions BottommostTableOptions { get; }
 
     public CompactionOptions CompactionOptions { get; }
+
+    /// <summary>The database's clock (<see cref="KvOptions.TimeProvider"/>): file times and TTL ages.</summary>
+    public TimeProvider Clock { get; }
+
+    /// <summary>The clock's time in Unix seconds.</summary>
+    public ulong NowSeconds => (ulong)Clock.GetUtcNow().ToUnixTimeSeconds();
 
     public CompactionPicker Picker { get; }
 
