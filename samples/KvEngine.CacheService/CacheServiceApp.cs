@@ -2,6 +2,7 @@ using KvEngine.CacheService.Cluster;
 using KvEngine.Extensions.Caching;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using OpenTelemetry.Metrics;
+using OpenTelemetry.Trace;
 
 namespace KvEngine.CacheService;
 
@@ -77,7 +78,10 @@ public static class CacheServiceApp
             .AddAspNetCoreInstrumentation()
             .AddMeter(CacheServiceMetrics.MeterName)
             .AddMeter(KvEngineDiagnostics.MeterName) // the engine's own instruments (KvOptions.MeterFactory)
-            .AddPrometheusExporter());
+            .AddPrometheusExporter())
+            .WithTracing(tracing => tracing
+                .AddAspNetCoreInstrumentation()
+                .AddSource(KvEngineDiagnostics.ActivitySourceName)); // open, flush, compaction, ingestion, checkpoint, Raft snapshot install spans
         configureServices?.Invoke(builder.Services);
 
         WebApplication app = builder.Build();

@@ -1,6 +1,8 @@
+using System.Diagnostics;
 using System.Buffers;
 using DotNext.IO;
 using DotNext.Net.Cluster.Consensus.Raft.StateMachine;
+using KvEngine.Replication.Diagnostics;
 using KvEngine.Replication.Snapshots;
 using KvEngine.Replication.Storage;
 using Microsoft.Extensions.Logging;
@@ -292,6 +294,25 @@ public sealed partial class KvStateMachine : IStateMachine, IDisposable
 
     private async ValueTask<long> InstallSnapshotAsync(LogEntry entry, CancellationToken token)
     {
+        using Activity? activity = ReplicationActivities.Start(ReplicationActivities.SnapshotInstall, _layout.Root);
+        if (activity != null)
+        {
+            activity.SetTag("kvengine.raft.index", entry.Index);
+            activity.SetTag("kvengine.raft.term", entry.Term);
+        }
+        try
+        {
+            return await InstallSnapshotUntracedAsync(entry, activity, token).ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            ReplicationActivities.Failed(activity, e);
+            throw;
+        }
+    }
+
+    private async ValueTask<long> InstallSnapshotUntracedAsync(LogEntry entry, Activity? activity, CancellationToken token)
+    {
         long index = entry.Index;
         long term = entry.Term;
         string archive = _snapshots.TempPath("incoming-" + CheckpointSnapshot.DirectoryName(index, term));
@@ -302,6 +323,7 @@ public sealed partial class KvStateMachine : IStateMachine, IDisposable
             {
                 await entry.WriteToAsync(IAsyncBinaryWriter.Create(file, new byte[64 * 1024]), token).ConfigureAwait(false);
                 file.Flush(flushToDisk: true);
+                activity?.SetTag("kvengine.raft.snapshot_bytes", file.Length);
             }
             string next = _layout.CreateNext();
             (long archiveIndex, long archiveTerm) = await SnapshotArchive.ExtractAsync(archive, next, token).ConfigureAwait(false);

@@ -21,6 +21,9 @@ Database commands (--db=PATH or --db PATH; keys and values hex with --hex, --key
   approxsize [--from=KEY] [--to=KEY] [--column_family=NAME]
   checkpoint --checkpoint_dir=DIR
 
+Backup commands (RocksDB BackupEngine directories, as ldb backup writes them):
+  backup verify --backup_dir=DIR [--backup_id=N]   (every file's size and CRC32C against meta/ID)
+
 Table commands (sst_dump; --file is a table or a directory of tables):
   sst scan --file=PATH [--from=KEY] [--to=KEY] [--read_num=N] [--output_hex]
   sst verify --file=PATH

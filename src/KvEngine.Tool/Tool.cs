@@ -83,6 +83,7 @@ internal static class Tool
             "checkpoint" => MaintenanceCommands.Checkpoint(context, args),
             "repair" => MaintenanceCommands.Repair(context, args),
             "checkconsistency" => MaintenanceCommands.CheckConsistency(context, args),
+            "backup" => BackupCommand.Run(context, args),
             _ => throw new ToolUsageException($"Unknown command '{command}' (kvtool help lists the commands)."),
         };
     }

@@ -13,7 +13,7 @@ internal sealed class ToolArgs
     public static readonly HashSet<string> ValueOptions = new(StringComparer.Ordinal)
     {
         "db", "from", "to", "max_keys", "column_family", "walfile", "file", "command",
-        "checkpoint_dir", "read_num", "path",
+        "checkpoint_dir", "read_num", "path", "backup_dir", "backup_id",
     };
 
     /// <summary>Every flag (option without a value).</summary>

@@ -1,4 +1,5 @@
 using KvEngine.Db.State;
+using KvEngine.Diagnostics;
 
 namespace KvEngine.Db;
 
@@ -9,6 +10,21 @@ internal sealed partial class DbImpl
     {
         using CallScope call = EnterCall();
         ThrowIfReadOnly("IngestExternalFile");
-        _ingester.Ingest(cfd, paths, options);
+        using System.Diagnostics.Activity? activity = DbActivities.Start(DbActivities.Ingest, _dir);
+        if (activity != null)
+        {
+            activity.SetTag("kvengine.column_family", cfd.Name);
+            activity.SetTag("kvengine.ingest.files", paths.Count);
+            activity.SetTag("kvengine.ingest.move_files", options.MoveFiles);
+        }
+        try
+        {
+            _ingester.Ingest(cfd, paths, options);
+        }
+        catch (Exception e)
+        {
+            DbActivities.Failed(activity, e);
+            throw;
+        }
     }
 }

@@ -1,4 +1,5 @@
 using KvEngine.Db.Checkpoints;
+using KvEngine.Diagnostics;
 
 namespace KvEngine.Db;
 
@@ -14,7 +15,17 @@ internal sealed partial class DbImpl : ICheckpointSource
         ArgumentException.ThrowIfNullOrEmpty(directory);
         using CallScope call = EnterCall();
         ThrowIfReadOnly("CreateCheckpoint");
-        new Checkpointer(this, _fs).CreateCheckpoint(directory, logSizeForFlush);
+        using System.Diagnostics.Activity? activity = DbActivities.Start(DbActivities.Checkpoint, _dir);
+        activity?.SetTag("kvengine.checkpoint.directory", directory);
+        try
+        {
+            new Checkpointer(this, _fs).CreateCheckpoint(directory, logSizeForFlush);
+        }
+        catch (Exception e)
+        {
+            DbActivities.Failed(activity, e);
+            throw;
+        }
     }
 
     /// <summary>

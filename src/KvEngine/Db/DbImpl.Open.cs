@@ -1,4 +1,5 @@
 using KvEngine.Db.Recovery;
+using KvEngine.Diagnostics;
 using KvEngine.Db.State;
 using KvEngine.Storage;
 using KvEngine.Versions;
@@ -21,7 +22,36 @@ internal sealed partial class DbImpl
     /// rules for a read-write open); a named family it lacks is created with
     /// <see cref="KvOptions.CreateMissingColumnFamilies"/>.
     /// </summary>
-    public static DbImpl Open(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families = null)
+    public static DbImpl Open(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families = null) =>
+        Traced(path, readOnly: false, () => OpenUntraced(path, options, families));
+
+    /// <summary>Runs <paramref name="open"/> inside a <see cref="DbActivities.Open"/> span (when anyone listens).</summary>
+    private static DbImpl Traced(string path, bool readOnly, Func<DbImpl> open)
+    {
+        if (!DbActivities.Source.HasListeners())
+        {
+            return open();
+        }
+        using System.Diagnostics.Activity? activity = DbActivities.Start(DbActivities.Open, string.IsNullOrEmpty(path) ? string.Empty : Path.GetFullPath(path));
+        activity?.SetTag("kvengine.read_only", readOnly);
+        try
+        {
+            DbImpl db = open();
+            if (activity != null)
+            {
+                activity.SetTag("kvengine.column_families", db._families.Live().Count);
+                activity.SetTag("kvengine.last_sequence", db._versions.LastSequence);
+            }
+            return db;
+        }
+        catch (Exception e)
+        {
+            DbActivities.Failed(activity, e);
+            throw;
+        }
+    }
+
+    private static DbImpl OpenUntraced(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
         ArgumentNullException.ThrowIfNull(options);

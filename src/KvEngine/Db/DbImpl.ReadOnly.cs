@@ -30,7 +30,10 @@ internal sealed partial class DbImpl
     /// the families may be named. <paramref name="errorIfWalFileExists"/> refuses a directory
     /// holding any WAL (RocksDB's error_if_wal_file_exists).
     /// </summary>
-    public static DbImpl OpenReadOnly(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families, bool errorIfWalFileExists)
+    public static DbImpl OpenReadOnly(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families, bool errorIfWalFileExists) =>
+        Traced(path, readOnly: true, () => OpenReadOnlyUntraced(path, options, families, errorIfWalFileExists));
+
+    private static DbImpl OpenReadOnlyUntraced(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor>? families, bool errorIfWalFileExists)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
         ArgumentNullException.ThrowIfNull(options);

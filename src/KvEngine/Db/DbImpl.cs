@@ -284,7 +284,8 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
     }
 
     /// <summary>
-    /// <see cref="Close"/> that never throws (.NET's rule for Dispose): a failure is traced, and
+    /// <see cref="Close"/> that never throws (.NET's rule for Dispose): a failure is logged
+    /// (<see cref="KvOptions.LoggerFactory"/>; traced when there is none), and
     /// callers who need it call <see cref="Close"/> instead. Nothing acknowledged is lost by it:
     /// a failed close leaves the WAL for the next open to replay.
     /// </summary>
@@ -298,7 +299,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         catch (Exception e)
 #pragma warning restore CA1031
         {
-            System.Diagnostics.Trace.TraceError($"KvEngine: closing {_dir} failed: {e}");
+            _telemetry.DisposeFailed(e);
         }
     }
 
@@ -336,7 +337,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         catch (Exception e)
 #pragma warning restore CA1031
         {
-            System.Diagnostics.Trace.TraceError($"KvEngine: releasing the tables of {_dir} failed: {e}");
+            _telemetry.ReleaseFailed(e);
         }
     }
 

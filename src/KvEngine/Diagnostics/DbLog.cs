@@ -49,4 +49,12 @@ internal static partial class DbLog
     [LoggerMessage(EventId = 9, EventName = "ResumeFailed", Level = LogLevel.Warning,
         Message = "[{Db}] Resuming after a background error failed; the database still refuses writes")]
     public static partial void ResumeFailed(ILogger logger, Exception error, string db);
+
+    [LoggerMessage(EventId = 10, EventName = "DisposeFailed", Level = LogLevel.Error,
+        Message = "[{Db}] Closing the database in Dispose failed; the WAL keeps every acknowledged write for the next open")]
+    public static partial void DisposeFailed(ILogger logger, Exception error, string db);
+
+    [LoggerMessage(EventId = 11, EventName = "ReleaseFailed", Level = LogLevel.Error,
+        Message = "[{Db}] Releasing the table files after close failed")]
+    public static partial void ReleaseFailed(ILogger logger, Exception error, string db);
 }

@@ -112,6 +112,26 @@ internal sealed class DbTelemetry : IDisposable
 
     public void ResumeFailed(Exception error) => DbLog.ResumeFailed(_logger, error, _dbName);
 
+    /// <summary>Dispose's close failed (Dispose never throws): logged, or traced when no logger is configured.</summary>
+    public void DisposeFailed(Exception error)
+    {
+        if (_logger == NullLogger.Instance)
+        {
+            System.Diagnostics.Trace.TraceError($"KvEngine: closing {_dbName} failed: {error}");
+        }
+        DbLog.DisposeFailed(_logger, error, _dbName);
+    }
+
+    /// <summary>Releasing the table files after close failed (it runs on a reader's thread and never throws): logged, or traced without a logger.</summary>
+    public void ReleaseFailed(Exception error)
+    {
+        if (_logger == NullLogger.Instance)
+        {
+            System.Diagnostics.Trace.TraceError($"KvEngine: releasing the tables of {_dbName} failed: {error}");
+        }
+        DbLog.ReleaseFailed(_logger, error, _dbName);
+    }
+
     /// <summary>Stops publishing this database (no callback reads it once this returns); disposes an owned meter.</summary>
     public void Dispose()
     {

@@ -175,4 +175,23 @@ public class LoggingTests
             return KvCompactionFilterDecision.Keep;
         }
     }
+
+    [Fact]
+    public void AFailedCloseInDisposeIsLoggedNotThrown()
+    {
+        var logs = new TestLoggerFactory();
+        FaultInjectionFileSystem fs = DbTestUtil.NewFs();
+        KvDb db = KvDb.Open("/kvtest/log-dispose", Options(fs, logs));
+        db.Put("unlogged"u8, "1"u8, new WriteOptions { DisableWal = true });
+        // The close-time flush of the unlogged write cannot create its table.
+        fs.ShouldFail = (op, path) => op == FileOperation.Create && path.EndsWith(".sst", StringComparison.Ordinal);
+        db.Dispose();
+
+        TestLoggerFactory.LogEntry failed = Assert.Single(logs.Events("DisposeFailed"));
+        Assert.Equal(LogLevel.Error, failed.Level);
+        Assert.Equal(10, failed.EventId.Id);
+        KvException e = Assert.IsType<KvException>(failed.Exception);
+        Assert.Contains("Closing the database failed", e.Message, StringComparison.Ordinal);
+        Assert.Equal("/kvtest/log-dispose", failed.Fields["Db"]);
+    }
 }

@@ -165,12 +165,36 @@ internal sealed class CompactionRunner
 
     private void RunCompaction(ColumnFamilyData cfd, Compaction.Compaction c, Version pinned)
     {
+        using Activity? activity = DbActivities.Start(DbActivities.Compaction, _db.Dir);
+        try
+        {
+            RunCompaction(cfd, c, pinned, activity);
+        }
+        catch (Exception e)
+        {
+            DbActivities.Failed(activity, e);
+            throw;
+        }
+    }
+
+    private void RunCompaction(ColumnFamilyData cfd, Compaction.Compaction c, Version pinned, Activity? activity)
+    {
         var sw = Stopwatch.StartNew();
         var outputs = new List<ulong>();
         var stats = new LevelCompactionStats { Count = 1 };
         bool droppedMeanwhile = false;
         long jobId = _db.Telemetry.NextJobId();
         _db.Telemetry.CompactionStarted(jobId, c);
+        if (activity != null)
+        {
+            activity.SetTag("kvengine.job_id", jobId);
+            activity.SetTag("kvengine.column_family", cfd.Name);
+            activity.SetTag("kvengine.compaction.reason", c.Reason.ToString());
+            activity.SetTag("kvengine.compaction.input_level", c.StartLevel);
+            activity.SetTag("kvengine.compaction.output_level", c.OutputLevel);
+            activity.SetTag("kvengine.compaction.input_files", c.StartInputs.Length + c.OutputInputs.Length);
+            activity.SetTag("kvengine.compaction.kind", c.IsDeletion ? "deletion" : c.IsTrivialMove ? "trivial_move" : "merge");
+        }
         try
         {
             if (c.IsDeletion)
@@ -259,6 +283,13 @@ internal sealed class CompactionRunner
             _db.Counters.AddReadTriggeredCompaction(); // after AddCompaction: never above Compactions
         }
         _db.Telemetry.CompactionFinished(jobId, c, stats, outputs.Count, sw.Elapsed);
+        if (activity != null)
+        {
+            activity.SetTag("kvengine.compaction.output_files", outputs.Count);
+            activity.SetTag("kvengine.compaction.bytes_read", stats.BytesReadNonOutput + stats.BytesReadOutput);
+            activity.SetTag("kvengine.compaction.bytes_written", stats.BytesWritten);
+            activity.SetTag("kvengine.compaction.keys_dropped", stats.KeysDropped);
+        }
         _db.Sweeper.Sweep(atOpen: false);
     }
 

@@ -212,6 +212,20 @@ internal sealed class FlushRunner
     /// </summary>
     public void FlushAndInstall(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs)
     {
+        using System.Diagnostics.Activity? activity = DbActivities.Start(DbActivities.Flush, _db.Dir);
+        try
+        {
+            FlushAndInstallTraced(jobs, activity);
+        }
+        catch (Exception e)
+        {
+            DbActivities.Failed(activity, e);
+            throw;
+        }
+    }
+
+    private void FlushAndInstallTraced(IReadOnlyList<(ColumnFamilyData Family, ImmutableMemTable[] Jobs)> jobs, System.Diagnostics.Activity? activity)
+    {
         _mutex.AssertNotHeld();
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
         long jobId = _db.Telemetry.NextJobId();
@@ -226,6 +240,13 @@ internal sealed class FlushRunner
             }
         }
         _db.Telemetry.FlushStarted(jobId, memCount, memBytes);
+        if (activity != null)
+        {
+            activity.SetTag("kvengine.job_id", jobId);
+            activity.SetTag("kvengine.flush.column_families", jobs.Count);
+            activity.SetTag("kvengine.flush.memtables", memCount);
+            activity.SetTag("kvengine.flush.memtable_bytes", memBytes);
+        }
         var metas = new FileMetaData?[jobs.Count];
         var dropped = new bool[jobs.Count]; // the family was dropped meanwhile: its table is not recorded
         try
@@ -364,6 +385,8 @@ internal sealed class FlushRunner
         }
         _db.Counters.AddFlush(bytes);
         _db.Telemetry.FlushFinished(jobId, memCount, firstNumber, bytes, elapsed);
+        activity?.SetTag("kvengine.flush.file_number", firstNumber);
+        activity?.SetTag("kvengine.flush.table_bytes", bytes);
         try
         {
             // Before the flush is reported done: a caller of Flush finds the files it made obsolete
