@@ -23,6 +23,9 @@ internal sealed unsafe class LocalDirectRandomAccessFile : IRandomAccessFile
 
     public long Length { get; }
 
+    /// <summary>The open handle, for reads through a block-read engine (valid until <see cref="Dispose"/>; a read in flight holds a reference on it).</summary>
+    internal SafeFileHandle Handle => _handle;
+
     public int Alignment => DirectIO.Alignment;
 
     public int Read(long offset, Span<byte> buffer)

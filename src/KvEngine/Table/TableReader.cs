@@ -439,8 +439,37 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         return true;
     }
 
-    /// <summary>A positional read through the file, reopening it when the limiter closed it.</summary>
+    /// <summary>
+    /// A positional read through the file, reopening it when the limiter closed it; inside an
+    /// asynchronous lookup's attempt (<see cref="DeferredBlockReads.Current"/>) the bytes come from
+    /// what the operation fetched, or the read is deferred (see <see cref="DeferredBlockReads"/>).
+    /// </summary>
     private int ReadFile(long offset, Span<byte> buffer)
+    {
+        if (_deferrable && DeferredBlockReads.Current is { } deferred)
+        {
+            return deferred.ServeOrDefer(this, offset, buffer);
+        }
+        return ReadFileNow(offset, buffer);
+    }
+
+    /// <summary><see cref="ReadFile"/> with the read always done here and now.</summary>
+    private int ReadFileNow(long offset, Span<byte> buffer)
+    {
+        EnterFile();
+        try
+        {
+            Volatile.Write(ref _lastFileUse, Environment.TickCount64);
+            return _file!.Read(offset, buffer);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _fileUsers);
+        }
+    }
+
+    /// <summary>Counts a read of the file in (reopening it when the limiter closed it); the caller decrements <see cref="_fileUsers"/> when done.</summary>
+    private void EnterFile()
     {
         while (true)
         {
@@ -466,15 +495,6 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
                     Volatile.Write(ref _fileUsers, 0);
                 }
             }
-        }
-        try
-        {
-            Volatile.Write(ref _lastFileUse, Environment.TickCount64);
-            return _file!.Read(offset, buffer);
-        }
-        finally
-        {
-            Interlocked.Decrement(ref _fileUsers);
         }
     }
 
