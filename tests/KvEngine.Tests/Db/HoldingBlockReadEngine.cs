@@ -6,7 +6,8 @@ namespace KvEngine.Tests.Db;
 /// <summary>
 /// A block-read engine for tests: counts the reads and batches it is given, and while
 /// <see cref="Holding"/> keeps each read from reaching the real engine until <see cref="Release"/>
-/// (deterministic: the test awaits <see cref="FirstHeld"/> to know a read is held). A held read
+/// (deterministic: <see cref="FirstHeld"/> completes inside the call that submits the first held
+/// read, so a test sees it completed as soon as the read was issued). A held read
 /// honours its cancellation token. Thread-safe.
 /// </summary>
 internal sealed class HoldingBlockReadEngine : IBlockReadEngine
@@ -38,7 +39,7 @@ internal sealed class HoldingBlockReadEngine : IBlockReadEngine
     /// <summary>Reads in all (batched or single).</summary>
     public int Reads => Volatile.Read(ref _reads);
 
-    /// <summary>Completes when a read is first held.</summary>
+    /// <summary>Completes when a read is first held (synchronously, inside the engine call that submits it).</summary>
     public Task FirstHeld => _firstHeld.Task;
 
     public void Release() => _release.TrySetResult();
