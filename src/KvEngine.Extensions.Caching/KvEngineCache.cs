@@ -36,7 +36,10 @@ namespace KvEngine.Extensions.Caching;
 /// the renewal write of a sliding read) are serialized by a striped lock, so a renewal never moves
 /// an expiry backwards and an expired entry is deleted only if no set replaced it. The async
 /// methods return a cancelled task for a token cancelled before their write is queued (they never
-/// throw it at the call); reads are synchronous disk reads, as in KvEngine.
+/// throw it at the call). <see cref="GetAsync"/> and <see cref="TryGetAsync"/> read through
+/// <see cref="KvDb.TryGetAsync(ReadOnlyMemory{byte}, IBufferWriter{byte}, ReadOptions?, CancellationToken)"/>:
+/// complete synchronously when the entry's blocks are cached, else release the thread while the
+/// I/O engine reads them; the synchronous members read synchronously.
 /// </para>
 /// </summary>
 public sealed partial class KvEngineCache : IBufferDistributedCache, IDisposable, IAsyncDisposable
