@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Diagnostics.Metrics;
+using System.Runtime.CompilerServices;
 using System.Text;
 using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.Logging;
@@ -35,7 +36,10 @@ namespace KvEngine.Extensions.Caching;
 /// the renewal write of a sliding read) are serialized by a striped lock, so a renewal never moves
 /// an expiry backwards and an expired entry is deleted only if no set replaced it. The async
 /// methods return a cancelled task for a token cancelled before their write is queued (they never
-/// throw it at the call); reads are synchronous disk reads, as in KvEngine.
+/// throw it at the call). <see cref="GetAsync"/> and <see cref="TryGetAsync"/> read through
+/// <see cref="KvDb.TryGetAsync(ReadOnlyMemory{byte}, IBufferWriter{byte}, ReadOptions?, CancellationToken)"/>:
+/// complete synchronously when the entry's blocks are cached, else release the thread while the
+/// I/O engine reads them; the synchronous members read synchronously.
 /// </para>
 /// </summary>
 public sealed partial class KvEngineCache : IBufferDistributedCache, IDisposable, IAsyncDisposable
@@ -196,13 +200,20 @@ public sealed partial class KvEngineCache : IBufferDistributedCache, IDisposable
         {
             return Task.FromCanceled<byte[]?>(token);
         }
+        return GetCoreAsync(key, token).AsTask();
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<byte[]?> GetCoreAsync(string key, CancellationToken token)
+    {
+        PooledBufferWriter buffer = TakeThreadBuffer();
         try
         {
-            return Task.FromResult(Get(key));
+            return await TryReadLiveAsync(key, buffer, token).ConfigureAwait(false) ? buffer.WrittenSpan[CacheEntryFormat.HeaderSize..].ToArray() : null;
         }
-        catch (Exception e)
+        finally
         {
-            return Task.FromException<byte[]?>(e);
+            GiveBackThreadBuffer(buffer);
         }
     }
 
@@ -229,13 +240,25 @@ public sealed partial class KvEngineCache : IBufferDistributedCache, IDisposable
         {
             return ValueTask.FromCanceled<bool>(token);
         }
+        return TryGetCoreAsync(key, destination, token);
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<bool> TryGetCoreAsync(string key, IBufferWriter<byte> destination, CancellationToken token)
+    {
+        PooledBufferWriter buffer = TakeThreadBuffer();
         try
         {
-            return new ValueTask<bool>(TryGet(key, destination));
+            if (!await TryReadLiveAsync(key, buffer, token).ConfigureAwait(false))
+            {
+                return false;
+            }
+            destination.Write(buffer.WrittenSpan[CacheEntryFormat.HeaderSize..]);
+            return true;
         }
-        catch (Exception e)
+        finally
         {
-            return ValueTask.FromException<bool>(e);
+            GiveBackThreadBuffer(buffer);
         }
     }
 
@@ -480,44 +503,7 @@ public sealed partial class KvEngineCache : IBufferDistributedCache, IDisposable
             {
                 return false;
             }
-            CacheEntryHeader header = CacheEntryHeader.Read(buffer.WrittenSpan);
-            long now = _time.GetUtcNow().UtcTicks;
-            if (!header.HasSliding && !header.IsExpired(now))
-            {
-                return true; // live, and no sliding expiry to move: nothing to write
-            }
-
-            // Renew or delete under the key's lock: renewals never move an expiry backwards, and a
-            // set racing with this read is not undone by it.
-            SemaphoreSlim stripe = Stripe(renewalKey);
-            stripe.Wait();
-            try
-            {
-                long expiresAt = header.HasSliding ? CurrentExpiry(db, renewalKey, header) : header.ExpiresAt;
-                now = _time.GetUtcNow().UtcTicks;
-                if (now >= expiresAt)
-                {
-                    // Expired: delete the key unless a set has replaced this generation meanwhile.
-                    buffer.Reset();
-                    if (db.TryGet(k, buffer) && CacheEntryHeader.Read(buffer.WrittenSpan) == header)
-                    {
-                        DeleteEntry(db, renewalKey);
-                    }
-                    return false;
-                }
-                long renewed = header.Touched(now).ExpiresAt;
-                if (renewed > expiresAt)
-                {
-                    Span<byte> record = stackalloc byte[CacheRenewal.Size];
-                    CacheRenewal.For(header, renewed).Write(record);
-                    db.Put(renewalKey, record, _writeOptions);
-                }
-                return true;
-            }
-            finally
-            {
-                stripe.Release();
-            }
+            return IsLiveAfterRead(db, renewalKey, buffer);
         }
         finally
         {
@@ -525,7 +511,87 @@ public sealed partial class KvEngineCache : IBufferDistributedCache, IDisposable
         }
     }
 
+    /// <summary>
+    /// <see cref="TryReadLive"/> through the database's asynchronous read: a lookup whose blocks
+    /// are not cached releases the thread while the engine reads them. The renewal or deletion of
+    /// an entry with a sliding or passed expiry stays synchronous (rare, and under the key's lock).
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<bool> TryReadLiveAsync(string key, PooledBufferWriter buffer, CancellationToken token)
+    {
+        KvDb db = Db();
+        byte[] k = EncodeKeysArray(key, out int length);
+        try
+        {
+            buffer.Reset();
+            if (!await db.TryGetAsync(k.AsMemory(1, length - 1), buffer, null, token).ConfigureAwait(false))
+            {
+                return false;
+            }
+            return IsLiveAfterRead(db, k.AsSpan(0, length), buffer);
+        }
+        finally
+        {
+            Return(k);
+        }
+    }
+
+    /// <summary>The entry read into <paramref name="buffer"/> is live: true (renewing a sliding expiry), else false (deleting it when expired).</summary>
+    private bool IsLiveAfterRead(KvDb db, Span<byte> renewalKey, PooledBufferWriter buffer)
+    {
+        ReadOnlySpan<byte> k = renewalKey[1..];
+        CacheEntryHeader header = CacheEntryHeader.Read(buffer.WrittenSpan);
+        long now = _time.GetUtcNow().UtcTicks;
+        if (!header.HasSliding && !header.IsExpired(now))
+        {
+            return true; // live, and no sliding expiry to move: nothing to write
+        }
+
+        // Renew or delete under the key's lock: renewals never move an expiry backwards, and a
+        // set racing with this read is not undone by it.
+        SemaphoreSlim stripe = Stripe(renewalKey);
+        stripe.Wait();
+        try
+        {
+            long expiresAt = header.HasSliding ? CurrentExpiry(db, renewalKey, header) : header.ExpiresAt;
+            now = _time.GetUtcNow().UtcTicks;
+            if (now >= expiresAt)
+            {
+                // Expired: delete the key unless a set has replaced this generation meanwhile.
+                buffer.Reset();
+                if (db.TryGet(k, buffer) && CacheEntryHeader.Read(buffer.WrittenSpan) == header)
+                {
+                    DeleteEntry(db, renewalKey);
+                }
+                return false;
+            }
+            long renewed = header.Touched(now).ExpiresAt;
+            if (renewed > expiresAt)
+            {
+                Span<byte> record = stackalloc byte[CacheRenewal.Size];
+                CacheRenewal.For(header, renewed).Write(record);
+                db.Put(renewalKey, record, _writeOptions);
+            }
+            return true;
+        }
+        finally
+        {
+            stripe.Release();
+        }
+    }
+
     private static PooledBufferWriter RentThreadBuffer() => t_buffer ??= new PooledBufferWriter();
+
+    /// <summary>The thread's buffer, taken out of its slot for a call that may resume on another thread (a new one if it is out); give it back with <see cref="GiveBackThreadBuffer"/>.</summary>
+    private static PooledBufferWriter TakeThreadBuffer()
+    {
+        PooledBufferWriter? buffer = t_buffer;
+        t_buffer = null;
+        return buffer ?? new PooledBufferWriter();
+    }
+
+    /// <summary>Puts <paramref name="buffer"/> in the current thread's slot when it is empty (else drops it).</summary>
+    private static void GiveBackThreadBuffer(PooledBufferWriter buffer) => t_buffer ??= buffer;
 
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
 }

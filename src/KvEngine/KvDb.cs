@@ -535,26 +535,6 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     public bool KeyMayExist(ReadOnlySpan<byte> key, ReadOptions? options = null) =>
         _impl.KeyMayExist(_impl.DefaultFamily, key, null, options ?? ReadOptions.Default, out _);
 
-    /// <summary>
-    /// The value of <paramref name="key"/>, or null. Table reads are positional reads of the page
-    /// cache or disk done inline, so this completes synchronously.
-    /// </summary>
-    public ValueTask<byte[]?> GetAsync(ReadOnlyMemory<byte> key, ReadOptions? options = null, CancellationToken cancellationToken = default)
-    {
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return ValueTask.FromCanceled<byte[]?>(cancellationToken);
-        }
-        try
-        {
-            return new ValueTask<byte[]?>(Get(key.Span, options));
-        }
-        catch (Exception e) when (e is KvException or IOException)
-        {
-            return ValueTask.FromException<byte[]?>(e);
-        }
-    }
-
     /// <summary>A snapshot of the current state; dispose it when done.</summary>
     public Snapshot GetSnapshot() => _impl.GetSnapshot();
 

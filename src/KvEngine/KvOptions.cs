@@ -221,6 +221,9 @@ public sealed class KvOptions : ColumnFamilyOptions
     /// <summary>The file system: the operating system's unless a test substitutes one.</summary>
     internal IFileSystem FileSystem { get; set; } = LocalFileSystem.Instance;
 
+    /// <summary>The engine asynchronous reads go through: the process's shared one (<see cref="Storage.IO.BlockReadEngines.Shared"/>) unless a test substitutes one.</summary>
+    internal Storage.IO.IBlockReadEngine? BlockReadEngine { get; set; }
+
     /// <summary>
     /// The options a database was last opened with, from its newest <c>OPTIONS-NNNNNN</c> file
     /// (RocksDB's LoadLatestOptions; KvEngine writes that file at every open and family change, as RocksDB does):

@@ -31,6 +31,9 @@ internal sealed class LocalDirectRandomAccessFile : IAsyncRandomAccessFile
 
     public long Length { get; }
 
+    /// <summary>The open handle, for reads through a block-read engine (valid until <see cref="Dispose"/>; a read in flight holds a reference on it).</summary>
+    internal SafeFileHandle Handle => _handle;
+
     public int Alignment => DirectIO.Alignment;
 
     public unsafe int Read(long offset, Span<byte> buffer)

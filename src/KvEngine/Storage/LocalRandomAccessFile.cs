@@ -24,6 +24,9 @@ internal sealed class LocalRandomAccessFile : IAsyncRandomAccessFile
 
     public long Length { get; }
 
+    /// <summary>The open handle, for reads through a block-read engine (valid until <see cref="Dispose"/>; a read in flight holds a reference on it).</summary>
+    internal SafeFileHandle Handle => _handle;
+
     public int Read(long offset, Span<byte> buffer)
     {
         int total = 0;

@@ -209,6 +209,7 @@ internal sealed partial class TableReader
             }
             Footer footer = Footer.Decode(footerBytes, fileName);
             var reader = new TableReader(file, fileSize, options, fileName, footer, maybeFlushed, limiter, largestSequence);
+            reader._deferrable = true; // opening reads synchronously; lookups through the reader may defer from now on
             if (limiter != null)
             {
                 reader._limiter!.Register(reader);

@@ -440,8 +440,22 @@ internal sealed partial class TableReader : ICacheValueFactory, IDisposable
         return true;
     }
 
-    /// <summary>A positional read through the file, reopening it when the limiter closed it.</summary>
+    /// <summary>
+    /// A positional read through the file, reopening it when the limiter closed it; inside an
+    /// asynchronous lookup's attempt (<see cref="DeferredBlockReads.Current"/>) the bytes come from
+    /// what the operation fetched, or the read is deferred (see <see cref="DeferredBlockReads"/>).
+    /// </summary>
     private int ReadFile(long offset, Span<byte> buffer)
+    {
+        if (_deferrable && DeferredBlockReads.Current is { } deferred)
+        {
+            return deferred.ServeOrDefer(this, offset, buffer);
+        }
+        return ReadFileNow(offset, buffer);
+    }
+
+    /// <summary><see cref="ReadFile"/> with the read always done here and now.</summary>
+    private int ReadFileNow(long offset, Span<byte> buffer)
     {
         IRandomAccessFile file = AcquireFile();
         try
