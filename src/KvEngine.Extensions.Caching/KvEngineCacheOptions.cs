@@ -16,7 +16,7 @@ public sealed class KvEngineCacheOptions
     /// <summary>
     /// Directory of the cache's KvEngine database; created when missing. Required. Caches of one
     /// process with the same path share one open database (see <see cref="InstanceName"/>); another
-    /// process holding the directory makes the open fail with a <see cref="KvException"/> naming its
+    /// process holding the directory makes the open fail with a <see cref="KvLockHeldException"/> naming its
     /// LOCK file.
     /// </summary>
     public string? Path { get; set; }

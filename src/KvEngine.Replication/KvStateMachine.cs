@@ -133,7 +133,7 @@ public sealed partial class KvStateMachine : IStateMachine, IDisposable
         var families = new List<ColumnFamilyHandle> { db.DefaultColumnFamily };
         foreach (ColumnFamilyDescriptor descriptor in machine._options.ColumnFamilies ?? [])
         {
-            families.Add(db.GetColumnFamily(descriptor.Name) ?? throw new KvException($"Column family '{descriptor.Name}' is missing."));
+            families.Add(db.GetColumnFamily(descriptor.Name) ?? throw new KvException($"Column family '{descriptor.Name}' is missing.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null));
         }
         foreach (ColumnFamilyHandle family in families)
         {

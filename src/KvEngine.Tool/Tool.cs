@@ -51,7 +51,7 @@ internal static class Tool
             buffered.Flush();
             return Fail(error, ExitCodes.Corruption, "Corruption", e.Message);
         }
-        catch (IOException e) when (IsLockHeld(e))
+        catch (Exception e) when (IsLockHeld(e))
         {
             buffered.Flush();
             return Fail(error, ExitCodes.Busy, "Busy", e.Message);
@@ -59,10 +59,6 @@ internal static class Tool
         catch (Exception e) when (e is KvException or IOException or UnauthorizedAccessException or ArgumentException or NotSupportedException)
         {
             buffered.Flush();
-            if (IsLockHeld(e))
-            {
-                return Fail(error, ExitCodes.Busy, "Busy", e.Message);
-            }
             string kind = e is IOException or UnauthorizedAccessException ? "IO error" : e is ArgumentException ? "Invalid argument" : "Failed";
             return Fail(error, ExitCodes.Failed, kind, e.Message);
         }
@@ -96,7 +92,7 @@ internal static class Tool
     {
         for (Exception? x = e; x != null; x = x.InnerException)
         {
-            if (x is IOException && x.GetType().Name == "LockHeldException")
+            if (x is KvLockHeldException)
             {
                 return true;
             }

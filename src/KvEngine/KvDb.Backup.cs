@@ -41,7 +41,7 @@ public sealed partial class KvDb
         return new(DbImpl.OpenReadOnly(path, options, columnFamilies, errorIfWalFileExists));
     }
 
-    /// <summary>True when opened by <see cref="OpenReadOnly(string, KvOptions, bool)"/>: every write throws <see cref="NotSupportedException"/>.</summary>
+    /// <summary>True when opened by <see cref="OpenReadOnly(string, KvOptions, bool)"/>: every write throws <see cref="KvReadOnlyException"/>.</summary>
     public bool IsReadOnly => _impl.IsReadOnly;
 
     /// <summary>
@@ -59,7 +59,7 @@ public sealed partial class KvDb
     /// </summary>
     /// <exception cref="ArgumentException"><paramref name="directory"/> exists.</exception>
     /// <exception cref="KvException">An I/O error (the partial checkpoint is removed).</exception>
-    /// <exception cref="NotSupportedException">The database was opened read-only.</exception>
+    /// <exception cref="KvReadOnlyException">The database was opened read-only.</exception>
     public void CreateCheckpoint(string directory, ulong logSizeForFlush = 0) => _impl.CreateCheckpoint(directory, logSizeForFlush);
 
     /// <summary>
@@ -73,7 +73,7 @@ public sealed partial class KvDb
     /// up to its listed size: KvEngine's MANIFEST records the WALs it creates and an open refuses a
     /// database whose recorded WAL is missing (<see cref="CreateCheckpoint"/> does all of this).
     /// </summary>
-    /// <exception cref="NotSupportedException"><paramref name="flushMemtable"/> on a read-only database.</exception>
+    /// <exception cref="KvReadOnlyException"><paramref name="flushMemtable"/> on a read-only database.</exception>
     public IReadOnlyList<string> GetLiveFiles(out ulong manifestFileSize, bool flushMemtable = true) =>
         _impl.GetLiveFiles(flushMemtable, out manifestFileSize);
 
@@ -94,7 +94,7 @@ public sealed partial class KvDb
     /// when <see cref="EnableFileDeletions"/> brings the count back to zero. Returns once no deletion
     /// is in progress.
     /// </summary>
-    /// <exception cref="NotSupportedException">The database was opened read-only.</exception>
+    /// <exception cref="KvReadOnlyException">The database was opened read-only.</exception>
     public void DisableFileDeletions() => _impl.DisableFileDeletions();
 
     /// <summary>
@@ -103,6 +103,6 @@ public sealed partial class KvDb
     /// it goes down by one. Once at zero, the files that became obsolete meanwhile are deleted
     /// before this returns.
     /// </summary>
-    /// <exception cref="NotSupportedException">The database was opened read-only.</exception>
+    /// <exception cref="KvReadOnlyException">The database was opened read-only.</exception>
     public void EnableFileDeletions(bool force = true) => _impl.EnableFileDeletions(force);
 }

@@ -61,7 +61,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
 
     /// <summary>Opens (or, with <see cref="KvOptions.CreateIfMissing"/>, creates) the database at <paramref name="path"/>.</summary>
     /// <exception cref="KvCorruptionException">Its files are damaged beyond what the recovery mode tolerates.</exception>
-    /// <exception cref="KvException">Another instance holds it, or it is missing or exists against the options.</exception>
+    /// <exception cref="KvLockHeldException">Another instance or process holds its LOCK.</exception>
+    /// <exception cref="KvException">It is missing or exists against the options (<see cref="KvStatusCode.InvalidArgument"/>), or an I/O error (<see cref="KvStatusCode.IOError"/>).</exception>
     public static KvDb Open(string path, KvOptions? options = null) => new(DbImpl.Open(path, options ?? new KvOptions()));
 
     /// <summary>
@@ -75,7 +76,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// </summary>
     /// <exception cref="ArgumentException">"default" or another family is not named, or a family is missing without CreateMissingColumnFamilies, or is named twice.</exception>
     /// <exception cref="KvCorruptionException">Its files are damaged beyond what the recovery mode tolerates.</exception>
-    /// <exception cref="KvException">Another instance holds it, or it is missing or exists against the options.</exception>
+    /// <exception cref="KvLockHeldException">Another instance or process holds its LOCK.</exception>
+    /// <exception cref="KvException">It is missing or exists against the options (<see cref="KvStatusCode.InvalidArgument"/>), or an I/O error (<see cref="KvStatusCode.IOError"/>).</exception>
     public static KvDb Open(string path, KvOptions options, IEnumerable<ColumnFamilyDescriptor> columnFamilies)
     {
         ArgumentNullException.ThrowIfNull(columnFamilies);
@@ -96,7 +98,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
         string dir = System.IO.Path.GetFullPath(path);
         if (!fs.FileExists(FileNames.CurrentFile(dir)))
         {
-            throw new KvException($"Database '{dir}' does not exist (no CURRENT file).");
+            throw new KvException($"Database '{dir}' does not exist (no CURRENT file).", KvStatusCode.NotFound, KvStatusSubCode.None, null);
         }
         try
         {
@@ -114,7 +116,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// then the directory if nothing else is in it. Files of other names are left alone. Does
     /// nothing when the directory does not exist.
     /// </summary>
-    /// <exception cref="KvException">The database is open (its LOCK is held), or a file could not be deleted.</exception>
+    /// <exception cref="KvLockHeldException">The database is open (its LOCK is held).</exception>
+    /// <exception cref="KvException">A file could not be deleted.</exception>
     public static void Destroy(string path, KvOptions? options = null) =>
         DbDestroyer.Destroy(path, (options ?? new KvOptions()).FileSystem);
 
@@ -127,7 +130,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// families (merge operators for merges in the WAL); other families found get
     /// <paramref name="options"/>. See docs/admin.md for what a repair can and cannot restore.
     /// </summary>
-    /// <exception cref="KvException">The database is open (its LOCK is held), its directory is missing, or the repair failed.</exception>
+    /// <exception cref="KvLockHeldException">The database is open (its LOCK is held).</exception>
+    /// <exception cref="KvException">Its directory is missing, or the repair failed.</exception>
     public static void Repair(string path, KvOptions? options = null, IEnumerable<ColumnFamilyDescriptor>? columnFamilies = null) =>
         Repairer.Repair(path, options ?? new KvOptions(), columnFamilies?.ToList() ?? []);
 
@@ -180,6 +184,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// had; returns when the write is as durable as <paramref name="options"/> asks
     /// (<see cref="WriteOptions.Default"/> when null). Keys and values may be empty.
     /// </summary>
+    /// <exception cref="KvWriteStoppedException">A background error stopped writes (<see cref="Resume"/> clears it; <see cref="KvException.SubCode"/> <see cref="KvStatusSubCode.NoSpace"/>: a full disk).</exception>
+    /// <exception cref="KvReadOnlyException">The database was opened read-only.</exception>
     public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value, WriteOptions? options = null)
     {
         WriteBatch b = ThreadBatch();
@@ -337,6 +343,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     }
 
     /// <summary>Applies every record of <paramref name="batch"/> atomically.</summary>
+    /// <exception cref="KvWriteStoppedException">A background error stopped writes (<see cref="Resume"/> clears it; <see cref="KvException.SubCode"/> <see cref="KvStatusSubCode.NoSpace"/>: a full disk).</exception>
+    /// <exception cref="KvReadOnlyException">The database was opened read-only.</exception>
     public void Write(WriteBatch batch, WriteOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(batch);
@@ -602,6 +610,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// Writes the memtables of every column family to table files and waits until they are
     /// recorded (RocksDB's Flush over all handles).
     /// </summary>
+    /// <exception cref="KvWriteStoppedException">A background error stopped writes (<see cref="Resume"/> clears it; <see cref="KvException.SubCode"/> <see cref="KvStatusSubCode.NoSpace"/>: a full disk).</exception>
+    /// <exception cref="KvReadOnlyException">The database was opened read-only.</exception>
     public void Flush()
     {
         _impl.Flush();
@@ -629,7 +639,7 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// <exception cref="KvCorruptionException">A file is not an external SST file (no external-file version property), has a key with a non-zero sequence number, or is damaged.</exception>
     /// <exception cref="InvalidOperationException">The options forbid what the ingestion needs (a flush, a global sequence number, a level above the last).</exception>
     /// <exception cref="IOException">Copying, linking or recording the files failed; the database is unchanged.</exception>
-    /// <exception cref="NotSupportedException">The database was opened read-only.</exception>
+    /// <exception cref="KvReadOnlyException">The database was opened read-only.</exception>
     public void IngestExternalFile(IReadOnlyList<string> paths, IngestExternalFileOptions? options = null) =>
         _impl.IngestExternalFile(_impl.DefaultFamily, paths, options ?? new IngestExternalFileOptions());
 
@@ -656,6 +666,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// place too, so the filter sees every value of the range.
     /// Runs on the calling thread and returns when done.
     /// </summary>
+    /// <exception cref="KvWriteStoppedException">A background error stopped writes (<see cref="Resume"/> clears it; <see cref="KvException.SubCode"/> <see cref="KvStatusSubCode.NoSpace"/>: a full disk).</exception>
+    /// <exception cref="KvReadOnlyException">The database was opened read-only.</exception>
     public void CompactRange(byte[]? begin, byte[]? end) => _impl.CompactRange(_impl.DefaultFamily, begin, end);
 
     /// <summary><see cref="CompactRange(byte[], byte[])"/> for <paramref name="columnFamily"/>.</summary>
@@ -739,7 +751,8 @@ public sealed partial class KvDb : IDisposable, IAsyncDisposable
     /// automatically (<see cref="KvOptions.MaxBackgroundErrorResumeCount"/>); other I/O errors wait
     /// for this call. Does nothing when there is no error.
     /// </summary>
-    /// <exception cref="KvException">Recovery failed (the cause is inside; the error state stays), or the error was corruption.</exception>
+    /// <exception cref="KvWriteStoppedException">The error was corruption, which Resume cannot clear.</exception>
+    /// <exception cref="KvException">Recovery failed (the cause is inside; the error state stays).</exception>
     public void Resume() => _impl.Resume();
 
     /// <summary>

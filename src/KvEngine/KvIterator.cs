@@ -103,7 +103,7 @@ public readonly struct KvIterator : IDisposable, IEquatable<KvIterator>
     /// than a new iterator; allocates nothing while no memtable switch, flush or compaction happened
     /// since the iterator was created or last refreshed.
     /// </summary>
-    /// <exception cref="NotSupportedException">The iterator was created with <see cref="ReadOptions.Snapshot"/> (as in RocksDB).</exception>
+    /// <exception cref="KvNotSupportedException">The iterator was created with <see cref="ReadOptions.Snapshot"/> (as in RocksDB).</exception>
     /// <exception cref="ObjectDisposedException">The iterator or its database was disposed.</exception>
     public void Refresh()
     {

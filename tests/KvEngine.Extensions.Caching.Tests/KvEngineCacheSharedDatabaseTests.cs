@@ -74,7 +74,7 @@ public sealed class KvEngineCacheSharedDatabaseTests : IDisposable
         Assert.Equal(1, SharedCacheDatabase.ReferencesTo(_dir.Path));
         Assert.Throws<ObjectDisposedException>(() => first.Get("k"));
         second.Set("k", Bytes("w"), new DistributedCacheEntryOptions()); // still open for the other cache
-        Assert.Throws<KvException>(() => KvDb.Open(_dir.Path)); // and its LOCK held
+        Assert.Throws<KvLockHeldException>(() => KvDb.Open(_dir.Path)); // and its LOCK held
         second.Dispose();
         Assert.Equal(0, SharedCacheDatabase.ReferencesTo(_dir.Path));
         using (KvDb db = KvDb.Open(_dir.Path))

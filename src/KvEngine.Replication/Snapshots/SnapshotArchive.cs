@@ -71,7 +71,8 @@ internal static class SnapshotArchive
                     int read = await source.ReadAsync(buffer.AsMemory(0, (int)Math.Min(buffer.Length, remaining)), cancellationToken).ConfigureAwait(false);
                     if (read == 0)
                     {
-                        throw new KvException($"Snapshot file '{name}' is shorter than the {size} bytes it had when the snapshot was taken.");
+                        throw new KvException($"Snapshot file '{name}' is shorter than the {size} bytes it had when the snapshot was taken.",
+                            KvStatusCode.IOError, KvStatusSubCode.None, null);
                     }
                     crc.Append(buffer.AsSpan(0, read));
                     await write(buffer.AsMemory(0, read), cancellationToken).ConfigureAwait(false);

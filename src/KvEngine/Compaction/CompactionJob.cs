@@ -231,7 +231,7 @@ internal sealed class CompactionJob
         }
         if (decision is not (KvCompactionFilterDecision.Keep or KvCompactionFilterDecision.Remove or KvCompactionFilterDecision.ChangeValue))
         {
-            throw new KvException($"The compaction filter '{_userFilter.Name}' returned the unknown decision {(int)decision}.");
+            throw new KvException($"The compaction filter '{_userFilter.Name}' returned the unknown decision {(int)decision}.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
         return decision;
     }

@@ -82,7 +82,7 @@ internal sealed class SnapshotStripeFilter : IDisposable
         var type = (ValueType)(byte)trailer;
         if (type is not (ValueType.Value or ValueType.Deletion or ValueType.SingleDeletion or ValueType.Merge))
         {
-            throw new KvException($"A table holds an entry of type {(int)type}, which compaction does not support.");
+            throw new KvNotSupportedException($"A table holds an entry of type {(int)type}, which compaction does not support.");
         }
         int stripe = StripeOf(sequence);
         if (_hasKey && userKey.SequenceEqual(_userKey.WrittenSpan))

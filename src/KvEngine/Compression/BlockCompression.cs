@@ -26,7 +26,7 @@ internal static class BlockCompression
     {
         if (!IsWritable(type))
         {
-            throw new KvException(
+            throw new KvNotSupportedException(
                 $"Compression {CompressionTypeNames.ToRocksDbName(type)} is not supported for writing; use None, Snappy, LZ4, LZ4HC or ZSTD.");
         }
     }

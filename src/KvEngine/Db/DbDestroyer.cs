@@ -36,9 +36,9 @@ internal static class DbDestroyer
             names = fs.GetChildren(dir);
             dbLock = fs.LockFile(FileNames.LockFile(dir));
         }
-        catch (LockHeldException e)
+        catch (KvLockHeldException e)
         {
-            throw new KvException($"Database '{dir}' is open (its LOCK is held); close it before destroying it.", e);
+            throw new KvLockHeldException($"Database '{dir}' is open (its LOCK is held); close it before destroying it.", e);
         }
         catch (IOException e)
         {

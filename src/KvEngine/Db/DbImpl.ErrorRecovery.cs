@@ -37,7 +37,7 @@ internal sealed partial class DbImpl : IErrorRecoveryActions
         }
         if (error is KvCorruptionException)
         {
-            throw new KvException("The database stopped on corruption, which Resume cannot repair: " + error.Message, error);
+            throw new KvWriteStoppedException("The database stopped on corruption, which Resume cannot repair: " + error.Message, error);
         }
         if (error != null && !TryResume(out Exception? failure))
         {

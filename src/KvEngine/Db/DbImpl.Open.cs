@@ -88,11 +88,11 @@ internal sealed partial class DbImpl
         bool exists = fs.DirectoryExists(dir) && fs.FileExists(FileNames.CurrentFile(dir));
         if (!exists && !options.CreateIfMissing)
         {
-            throw new KvException($"Database '{dir}' does not exist and CreateIfMissing is false.");
+            throw new KvException($"Database '{dir}' does not exist and CreateIfMissing is false.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
         if (exists && options.ErrorIfExists)
         {
-            throw new KvException($"Database '{dir}' already exists and ErrorIfExists is true.");
+            throw new KvException($"Database '{dir}' already exists and ErrorIfExists is true.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
         if (!fs.DirectoryExists(dir))
         {
@@ -109,9 +109,9 @@ internal sealed partial class DbImpl
         {
             dbLock = fs.LockFile(FileNames.LockFile(dir));
         }
-        catch (LockHeldException e)
+        catch (KvLockHeldException e)
         {
-            throw new KvException($"Database '{dir}' is in use by another instance (LOCK is held).", e);
+            throw new KvLockHeldException($"Database '{dir}' is in use by another instance (LOCK is held).", e);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -186,7 +186,7 @@ internal sealed partial class DbImpl
                 (true, false) => "UseDirectReads (use_direct_reads) is",
                 _ => "UseDirectIoForFlushAndCompaction (use_direct_io_for_flush_and_compaction) is",
             };
-            throw new KvException($"Database '{dir}': {option} set, but direct I/O is not available there: {e.Message}", e);
+            throw new KvNotSupportedException($"Database '{dir}': {option} set, but direct I/O is not available there: {e.Message}", e);
         }
     }
 

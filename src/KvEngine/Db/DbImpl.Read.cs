@@ -122,7 +122,7 @@ internal sealed partial class DbImpl
         ThrowIfDisposed();
         if (it.HasSnapshot)
         {
-            throw new NotSupportedException("Refresh is not supported on an iterator created with ReadOptions.Snapshot (as in RocksDB).");
+            throw new KvNotSupportedException("Refresh is not supported on an iterator created with ReadOptions.Snapshot (as in RocksDB).");
         }
         ReadState state = it.Family.AcquireReadState();
         PinnedIterator result;

@@ -8,7 +8,7 @@ namespace KvEngine.Db;
 /// Read-only open (RocksDB's DB::OpenForReadOnly): recovers the MANIFEST and replays the WALs into
 /// memtables in memory only. It takes no LOCK, so it may run beside a writer, and writes nothing:
 /// no WAL, MANIFEST, OPTIONS file or table is created and no file is deleted (no background work
-/// runs). Every operation that would write throws <see cref="NotSupportedException"/> (RocksDB's
+/// runs). Every operation that would write throws <see cref="KvReadOnlyException"/> (RocksDB's
 /// Status::NotSupported). Invariant: <see cref="_readOnly"/> is set before recovery and never changes.
 /// <para>
 /// Beside a writer the instance sees the database as it was when opened; it does not follow the
@@ -39,7 +39,7 @@ internal sealed partial class DbImpl
         string dir = Path.GetFullPath(path);
         if (!options.FileSystem.FileExists(FileNames.CurrentFile(dir)))
         {
-            throw new KvException($"Database '{dir}' does not exist (no CURRENT file); a read-only open cannot create it.");
+            throw new KvException($"Database '{dir}' does not exist (no CURRENT file); a read-only open cannot create it.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
         CheckDirectIO(dir, options, FileNames.CurrentFile(dir));
         DbImpl? db = null;
@@ -77,12 +77,12 @@ internal sealed partial class DbImpl
         }
     }
 
-    /// <summary>Throws <see cref="NotSupportedException"/> for <paramref name="operation"/> on a read-only instance.</summary>
+    /// <summary>Throws <see cref="KvReadOnlyException"/> for <paramref name="operation"/> on a read-only instance.</summary>
     internal void ThrowIfReadOnly(string operation)
     {
         if (_readOnly)
         {
-            throw new NotSupportedException($"{operation} is not supported: database '{_dir}' was opened read-only (KvDb.OpenReadOnly).");
+            throw new KvReadOnlyException($"{operation} is not supported: database '{_dir}' was opened read-only (KvDb.OpenReadOnly).");
         }
     }
 

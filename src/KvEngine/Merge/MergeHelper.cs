@@ -15,7 +15,8 @@ internal static class MergeHelper
 
     /// <summary>Throws the error a read or compaction meeting operands raises without an operator.</summary>
     public static KvException NotInitialized(ReadOnlySpan<byte> userKey) =>
-        new($"{NotInitializedMessage} The key {Convert.ToHexString(userKey)} holds merge operands; set ColumnFamilyOptions.MergeOperator.");
+        new($"{NotInitializedMessage} The key {Convert.ToHexString(userKey)} holds merge operands; set ColumnFamilyOptions.MergeOperator.",
+            KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
 
     /// <summary>Full merge of <paramref name="operands"/> (at least one) over the base, into <paramref name="result"/>.</summary>
     public static void FullMerge(KvMergeOperator? op, ReadOnlySpan<byte> userKey, bool hasBase, ReadOnlySpan<byte> baseValue,
@@ -32,7 +33,7 @@ internal static class MergeHelper
         }
         catch (Exception e) when (e is not KvException)
         {
-            throw new KvException($"The merge operator '{op.Name}' failed: {e.Message}", e);
+            throw new KvException($"The merge operator '{op.Name}' failed: {e.Message}", KvStatusCode.Corruption, KvStatusSubCode.MergeOperatorFailed, e);
         }
         if (!ok)
         {
@@ -49,7 +50,7 @@ internal static class MergeHelper
         }
         catch (Exception e) when (e is not KvException)
         {
-            throw new KvException($"The merge operator '{op.Name}' failed: {e.Message}", e);
+            throw new KvException($"The merge operator '{op.Name}' failed: {e.Message}", KvStatusCode.Corruption, KvStatusSubCode.MergeOperatorFailed, e);
         }
     }
 }

@@ -26,13 +26,13 @@ internal static class MergeOperatorCheck
         {
             throw new KvException(
                 $"{MergeHelper.NotInitializedMessage} {fileName} holds {properties.NumMergeOperands} merge operands (written with operator '{written}'); " +
-                "set ColumnFamilyOptions.MergeOperator to that operator.");
+                "set ColumnFamilyOptions.MergeOperator to that operator.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
         // A table written without an operator ("nullptr" or empty) may hold operands from a log replayed by RocksDB: accept it.
         if (written.Length != 0 && written != NoOperatorName && written != configured)
         {
             throw new KvException(
-                $"{fileName} holds merge operands written with the merge operator '{written}', but '{configured}' is configured.");
+                $"{fileName} holds merge operands written with the merge operator '{written}', but '{configured}' is configured.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
     }
 }

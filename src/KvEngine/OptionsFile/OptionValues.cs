@@ -189,7 +189,7 @@ internal static class OptionValues
         {
             if (name == value)
             {
-                return parsed ?? throw new KvException($"{typeof(T).Name} '{value}' is not supported by KvEngine (supported: {Supported(names)}).");
+                return parsed ?? throw new KvNotSupportedException($"{typeof(T).Name} '{value}' is not supported by KvEngine (supported: {Supported(names)}).");
             }
         }
         throw new OptionsFormatException($"'{value}' is not a {typeof(T).Name} value");

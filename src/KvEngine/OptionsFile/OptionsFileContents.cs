@@ -45,7 +45,7 @@ internal sealed class OptionsFileContents
         if (family.MergeOperator != null)
         {
             throw new KvException(
-                $"Column family '{family.Name}' uses merge operator '{family.MergeOperator}', which is not built into KvEngine: open with ColumnFamilyOptions.MergeOperator set to an operator of that name.");
+                $"Column family '{family.Name}' uses merge operator '{family.MergeOperator}', which is not built into KvEngine: open with ColumnFamilyOptions.MergeOperator set to an operator of that name.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
     }
 }

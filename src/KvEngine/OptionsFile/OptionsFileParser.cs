@@ -101,7 +101,7 @@ internal static class OptionsFileParser
                         }
                         if (sectionKind != OptionsFileWriter.BlockBasedTableSection)
                         {
-                            throw new KvException($"{where}: table format {sectionKind["TableOptions/".Length..]} is not supported by KvEngine (block-based tables only).");
+                            throw new KvNotSupportedException($"{where}: table format {sectionKind["TableOptions/".Length..]} is not supported by KvEngine (block-based tables only).");
                         }
                         if (!tableSections.Add(sectionArg))
                         {
@@ -162,6 +162,10 @@ internal static class OptionsFileParser
             catch (OptionsFormatException e)
             {
                 throw new KvCorruptionException($"{where}: option {name}: {e.Message}.", e);
+            }
+            catch (KvNotSupportedException e)
+            {
+                throw new KvNotSupportedException($"{where}: option {name}: {e.Message}", e);
             }
             catch (KvException e) when (e is not KvCorruptionException)
             {

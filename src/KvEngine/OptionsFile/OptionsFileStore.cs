@@ -103,12 +103,12 @@ internal static class OptionsFileStore
     {
         if (!fs.DirectoryExists(dir))
         {
-            throw new KvException($"Database directory '{dir}' does not exist.");
+            throw new KvException($"Database directory '{dir}' does not exist.", KvStatusCode.IOError, KvStatusSubCode.PathNotFound, null);
         }
         ulong newest = Newest(fs, dir);
         if (newest == 0)
         {
-            throw new KvException($"Database '{dir}' has no OPTIONS file.");
+            throw new KvException($"Database '{dir}' has no OPTIONS file.", KvStatusCode.NotFound, KvStatusSubCode.None, null);
         }
         string path = Path.Combine(dir, OptionsFileNames.FileName(newest));
         string text;

@@ -51,13 +51,13 @@ internal static class OptionsMapper
             case "comparator":
                 if (value != "leveldb.BytewiseComparator")
                 {
-                    throw new KvException($"comparator '{value}' is not supported by KvEngine (bytewise order only).");
+                    throw new KvNotSupportedException($"comparator '{value}' is not supported by KvEngine (bytewise order only).");
                 }
                 break;
             case "table_factory":
                 if (value != "BlockBasedTable")
                 {
-                    throw new KvException($"table factory '{value}' is not supported by KvEngine (block-based tables only).");
+                    throw new KvNotSupportedException($"table factory '{value}' is not supported by KvEngine (block-based tables only).");
                 }
                 break;
             case "compression": o.Compression = Compression(value); break;
@@ -210,6 +210,6 @@ internal static class OptionsMapper
             }
             return bits;
         }
-        throw new KvException($"filter policy '{value}' is not supported by KvEngine (Bloom filters only).");
+        throw new KvNotSupportedException($"filter policy '{value}' is not supported by KvEngine (Bloom filters only).");
     }
 }

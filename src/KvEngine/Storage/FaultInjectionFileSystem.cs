@@ -328,7 +328,7 @@ internal sealed class FaultInjectionFileSystem : IFileSystem
             Check(FileOperation.Lock, path);
             if (!_locks.Add(path))
             {
-                throw new LockHeldException($"Lock file '{path}' is held by another instance.");
+                throw new KvLockHeldException($"Lock file '{path}' is held by another instance.");
             }
             if (!_live.ContainsKey(path))
             {

@@ -26,7 +26,7 @@ internal sealed class LocalFileLock : IDisposable
     }
 
     /// <summary>Locks <paramref name="path"/> (full path) with <paramref name="open"/>, which opens and locks the file.</summary>
-    /// <exception cref="LockHeldException">This process already holds it.</exception>
+    /// <exception cref="KvLockHeldException">This process already holds it.</exception>
     public static LocalFileLock Acquire(string path, Func<string, FileStream> open)
     {
         string full = Path.GetFullPath(path);
@@ -34,7 +34,7 @@ internal sealed class LocalFileLock : IDisposable
         {
             if (!s_held.Add(full))
             {
-                throw new LockHeldException($"Lock file '{path}' is held by another instance in this process.");
+                throw new KvLockHeldException($"Lock file '{path}' is held by another instance in this process.");
             }
         }
         try

@@ -146,7 +146,7 @@ internal sealed class LocalFileSystem : IFileSystem
     /// the file is opened (<see cref="LocalFileLock"/>).</item>
     /// </list>
     /// </summary>
-    /// <exception cref="LockHeldException">Another instance or process holds either lock.</exception>
+    /// <exception cref="KvLockHeldException">Another instance or process holds either lock.</exception>
     public IDisposable LockFile(string path) => LocalFileLock.Acquire(path, OpenAndLock);
 
     private static FileStream OpenAndLock(string path)
@@ -161,7 +161,7 @@ internal sealed class LocalFileSystem : IFileSystem
             // Only a refused flock (Unix: EWOULDBLOCK as the HResult) or a Windows sharing
             // violation means "held"; a lock file that cannot be created or opened at all (access
             // denied, no such directory, no space) keeps the file system's own exception.
-            throw new LockHeldException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
+            throw new KvLockHeldException($"Lock file '{path}' is held by another process or instance: {e.Message}", e);
         }
         if (!OperatingSystem.IsLinux())
         {
@@ -172,7 +172,7 @@ internal sealed class LocalFileSystem : IFileSystem
             int fd = (int)stream.SafeFileHandle.DangerousGetHandle();
             if (!PosixNative.TryLockWholeFile(fd, PosixNative.FSetLk, path))
             {
-                throw new LockHeldException($"Lock file '{path}' is held by another process (a POSIX record lock, as RocksDB takes).");
+                throw new KvLockHeldException($"Lock file '{path}' is held by another process (a POSIX record lock, as RocksDB takes).");
             }
         }
         catch

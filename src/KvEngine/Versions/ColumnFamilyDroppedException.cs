@@ -10,7 +10,7 @@ namespace KvEngine.Versions;
 internal sealed class ColumnFamilyDroppedException : KvException
 {
     public ColumnFamilyDroppedException(uint id)
-        : base($"Column family {id.ToString(CultureInfo.InvariantCulture)} was dropped.")
+        : base($"Column family {id.ToString(CultureInfo.InvariantCulture)} was dropped.", KvStatusCode.ColumnFamilyDropped, KvStatusSubCode.None, null)
     {
     }
 }

@@ -102,7 +102,7 @@ internal static class ManifestReader
                         {
                             if (e.Comparator != InternalKeyComparer.BytewiseComparatorName)
                             {
-                                throw new KvException(
+                                throw new KvNotSupportedException(
                                     $"Column family '{family.Name}' uses comparator '{e.Comparator}'; KvEngine supports only '{InternalKeyComparer.BytewiseComparatorName}'.");
                             }
                             family.SawComparator = true;
@@ -145,7 +145,7 @@ internal static class ManifestReader
         if (liveBlobs.Count > 0)
         {
             // Tables of such a database hold blob references (type 0x11) instead of values.
-            throw new KvException(
+            throw new KvNotSupportedException(
                 $"{manifestName} lists {liveBlobs.Count} live blob file(s) (RocksDB integrated BlobDB, enable_blob_files); KvEngine does not read blob files yet.");
         }
         return new RecoveredManifest

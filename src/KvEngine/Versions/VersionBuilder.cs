@@ -105,7 +105,7 @@ internal sealed class VersionBuilder
         if (level >= Version.NumLevels)
         {
             // A valid RocksDB database opened with num_levels > 7, not damage.
-            throw new KvException(
+            throw new KvNotSupportedException(
                 $"MANIFEST places a file at level {level}; KvEngine supports levels 0..{Version.NumLevels - 1} (RocksDB num_levels up to {Version.NumLevels}).");
         }
     }

@@ -330,7 +330,7 @@ internal sealed class LogReader
         uint compression = Coding.DecodeFixed32(payload);
         if (compression != 0)
         {
-            throw new KvException(
+            throw new KvNotSupportedException(
                 $"{_fileName} is compressed with RocksDB WAL compression type {compression} " +
                 "(wal_compression); KvEngine reads only uncompressed logs.");
         }

@@ -121,7 +121,7 @@ internal static class WriteBatchDecoder
                 case WriteBatchTag.BlobIndex:
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyBlobIndex, ref input, ref columnFamily, "BlobIndex", recordOffset);
                     ReadTwo(ref input, out _, out _, "BlobIndex", recordOffset);
-                    throw new KvException(
+                    throw new KvNotSupportedException(
                         $"WriteBatch record at offset {recordOffset} is an integrated-BlobDB blob reference " +
                         "(enable_blob_files); KvEngine does not support blob files.");
 
@@ -129,7 +129,7 @@ internal static class WriteBatchDecoder
                 case WriteBatchTag.WideColumnEntity:
                     ReadColumnFamily(tag == WriteBatchTag.ColumnFamilyWideColumnEntity, ref input, ref columnFamily, "PutEntity", recordOffset);
                     ReadTwo(ref input, out _, out _, "PutEntity", recordOffset);
-                    throw new KvException(
+                    throw new KvNotSupportedException(
                         $"WriteBatch record at offset {recordOffset} is a wide-column entity (PutEntity); " +
                         "KvEngine does not support wide columns.");
 
@@ -227,7 +227,7 @@ internal static class WriteBatchDecoder
     private static KvCorruptionException Bad(string what, int offset) =>
         new($"Bad WriteBatch {what} record at offset {offset}: truncated or malformed.");
 
-    private static KvException TwoPhaseCommit(int offset) =>
+    private static KvNotSupportedException TwoPhaseCommit(int offset) =>
         new($"WriteBatch record at offset {offset} is a two-phase-commit marker: the WAL holds prepared " +
             "transactions (RocksDB TransactionDB), which KvEngine does not support.");
 }

@@ -210,7 +210,7 @@ public sealed class CompactionFilterTests
             Assert.IsType<InvalidOperationException>(e.InnerException);
             Assert.Contains("PrefixCompactionFilter", e.Message, StringComparison.Ordinal);
             Assert.Equal("1", db.GetProperty("rocksdb.background-errors"));
-            Assert.Throws<KvException>(() => db.Put(K("c"), K("refused")));
+            Assert.Throws<KvWriteStoppedException>(() => db.Put(K("c"), K("refused")));
             Assert.Equal(K("xa2"), db.Get(K("a"))); // the inputs are untouched
             Assert.Equal(2, Files(db, 0));
 

@@ -147,7 +147,7 @@ public class BlockCompressionTests
         damaged[^3] ^= 0xFF;
         damaged[3] ^= 0x55;
         Assert.ThrowsAny<KvCorruptionException>(() => BlockCompression.Decompress(CompressionType.Snappy, damaged, new byte[length], Source, 0));
-        Assert.Throws<KvException>(() => BlockCompression.EnsureWritable(CompressionType.Zlib));
+        Assert.Throws<KvNotSupportedException>(() => BlockCompression.EnsureWritable(CompressionType.Zlib));
         Assert.ThrowsAny<KvCorruptionException>(() =>
             BlockCompression.Decompress(CompressionType.Zlib, [0xFF, 0xFF, 0xFF], new byte[10], Source, 0));
     }
@@ -161,7 +161,7 @@ public class BlockCompressionTests
         var ex = Assert.Throws<KvCorruptionException>(() =>
             BlockCompression.ReadUncompressedLength(type, [5, 1, 2, 3, 4, 5], 1 << 20, Source, 0, out _));
         Assert.Contains(name, ex.Message);
-        Assert.Throws<KvException>(() => BlockCompression.EnsureWritable(type));
+        Assert.Throws<KvNotSupportedException>(() => BlockCompression.EnsureWritable(type));
     }
 
     [Fact]

@@ -355,7 +355,7 @@ public sealed class ApiMisuseTests : IDisposable
         var o = new KvOptions { FileSystem = fs };
         KvDb first = KvDb.Open(DbTestUtil.DbPath, o);
         first.Put("k"u8, "v"u8);
-        Assert.Throws<KvException>(() => KvDb.Open(DbTestUtil.DbPath, o).Dispose());
+        Assert.Throws<KvLockHeldException>(() => KvDb.Open(DbTestUtil.DbPath, o).Dispose());
         // The refused open disturbed nothing.
         Assert.Equal("v"u8.ToArray(), first.Get("k"u8));
         first.Put("k2"u8, "v2"u8);
@@ -371,7 +371,7 @@ public sealed class ApiMisuseTests : IDisposable
         using (KvDb first = KvDb.Open(path))
         {
             first.Put("k"u8, "v"u8);
-            Assert.Throws<KvException>(() => KvDb.Open(path).Dispose());
+            Assert.Throws<KvLockHeldException>(() => KvDb.Open(path).Dispose());
             Assert.Equal("v"u8.ToArray(), first.Get("k"u8));
         }
         using KvDb second = KvDb.Open(path);

@@ -54,7 +54,7 @@ public sealed class DestroyTests
         var options = new KvOptions { FileSystem = fs };
         using KvDb db = MakeDatabase(options);
         IReadOnlyList<string> before = fs.GetChildren(DbPath);
-        var e = Assert.Throws<KvException>(() => KvDb.Destroy(DbPath, options));
+        var e = Assert.Throws<KvLockHeldException>(() => KvDb.Destroy(DbPath, options));
         Assert.Contains("open", e.Message, StringComparison.Ordinal);
         Assert.Equal(before, fs.GetChildren(DbPath));
         Assert.Equal("3", S(db.Get(B("unflushed"))));
@@ -72,7 +72,7 @@ public sealed class DestroyTests
             KvDb holder = KvDb.Open(path, new KvOptions());
             holder.Put(B("k"), B("v"));
             holder.Flush();
-            Assert.Throws<KvException>(() => KvDb.Destroy(path));
+            Assert.Throws<KvLockHeldException>(() => KvDb.Destroy(path));
             Assert.True(File.Exists(Path.Combine(path, "CURRENT")));
             holder.Dispose();
             using (KvDb reopened = KvDb.Open(path, new KvOptions()))

@@ -53,7 +53,7 @@ public class IteratorRefreshTests
         using Snapshot snap = db.GetSnapshot();
         using (KvIterator it = db.NewIterator(new ReadOptions { Snapshot = snap }))
         {
-            Assert.Throws<NotSupportedException>(it.Refresh);
+            Assert.Throws<KvNotSupportedException>(it.Refresh);
         }
         KvIterator disposed = db.NewIterator();
         disposed.Dispose();

@@ -17,9 +17,9 @@ public class OpenErrorTests : IDisposable
     {
         string path = Path.Combine(_dir.FullName, "db");
         using KvDb first = KvDb.Open(path);
-        var e = Assert.Throws<KvException>(() => KvDb.Open(path));
+        var e = Assert.Throws<KvLockHeldException>(() => KvDb.Open(path));
         Assert.Contains("LOCK is held", e.Message, StringComparison.Ordinal);
-        Assert.IsType<LockHeldException>(e.InnerException);
+        Assert.Equal(KvStatusCode.IOError, e.StatusCode);
     }
 
     [Fact]

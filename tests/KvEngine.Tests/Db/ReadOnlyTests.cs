@@ -128,7 +128,8 @@ public sealed class ReadOnlyTests
         {
             foreach (Action<KvDb> write in writes)
             {
-                NotSupportedException e = Assert.Throws<NotSupportedException>(() => write(ro));
+                KvReadOnlyException e = Assert.Throws<KvReadOnlyException>(() => write(ro));
+                Assert.Equal(KvStatusCode.NotSupported, e.StatusCode);
                 Assert.Contains("read-only", e.Message, StringComparison.Ordinal);
             }
             Assert.Equal(300, ReadAll(ro).Count);

@@ -22,7 +22,7 @@ public sealed class LockInteropTests : IDisposable
             kv.Put("k"u8, "ours"u8);
             // A second instance in this process is refused, and its refusal must not release the
             // first instance's record lock.
-            Assert.Throws<KvException>(() => KvDb.Open(db));
+            Assert.Throws<KvLockHeldException>(() => KvDb.Open(db));
             var (exitCode, stdout, stderr) = RocksDbTools.Run("ldb", [$"--db={db}", "put", "k", "theirs"]);
             Assert.NotEqual(0, exitCode);
             Assert.Contains("lock", stdout + stderr, StringComparison.OrdinalIgnoreCase);

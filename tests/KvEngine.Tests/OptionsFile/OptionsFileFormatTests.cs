@@ -362,7 +362,7 @@ public class OptionsFileFormatTests
     [MemberData(nameof(UnsupportedFiles))]
     public void UnsupportedOptionsAreKvExceptionNotCorruption(string what, string text)
     {
-        KvException e = Assert.Throws<KvException>(() => OptionsFileParser.Parse(text, "file"));
+        KvException e = Assert.Throws<KvNotSupportedException>(() => OptionsFileParser.Parse(text, "file"));
         Assert.IsNotType<KvCorruptionException>(e);
         Assert.Contains("not supported", e.Message, StringComparison.Ordinal);
         Assert.False(string.IsNullOrEmpty(what));

@@ -34,10 +34,10 @@ public sealed class DirectIOTests
         string dir = Path.Combine(DirectIORefusingMount.Directory!, $"kvengine-db-{Guid.NewGuid():N}");
         try
         {
-            var reads = Assert.Throws<KvException>(() => KvDb.Open(dir, new KvOptions { UseDirectReads = true }));
+            var reads = Assert.Throws<KvNotSupportedException>(() => KvDb.Open(dir, new KvOptions { UseDirectReads = true }));
             Assert.Contains("UseDirectReads (use_direct_reads)", reads.Message, StringComparison.Ordinal);
             Assert.Contains(dir, reads.Message, StringComparison.Ordinal);
-            var writes = Assert.Throws<KvException>(() => KvDb.Open(dir, new KvOptions { UseDirectIoForFlushAndCompaction = true }));
+            var writes = Assert.Throws<KvNotSupportedException>(() => KvDb.Open(dir, new KvOptions { UseDirectIoForFlushAndCompaction = true }));
             Assert.Contains("UseDirectIoForFlushAndCompaction (use_direct_io_for_flush_and_compaction)", writes.Message, StringComparison.Ordinal);
 
             using (KvDb db = KvDb.Open(dir, new KvOptions())) // buffered: fine, and the LOCK was released above
@@ -45,7 +45,7 @@ public sealed class DirectIOTests
                 db.Put("k"u8, "v"u8);
                 db.Flush();
             }
-            Assert.Throws<KvException>(() => KvDb.OpenReadOnly(dir, new KvOptions { UseDirectReads = true }));
+            Assert.Throws<KvNotSupportedException>(() => KvDb.OpenReadOnly(dir, new KvOptions { UseDirectReads = true }));
         }
         finally
         {

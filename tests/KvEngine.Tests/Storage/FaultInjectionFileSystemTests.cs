@@ -154,7 +154,7 @@ public class FaultInjectionFileSystemTests
         f.Sync();
 
         IDisposable l = fs.LockFile("/db/LOCK");
-        Assert.Throws<LockHeldException>(() => fs.LockFile("/db/LOCK"));
+        Assert.Throws<KvLockHeldException>(() => fs.LockFile("/db/LOCK"));
         l.Dispose();
         fs.LockFile("/db/LOCK").Dispose();
     }

@@ -81,7 +81,7 @@ public sealed class LocalFileSystemTests : IDisposable
     {
         string path = Path.Combine(_dir.FullName, "LOCK");
         using IDisposable l = LocalFileSystem.Instance.LockFile(path);
-        Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
+        Assert.Throws<KvLockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
     }
 
     [Fact]
@@ -97,7 +97,7 @@ public sealed class LocalFileSystemTests : IDisposable
         try
         {
             Assert.True(PosixNative.TryLockWholeFile(other, PosixNative.FOfdSetLk, path));
-            var e = Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
+            var e = Assert.Throws<KvLockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
             Assert.Contains("POSIX record lock", e.Message, StringComparison.Ordinal);
         }
         finally
@@ -112,8 +112,8 @@ public sealed class LocalFileSystemTests : IDisposable
     {
         string path = Path.Combine(_dir.FullName, "LOCK");
         using IDisposable held = LocalFileSystem.Instance.LockFile(path);
-        Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
-        Assert.Throws<LockHeldException>(() => LocalFileSystem.Instance.LockFile(Path.Combine(_dir.FullName, ".", "LOCK")));
+        Assert.Throws<KvLockHeldException>(() => LocalFileSystem.Instance.LockFile(path));
+        Assert.Throws<KvLockHeldException>(() => LocalFileSystem.Instance.LockFile(Path.Combine(_dir.FullName, ".", "LOCK")));
         // Had the refused attempts opened and closed the file, the process's record lock would be
         // gone and this open-file-description lock would be granted.
         int probe = PosixNative.Open(path, ORdWr);

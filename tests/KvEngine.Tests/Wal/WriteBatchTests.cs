@@ -285,12 +285,12 @@ public class WriteBatchTests
     public void TwoPhaseCommitMarkersAreUnsupported(byte tag)
     {
         byte[] rep = Rep(1, 0, new[] { tag });
-        var e = Assert.Throws<KvException>(() => WriteBatchDecoder.Validate(rep));
+        var e = Assert.Throws<KvNotSupportedException>(() => WriteBatchDecoder.Validate(rep));
         Assert.Contains("two-phase", e.Message, StringComparison.Ordinal);
-        Assert.Throws<KvException>(() => WriteBatchDecoder.Validate(Rep(1, 0, Record(0xA, B("xid")))));
-        Assert.Throws<KvException>(() => WriteBatchDecoder.Validate(Rep(1, 0, Record(0xB, B("xid")))));
-        Assert.Throws<KvException>(() => WriteBatchDecoder.Validate(Rep(1, 0, Record(0xC, B("xid")))));
-        Assert.Throws<KvException>(() => WriteBatchDecoder.Validate(Rep(1, 0, Record(0x15, B("ts"), B("xid")))));
+        Assert.Throws<KvNotSupportedException>(() => WriteBatchDecoder.Validate(Rep(1, 0, Record(0xA, B("xid")))));
+        Assert.Throws<KvNotSupportedException>(() => WriteBatchDecoder.Validate(Rep(1, 0, Record(0xB, B("xid")))));
+        Assert.Throws<KvNotSupportedException>(() => WriteBatchDecoder.Validate(Rep(1, 0, Record(0xC, B("xid")))));
+        Assert.Throws<KvNotSupportedException>(() => WriteBatchDecoder.Validate(Rep(1, 0, Record(0x15, B("ts"), B("xid")))));
         Assert.Throws<KvCorruptionException>(() => WriteBatchDecoder.Validate(Rep(1, 0, new byte[] { 0xB })));
     }
 
@@ -298,9 +298,9 @@ public class WriteBatchTests
     public void BlobIndexAndWideColumnsAreUnsupported()
     {
         Assert.IsNotType<KvCorruptionException>(
-            Assert.Throws<KvException>(() => WriteBatchDecoder.Validate(Rep(1, 1, Record(0x11, B("k"), B("idx"))))));
+            Assert.Throws<KvNotSupportedException>(() => WriteBatchDecoder.Validate(Rep(1, 1, Record(0x11, B("k"), B("idx"))))));
         Assert.IsNotType<KvCorruptionException>(
-            Assert.Throws<KvException>(() => WriteBatchDecoder.Validate(Rep(1, 1, Record(0x16, B("k"), B("e"))))));
+            Assert.Throws<KvNotSupportedException>(() => WriteBatchDecoder.Validate(Rep(1, 1, Record(0x16, B("k"), B("e"))))));
         Assert.Throws<KvCorruptionException>(() => WriteBatchDecoder.Validate(Rep(1, 1, new byte[] { 0x16, 1 })));
     }
 

@@ -396,7 +396,7 @@ internal sealed class CompactionRunner
         _mutex.AssertHeld();
         if (_db.Errors.Error is { } error)
         {
-            throw new KvException("Compaction stopped after a background error: " + error.Message, error);
+            throw new KvWriteStoppedException("Compaction stopped after a background error: " + error.Message, error);
         }
     }
 

@@ -175,7 +175,7 @@ internal sealed class ExternalFileIngester
         {
             if (_db.Errors.Error is { } error)
             {
-                throw new KvException("The database refuses writes after a background error: " + error.Message, error);
+                throw new KvWriteStoppedException("The database refuses writes after a background error: " + error.Message, error);
             }
             if (cfd.IsDropped)
             {

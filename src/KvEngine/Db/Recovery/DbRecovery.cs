@@ -155,7 +155,7 @@ internal sealed class DbRecovery
         if (errorIfWalFileExists && anyWal)
         {
             throw new KvException(
-                $"Database '{_dir}' was opened read-only with errorIfWalFileExists, but a WAL file exists (RocksDB: error_if_wal_file_exists).");
+                $"Database '{_dir}' was opened read-only with errorIfWalFileExists, but a WAL file exists (RocksDB: error_if_wal_file_exists).", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
         _replayer = new WalReplayer(_dir, _fs, _options.WalRecoveryMode, _families, flusher: null, _versions.LastSequence);
         _replayer.Replay(logs);
@@ -252,7 +252,7 @@ internal sealed class DbRecovery
         {
             throw new KvException(
                 $"Database '{_dir}': WAL {Path.GetFileName(path)} is damaged at offset {_replayer.StoppedLogValidLength} (point-in-time recovery stops there, " +
-                $"dropping the WALs after it), and there is no space to write the recovered data to tables. Free space and open again.");
+                $"dropping the WALs after it), and there is no space to write the recovered data to tables. Free space and open again.", KvStatusCode.IOError, KvStatusSubCode.NoSpace, null);
         }
         _fs.TruncateFile(path, _replayer.StoppedLogValidLength);
     }

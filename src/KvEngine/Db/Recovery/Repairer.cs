@@ -61,7 +61,7 @@ internal static class Repairer
         IFileSystem fs = options.FileSystem;
         if (!fs.DirectoryExists(dir))
         {
-            throw new KvException($"Cannot repair '{dir}': the directory does not exist.");
+            throw new KvException($"Cannot repair '{dir}': the directory does not exist.", KvStatusCode.IOError, KvStatusSubCode.PathNotFound, null);
         }
         List<Family> families = RebuildManifest(fs, dir, descriptors);
         ConvertLogsAndCompact(dir, options, descriptors, families);
@@ -87,9 +87,9 @@ internal static class Repairer
         {
             return fs.LockFile(FileNames.LockFile(dir));
         }
-        catch (LockHeldException e)
+        catch (KvLockHeldException e)
         {
-            throw new KvException($"Database '{dir}' is open (its LOCK is held); close it before repairing it.", e);
+            throw new KvLockHeldException($"Database '{dir}' is open (its LOCK is held); close it before repairing it.", e);
         }
     }
 

@@ -401,7 +401,7 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
         _mutex.AssertHeld();
         if (group.Error == null && _writeThread.InsertFailed && group.Count > 0)
         {
-            group.Error = new KvException("The write was not applied: an earlier write failed to reach the memtable.");
+            group.Error = new KvException("The write was not applied: an earlier write failed to reach the memtable.", KvStatusCode.Aborted, KvStatusSubCode.None, null);
         }
         if (group.Count > 0 && group.Error == null)
         {

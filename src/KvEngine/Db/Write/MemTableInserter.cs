@@ -65,7 +65,7 @@ internal struct MemTableInserter : Wal.IWriteBatchHandler
     {
         if (_mergeRefused)
         {
-            throw new KvException($"{KvEngine.Merge.MergeHelper.NotInitializedMessage} The log holds a merge operand; set ColumnFamilyOptions.MergeOperator.");
+            throw new KvException($"{KvEngine.Merge.MergeHelper.NotInitializedMessage} The log holds a merge operand; set ColumnFamilyOptions.MergeOperator.", KvStatusCode.InvalidArgument, KvStatusSubCode.None, null);
         }
         _mem!.Add(_sequence++, ValueType.Merge, key, value, _concurrent);
     }

@@ -108,7 +108,7 @@ internal sealed class MemTableSwitcher
         {
             if (_errors.Error != null && !(force && _errors.Resuming))
             {
-                throw new KvException("The database refuses writes after a background error: " + _errors.Error.Message, _errors.Error);
+                throw new KvWriteStoppedException("The database refuses writes after a background error: " + _errors.Error.Message, _errors.Error);
             }
             if ((_closed && !force) || _switchesClosed)
             {

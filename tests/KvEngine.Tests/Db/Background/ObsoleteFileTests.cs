@@ -132,7 +132,7 @@ public sealed class ObsoleteFileTests
         fs.ShouldFail = static (op, path) => op == FileOperation.Sync && path.Contains("MANIFEST", StringComparison.Ordinal);
         Assert.Throws<KvException>(() => db.Flush());
         // The database refuses writes after the background error, and reads go on.
-        Assert.Throws<KvException>(() => db.Put("x"u8, "y"u8));
+        Assert.Throws<KvWriteStoppedException>(() => db.Put("x"u8, "y"u8));
         Assert.Equal(model, DbTestUtil.ReadAll(db));
         Assert.Equal("1", db.GetProperty("rocksdb.background-errors"));
         try

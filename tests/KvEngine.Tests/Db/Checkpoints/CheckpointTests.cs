@@ -291,7 +291,7 @@ public sealed class CheckpointTests
             db.Put(B("k"), B("v"));
         }
         using KvDb ro = KvDb.OpenReadOnly(DbPath, SmallOptions(fs));
-        Assert.Throws<NotSupportedException>(() => ro.CreateCheckpoint(Checkpoint));
+        Assert.Throws<KvReadOnlyException>(() => ro.CreateCheckpoint(Checkpoint));
         Assert.False(fs.DirectoryExists(Checkpoint));
     }
 }

@@ -223,7 +223,8 @@ public sealed class ManifestGuardTests
         fs.InjectedHResult = StorageErrors.ENoSpc;
         // The first append of the next write reaches the WAL (the record's start), the second fails.
         fs.ShouldFail = (op, path) => op == FileOperation.Append && path.EndsWith(".log", StringComparison.Ordinal) && ++appends > 1;
-        Assert.Throws<KvException>(() => db.Put(Key(20), Value(20)));
+        KvException full = Assert.Throws<KvException>(() => db.Put(Key(20), Value(20)));
+        Assert.Equal(KvStatusSubCode.NoSpace, full.SubCode);
         db.Dispose();
 
         // Space for the WAL, none yet for tables.

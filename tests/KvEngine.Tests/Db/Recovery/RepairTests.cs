@@ -195,10 +195,11 @@ public sealed class RepairTests
         using KvDb db = KvDb.Open(DbPath, Options(fs));
         db.Put(B("k"), B("v"));
         IReadOnlyList<string> before = fs.GetChildren(DbPath);
-        var e = Assert.Throws<KvException>(() => KvDb.Repair(DbPath, Options(fs)));
+        var e = Assert.Throws<KvLockHeldException>(() => KvDb.Repair(DbPath, Options(fs)));
         Assert.Contains("open", e.Message, StringComparison.Ordinal);
         Assert.Equal(before, fs.GetChildren(DbPath));
-        Assert.Throws<KvException>(() => KvDb.Repair("/kvtest/missing", Options(fs)));
+        KvException missing = Assert.Throws<KvException>(() => KvDb.Repair("/kvtest/missing", Options(fs)));
+        Assert.Equal((KvStatusCode.IOError, KvStatusSubCode.PathNotFound), (missing.StatusCode, missing.SubCode));
     }
 
     [Fact]
