@@ -220,6 +220,25 @@ public sealed class WriteBatch : IDisposable
         NoteMerge(id);
     }
 
+    /// <summary>A Put into the family with id <paramref name="columnFamily"/> (a <see cref="WriteBatchWithIndex"/> replaying its records).</summary>
+    internal void Put(uint columnFamily, ReadOnlySpan<byte> key, ReadOnlySpan<byte> value) =>
+        AddRecord(WriteBatchTag.Value, columnFamily, key, value, hasSecond: true);
+
+    /// <summary>A Delete in the family with id <paramref name="columnFamily"/>.</summary>
+    internal void Delete(uint columnFamily, ReadOnlySpan<byte> key) =>
+        AddRecord(WriteBatchTag.Deletion, columnFamily, key, default, hasSecond: false);
+
+    /// <summary>A SingleDelete in the family with id <paramref name="columnFamily"/>.</summary>
+    internal void SingleDelete(uint columnFamily, ReadOnlySpan<byte> key) =>
+        AddRecord(WriteBatchTag.SingleDeletion, columnFamily, key, default, hasSecond: false);
+
+    /// <summary>A Merge into the family with id <paramref name="columnFamily"/>.</summary>
+    internal void Merge(uint columnFamily, ReadOnlySpan<byte> key, ReadOnlySpan<byte> operand)
+    {
+        AddRecord(WriteBatchTag.Merge, columnFamily, key, operand, hasSecond: true);
+        NoteMerge(columnFamily);
+    }
+
     /// <summary>The families the batch's merge records write, each once; null when none.</summary>
     internal IReadOnlyList<uint>? MergeColumnFamilies => _mergeFamilies is { Count: > 0 } ? _mergeFamilies : null;
 
