@@ -186,7 +186,7 @@ internal sealed class BenchFlags
     /// <summary>
     /// kvbench's -inflight: readrandom keeps this many GetAsync calls outstanding per thread (0: the
     /// synchronous Get loop). RocksDB's C API has no asynchronous Get: -engine=rocksdb, lmdb and
-    /// zonetree complete each call synchronously, so there it reads one key at a time.
+    /// zonetree refuse it.
     /// </summary>
     public int InFlight { get; private set; }
 
