@@ -12,6 +12,7 @@ const string Usage = """
       -range_deletion_width -read_fault_one_in -write_fault_one_in -progress_ms -column_families
       -use_merge (every Put is a Merge under db_stress's PutOperator) -mmap_wal (KvOptions.MemoryMappedWal, default 1)
       -use_direct_reads -use_direct_io_for_flush_and_compaction (KvOptions' direct I/O, default 0)
+      -compaction_style (0 leveled, the default; 1 universal)
       -durability_journal (on disk: keep the durability model beside the expected state and verify each
         open as after a power cut; kvcrashtest --power-cut)
     """;

@@ -57,6 +57,9 @@ internal sealed class StressFlags
     public bool UseDirectReads { get; private set; }
     /// <summary>-use_direct_io_for_flush_and_compaction (db_stress's): <see cref="KvOptions.UseDirectIoForFlushAndCompaction"/>.</summary>
     public bool UseDirectIoForFlushAndCompaction { get; private set; }
+
+    /// <summary>-compaction_style (db_stress's numbers: 0 leveled, 1 universal, 2 FIFO is refused: it deletes data).</summary>
+    public CompactionStyle CompactionStyle { get; private set; } = CompactionStyle.Level;
     public bool FaultInjection { get; private set; }
     public int ReadFaultOneIn { get; private set; }
     public int WriteFaultOneIn { get; private set; }
@@ -125,6 +128,7 @@ internal sealed class StressFlags
             case "mmap_wal": MemoryMappedWal = Bool(name, v); break;
             case "use_direct_reads": UseDirectReads = Bool(name, v); break;
             case "use_direct_io_for_flush_and_compaction": UseDirectIoForFlushAndCompaction = Bool(name, v); break;
+            case "compaction_style": CompactionStyle = Int(name, v, 0, 1) == 1 ? CompactionStyle.Universal : CompactionStyle.Level; break;
             case "fault_injection":
             case "faults": FaultInjection = Bool(name, v); break;
             case "read_fault_one_in": ReadFaultOneIn = Int(name, v, 0, int.MaxValue); break;

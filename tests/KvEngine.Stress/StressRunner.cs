@@ -300,6 +300,7 @@ internal sealed class StressRunner
         MemoryMappedWal = _flags.MemoryMappedWal,
         UseDirectReads = _flags.UseDirectReads,
         UseDirectIoForFlushAndCompaction = _flags.UseDirectIoForFlushAndCompaction,
+        CompactionStyle = _flags.CompactionStyle,
     };
 
     private StressWorker[] NewWorkers(ExpectedState state, DurabilityTracker? tracker, RunControl control, int round)

@@ -80,6 +80,23 @@ public sealed class KvStressTests : IDisposable
     }
 
     [Fact]
+    public void UniversalCompactionSurvivesPowerLossAndKills()
+    {
+        StressFlags flags = StressFlags.Parse(["-power_loss_cycles=20", "-compaction_style=1", "-max_key=1000", "-ops_per_thread=1500", "-threads=2",
+            "-sync_one_in=10", "-write_buffer_size=16384", "-flush_one_in=200", "-compact_range_one_in=1500", "-use_merge=1", "-seed=21"]);
+        Assert.Equal(CompactionStyle.Universal, flags.CompactionStyle);
+        var output = new StringWriter();
+        var runner = new StressRunner(flags, output);
+        Assert.True(runner.Run() == 0, output.ToString());
+        Assert.Equal(20, runner.Stats[StressCounter.PowerLoss]);
+
+        (int code, string text) = Run(KvCrashTest(), ["--cycles", "4", "--threads", "2", "--max-key", "2000", "--min-kill-ms", "50", "--max-kill-ms", "500",
+            "--seed", "7", "--db", Path.Combine(_dir.FullName, "universal-crash"), "--", "-compaction_style=1", "-write_buffer_size=32768"]);
+        Assert.True(code == 0, text);
+        Assert.Contains("losses found 0", text, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void KvCrashTestPowerLossAndFaultModesFindNoLoss()
     {
         (int code, string output) = Run(KvCrashTest(), ["--power-loss", "--cycles", "10", "--threads", "2", "--max-key", "1000", "--ops", "500", "--seed", "4"]);
