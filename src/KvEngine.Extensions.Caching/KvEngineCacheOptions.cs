@@ -92,6 +92,9 @@ public sealed class KvEngineCacheOptions
     /// </summary>
     public Action<KvOptions>? ConfigureDatabase { get; set; }
 
+    /// <summary>Test hook: adjusts the database options <see cref="CreateDatabaseOptions"/> built (last).</summary>
+    internal Action<KvOptions>? ConfigureDatabaseOptions { get; set; }
+
     /// <summary>
     /// The database options these settings give (the cache's compaction filter with
     /// <paramref name="timeProvider"/>'s clock), and the block cache created for
@@ -168,6 +171,7 @@ public sealed class KvEngineCacheOptions
             created.Dispose(); // ConfigureDatabase chose another cache
             created = null;
         }
+        ConfigureDatabaseOptions?.Invoke(kv);
         return (kv, created);
     }
 }
