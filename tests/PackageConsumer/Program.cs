@@ -1,12 +1,17 @@
 // Put/Get with LZ4 through the KvEngine package: writes enough compressible values to fill
 // several data blocks, flushes them into an LZ4 table, reopens the database and reads every value
-// back; then an IDistributedCache from the KvEngine.Extensions.Caching package, across a reopen.
+// back; then an IDistributedCache from the KvEngine.Extensions.Caching package, across a reopen;
+// then a one-member Raft cluster from the KvEngine.Replication package: a replicated write read
+// back linearizably.
 // Exits 0 on success, 1 with a message on the first mismatch.
 // Usage: PackageConsumer <expected KvEngine package version>
+using System.Net;
+using System.Net.Sockets;
 using System.Reflection;
 using System.Text;
 using KvEngine;
 using KvEngine.Extensions.Caching;
+using KvEngine.Replication;
 using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.Options;
 
@@ -79,7 +84,30 @@ try
             return 1;
         }
     }
-    Console.WriteLine($"package consumer: KvEngine {informational} put/get {Count} keys with LZ4 ({tableBytes} table bytes for {rawBytes} value bytes), KvEngineCache across a reopen: OK");
+    // A one-member cluster elects itself: a replicated write, then a linearizable read.
+    int port;
+    using (var probe = new TcpListener(IPAddress.Loopback, 0))
+    {
+        probe.Start();
+        port = ((IPEndPoint)probe.LocalEndpoint).Port;
+    }
+    var endPoint = new IPEndPoint(IPAddress.Loopback, port);
+    var nodeOptions = new ReplicatedKvNodeOptions { LocalEndPoint = endPoint, DataDirectory = Path.Combine(dir, "node") };
+    nodeOptions.Members.Add(endPoint);
+    await using (ReplicatedKvNode node = await ReplicatedKvNode.StartAsync(nodeOptions))
+    {
+        await node.WaitForLeaderAsync(TimeSpan.FromSeconds(30));
+        using var batch = new WriteBatch();
+        batch.Put("replicated"u8, "yes"u8);
+        await node.WriteAsync(batch);
+        byte[]? replicated = await node.GetAsync("replicated"u8.ToArray(), ReadConsistency.Linearizable);
+        if (replicated == null || Encoding.UTF8.GetString(replicated) != "yes")
+        {
+            Console.Error.WriteLine("FAIL: the replicated write was not read back");
+            return 1;
+        }
+    }
+    Console.WriteLine($"package consumer: KvEngine {informational} put/get {Count} keys with LZ4 ({tableBytes} table bytes for {rawBytes} value bytes), KvEngineCache across a reopen, a one-node Raft write: OK");
     return 0;
 }
 finally

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs KvEngine and KvEngine.Extensions.Caching with a unique prerelease version into a temporary
+# Packs KvEngine, KvEngine.Extensions.Caching and KvEngine.Replication with a unique prerelease version into a temporary
 # folder, then builds and runs tests/PackageConsumer against those packages as an outside
 # application would: the project is
 # copied out of the repository (no Directory.*.props apply), restored through its own NuGet.config
@@ -8,15 +8,16 @@
 # Then packs KvEngine.Tool into the same folder, installs it into a temporary tool path with
 # `dotnet tool install --add-source`, and checks that `kvtool scan --db <db> --hex` on a small
 # database written by RocksDB 7.8's db_bench prints byte for byte what `ldb --hex scan` prints.
-# Exit status: 0 when the consumer's Put/Get with LZ4 succeeded and kvtool matched ldb. Used by .ci/run.
+# Exit status: 0 when the consumer's Put/Get with LZ4, its cache and its one-node Raft write
+# succeeded and kvtool matched ldb. Used by .ci/run.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/kvengine-consumer.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 version="0.1.0-ci.$(date -u +%Y%m%d%H%M%S).$$"
-echo "# package consumer: packing KvEngine and KvEngine.Extensions.Caching $version"
-for project in KvEngine KvEngine.Extensions.Caching; do
+echo "# package consumer: packing KvEngine, KvEngine.Extensions.Caching and KvEngine.Replication $version"
+for project in KvEngine KvEngine.Extensions.Caching KvEngine.Replication; do
   dotnet pack "$repo/src/$project/$project.csproj" -c Release -o "$work/feed" -p:Version="$version" --nologo -v quiet
   test -f "$work/feed/$project.$version.nupkg"
   test -f "$work/feed/$project.$version.snupkg"

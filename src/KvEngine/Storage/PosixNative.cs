@@ -8,7 +8,7 @@ namespace KvEngine.Storage;
 /// opening with O_DIRECT (<see cref="DirectIO"/>), and the memory mapping and block reservation of <see cref="LocalMappedWritableFile"/>.
 /// Stateless and thread-safe.
 /// </summary>
-internal static class PosixNative
+internal static partial class PosixNative
 {
     public const int ORdOnly = 0;
     public const int ODirectory = 0x10000; // Linux x86-64/arm64 O_DIRECTORY
@@ -23,30 +23,30 @@ internal static class PosixNative
     /// <summary>O_DIRECT: 0x4000 on x86-64, 0x10000 on arm64 (Linux's asm-generic and arm64 headers).</summary>
     public static int ODirect => RuntimeInformation.ProcessArchitecture is Architecture.Arm64 or Architecture.Arm ? 0x10000 : 0x4000;
 
-    [DllImport("libc", EntryPoint = "open", SetLastError = true)]
-    public static extern int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags);
+    [LibraryImport("libc", EntryPoint = "open", SetLastError = true)]
+    public static partial int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags);
 
     /// <summary>open(2) with a creation mode (the variadic third argument, an int on Linux's ABIs).</summary>
-    [DllImport("libc", EntryPoint = "open", SetLastError = true)]
-    public static extern int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags, int mode);
+    [LibraryImport("libc", EntryPoint = "open", SetLastError = true)]
+    public static partial int Open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags, int mode);
 
     /// <summary>ftruncate(2): sets the length of an open file.</summary>
-    [DllImport("libc", EntryPoint = "ftruncate", SetLastError = true)]
-    public static extern int Ftruncate(int fd, long length);
+    [LibraryImport("libc", EntryPoint = "ftruncate", SetLastError = true)]
+    public static partial int Ftruncate(int fd, long length);
 
-    [DllImport("libc", EntryPoint = "fsync", SetLastError = true)]
-    public static extern int Fsync(int fd);
+    [LibraryImport("libc", EntryPoint = "fsync", SetLastError = true)]
+    public static partial int Fsync(int fd);
 
     /// <summary>fdatasync(2): data and the metadata needed to read it back (the size), not timestamps.</summary>
-    [DllImport("libc", EntryPoint = "fdatasync", SetLastError = true)]
-    public static extern int Fdatasync(int fd);
+    [LibraryImport("libc", EntryPoint = "fdatasync", SetLastError = true)]
+    public static partial int Fdatasync(int fd);
 
     /// <summary>link(2): a second directory entry for an existing file.</summary>
-    [DllImport("libc", EntryPoint = "link", SetLastError = true)]
-    public static extern int Link([MarshalAs(UnmanagedType.LPUTF8Str)] string oldPath, [MarshalAs(UnmanagedType.LPUTF8Str)] string newPath);
+    [LibraryImport("libc", EntryPoint = "link", SetLastError = true)]
+    public static partial int Link([MarshalAs(UnmanagedType.LPUTF8Str)] string oldPath, [MarshalAs(UnmanagedType.LPUTF8Str)] string newPath);
 
-    [DllImport("libc", EntryPoint = "close", SetLastError = true)]
-    public static extern int Close(int fd);
+    [LibraryImport("libc", EntryPoint = "close", SetLastError = true)]
+    public static partial int Close(int fd);
 
     public const int ProtRead = 0x1;
     public const int ProtWrite = 0x2;
@@ -54,15 +54,15 @@ internal static class PosixNative
     public static readonly nint MapFailed = -1;
 
     /// <summary>mmap(2); returns <see cref="MapFailed"/> on failure (errno in the last P/Invoke error).</summary>
-    [DllImport("libc", EntryPoint = "mmap", SetLastError = true)]
-    public static extern nint Mmap(nint address, nuint length, int protection, int flags, int fd, long offset);
+    [LibraryImport("libc", EntryPoint = "mmap", SetLastError = true)]
+    public static partial nint Mmap(nint address, nuint length, int protection, int flags, int fd, long offset);
 
-    [DllImport("libc", EntryPoint = "munmap", SetLastError = true)]
-    public static extern int Munmap(nint address, nuint length);
+    [LibraryImport("libc", EntryPoint = "munmap", SetLastError = true)]
+    public static partial int Munmap(nint address, nuint length);
 
     /// <summary>posix_fallocate(3): reserves the blocks of a range, extending the file; returns 0 or an errno value (it does not set errno).</summary>
-    [DllImport("libc", EntryPoint = "posix_fallocate")]
-    public static extern int PosixFallocate(int fd, long offset, long length);
+    [LibraryImport("libc", EntryPoint = "posix_fallocate")]
+    public static partial int PosixFallocate(int fd, long offset, long length);
 
     public const int FSetLk = 6;       // F_SETLK: a process-associated (POSIX) record lock
     public const int FOfdSetLk = 37;   // F_OFD_SETLK: a lock owned by the open file description
@@ -82,8 +82,8 @@ internal static class PosixNative
     }
 
     /// <summary>fcntl(2) with a lock command (F_SETLK, F_OFD_SETLK); 0, or -1 with errno.</summary>
-    [DllImport("libc", EntryPoint = "fcntl", SetLastError = true)]
-    public static extern int FcntlLock(int fd, int command, ref FLock lockSpec);
+    [LibraryImport("libc", EntryPoint = "fcntl", SetLastError = true)]
+    public static partial int FcntlLock(int fd, int command, ref FLock lockSpec);
 
     /// <summary>
     /// Takes a whole-file write lock on <paramref name="fd"/> with <paramref name="command"/>

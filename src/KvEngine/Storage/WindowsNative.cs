@@ -6,9 +6,9 @@ namespace KvEngine.Storage;
 /// The one Win32 call .NET does not expose that the engine needs: hard links (checkpoints and
 /// ingestion link tables instead of copying them). Stateless and thread-safe.
 /// </summary>
-internal static class WindowsNative
+internal static partial class WindowsNative
 {
-    [DllImport("kernel32", EntryPoint = "CreateHardLinkW", CharSet = CharSet.Unicode, SetLastError = true)]
+    [LibraryImport("kernel32", EntryPoint = "CreateHardLinkW", StringMarshalling = StringMarshalling.Utf16, SetLastError = true)]
     [return: MarshalAs(UnmanagedType.Bool)]
-    public static extern bool CreateHardLink(string newFileName, string existingFileName, IntPtr securityAttributes);
+    public static partial bool CreateHardLink(string newFileName, string existingFileName, IntPtr securityAttributes);
 }

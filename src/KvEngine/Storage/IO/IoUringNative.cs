@@ -8,7 +8,7 @@ namespace KvEngine.Storage.IO;
 /// io_uring_enter have the same numbers (425, 426) on every Linux architecture (asm-generic).
 /// Stateless and thread-safe.
 /// </summary>
-internal static class IoUringNative
+internal static partial class IoUringNative
 {
     public const long SysIoUringSetup = 425;
     public const long SysIoUringEnter = 426;
@@ -33,8 +33,8 @@ internal static class IoUringNative
     public const int EBusy = 16;
 
     /// <summary>syscall(2) with six integer arguments; returns -1 and sets errno on failure.</summary>
-    [DllImport("libc", EntryPoint = "syscall", SetLastError = true)]
-    private static extern long Syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6);
+    [LibraryImport("libc", EntryPoint = "syscall", SetLastError = true)]
+    private static partial long Syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6);
 
     /// <summary>io_uring_setup(2): the ring's fd, or -errno.</summary>
     public static unsafe int Setup(uint entries, IoUringParams* parameters)
@@ -51,6 +51,6 @@ internal static class IoUringNative
     }
 
     /// <summary>pread(2): bytes read, or -1 with errno set.</summary>
-    [DllImport("libc", EntryPoint = "pread", SetLastError = true)]
-    public static extern unsafe nint Pread(int fd, byte* buffer, nuint count, long offset);
+    [LibraryImport("libc", EntryPoint = "pread", SetLastError = true)]
+    public static unsafe partial nint Pread(int fd, byte* buffer, nuint count, long offset);
 }
