@@ -1,3 +1,4 @@
+using KvEngine.Db.Write;
 using KvEngine.Transactions;
 
 namespace KvEngine;

@@ -139,6 +139,33 @@ public class OptimisticTransactionTests
     }
 
     [Fact]
+    public void ChecksConflictsAfterReopenFromTheWal()
+    {
+        var fs = DbTestUtil.NewFs();
+        var options = DbTestUtil.SmallOptions(fs, writeBufferSize: 1 << 20, maxWriteBufferNumber: 4);
+        using (OptimisticTransactionDb tdb = OptimisticTransactionDb.Open(DbTestUtil.DbPath, options))
+        {
+            tdb.BaseDb.Put(B("k"), B("0"));
+            tdb.BaseDb.Put(B("j"), B("0"));
+        }
+        using (OptimisticTransactionDb tdb = OptimisticTransactionDb.Open(DbTestUtil.DbPath, options))
+        {
+            using (Transaction txn = tdb.BeginTransaction(options: new OptimisticTransactionOptions { SetSnapshot = true }))
+            {
+                txn.Put(B("k"), B("txn"));
+                tdb.BaseDb.Put(B("k"), B("outside"));
+                Assert.Throws<KvBusyException>(txn.Commit);
+            }
+            using (Transaction txn = tdb.BeginTransaction(options: new OptimisticTransactionOptions { SetSnapshot = true }))
+            {
+                txn.Put(B("j"), B("txn"));
+                txn.Commit();
+            }
+            Assert.Equal(B("txn"), tdb.BaseDb.Get(B("j")));
+        }
+    }
+
+    [Fact]
     public void FlushPastTheSnapshotGivesTryAgain()
     {
         using OptimisticTransactionDb tdb = Open();

@@ -1,10 +1,10 @@
 using KvEngine.Db.State;
-using KvEngine.Db.Write;
 using KvEngine.Format;
 using KvEngine.Memtable;
 using KvEngine.RangeDel;
+using KvEngine.Transactions;
 
-namespace KvEngine.Transactions;
+namespace KvEngine.Db.Write;
 
 /// <summary>
 /// An optimistic transaction's commit-time check (RocksDB's OptimisticTransactionCallback with
