@@ -246,6 +246,13 @@ internal sealed partial class DbImpl
         {
             foreach (ColumnFamilyData cfd in _families.Live())
             {
+                // Recovered memtables hold every write of their family from their first entry on
+                // (the WAL is replayed from the family's log number); an empty one, every later write.
+                foreach (ImmutableMemTable imm in cfd.Immutable)
+                {
+                    imm.Mem.EarliestSequence = imm.Mem.IsEmpty ? recovery.MaxSequence + 1 : imm.Mem.FirstSequence;
+                }
+                cfd.Mem.EarliestSequence = cfd.Mem.IsEmpty ? recovery.MaxSequence + 1 : cfd.Mem.FirstSequence;
                 cfd.InstallReadState();
             }
         }

@@ -15,6 +15,14 @@ internal sealed partial class DbImpl
         _writer.Write(batch, options);
     }
 
+    /// <summary>A write refused by <paramref name="validator"/> when its check fails (see <see cref="Write.DbWriter.Write(WriteBatch, WriteOptions, Write.IWriteValidator)"/>).</summary>
+    public void Write(WriteBatch batch, WriteOptions options, Write.IWriteValidator validator)
+    {
+        using CallScope call = EnterCall();
+        ThrowIfReadOnly("Write");
+        _writer.Write(batch, options, validator);
+    }
+
     public ValueTask WriteAsync(WriteBatch batch, WriteOptions options, CancellationToken cancellationToken)
     {
         using CallScope call = EnterCall(); // a request this call queues behind a leader is that leader's to finish (inside its own call)

@@ -137,6 +137,14 @@ internal sealed unsafe class MemTable : IDisposable
     /// </summary>
     public long DistinctUserKeys => Volatile.Read(ref _distinctUserKeys);
 
+    /// <summary>
+    /// Every write of the memtable's family with a sequence number at least this one is in this
+    /// memtable or a newer one (RocksDB's earliest_seqno): set when the memtable is switched in (the
+    /// next sequence to be given) or recovered; 0 for a family's first memtable. An optimistic
+    /// transaction's conflict check can decide only from this point on.
+    /// </summary>
+    public ulong EarliestSequence { get; set; }
+
     /// <summary>The sequence number of the first entry added; 0 while empty.</summary>
     public ulong FirstSequence => Volatile.Read(ref _firstSequence);
 

@@ -88,6 +88,20 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     }
 
     /// <summary>
+    /// A synchronous write of <paramref name="batch"/> that <paramref name="validator"/> may refuse:
+    /// it runs when the write leads its own group, every earlier write in the memtables, before
+    /// sequence numbers are given (RocksDB's WriteWithCallback). Its <see cref="KvException"/> is
+    /// thrown and nothing is written.
+    /// </summary>
+    public void Write(WriteBatch batch, WriteOptions options, IWriteValidator validator)
+    {
+        ArgumentNullException.ThrowIfNull(validator);
+        ValidateWrite(batch, options);
+        ValidateFamilies(batch);
+        Commit(batch, options.Sync, options.DisableWal, force: false, validator: validator);
+    }
+
+    /// <summary>
     /// An asynchronous write: completes at once when this call led the group, otherwise when the
     /// leader that took it in does.
     /// </summary>
@@ -198,6 +212,23 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
             return group;
         }
         group.Families = _families.ById;
+        if (leader.Validator is { } validator)
+        {
+            // Every earlier write must be in the memtables before the check: pipelined groups
+            // may still be inserting. The queue's head alone prepares groups, so none starts meanwhile.
+            while (_writeThread.WaitForInflightInserts())
+            {
+            }
+            try
+            {
+                validator.Validate(_families.ById);
+            }
+            catch (KvException e)
+            {
+                group.Error = e;
+                return group; // takes no sequence number: nothing is written
+            }
+        }
         if (leader.Batch != null)
         {
             _stalls.LastGroupBytes = _writeThread.AddFollowers(group);
@@ -267,10 +298,12 @@ internal sealed class DbWriter : IWriteGroupWorker, IDisposable
     /// A synchronous write (or, with <paramref name="force"/>, a memtable switch of
     /// <paramref name="forceFamilies"/>, every family when null).
     /// </summary>
-    private void Commit(WriteBatch? batch, bool sync, bool disableWal, bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies = null)
+    private void Commit(WriteBatch? batch, bool sync, bool disableWal, bool force, IReadOnlyList<ColumnFamilyData>? forceFamilies = null,
+        IWriteValidator? validator = null)
     {
         WriteRequest request = t_request ??= new WriteRequest();
         request.Reset(batch, sync, disableWal, force, forceFamilies);
+        request.Validator = validator;
         t_request = null; // while in use; a request abandoned in the queue (thread interrupt) is never reused
         WriteGroup? group = null;
         using (_mutex.Lock())

@@ -274,6 +274,7 @@ internal sealed class MemTableSwitcher
                 cfd.ForcedFlushes = cfd.Immutable.Count;
             }
             cfd.Mem = cfd.NewMemTable();
+            cfd.Mem.EarliestSequence = _writeThread.LastAllocatedSequence + 1;
             cfd.InstallReadState();
         }
         foreach (ColumnFamilyData? cfd in _families.ById)

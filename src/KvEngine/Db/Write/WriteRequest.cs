@@ -22,6 +22,13 @@ internal sealed class WriteRequest
     public TaskCompletionSource? Completion { get; private set; }
 
     /// <summary>
+    /// Checks run by the leader before the batch takes sequence numbers, with every earlier write
+    /// in the memtables (an optimistic transaction's conflict check); a request with one leads a
+    /// group of its own. Null for a plain write.
+    /// </summary>
+    public IWriteValidator? Validator { get; set; }
+
+    /// <summary>
     /// An unbatched writer (RocksDB's EnterUnbatched): no batch, no memtable switch; once at the
     /// head of the queue, with every earlier group done, it holds the write path alone until it
     /// finishes its group (ingestion assigns sequence numbers this way).
@@ -88,6 +95,7 @@ internal sealed class WriteRequest
         DisableWal = disableWal;
         ForceMemTableSwitch = force;
         Exclusive = false;
+        Validator = null;
         Completion = null;
         Done = false;
         Error = null;

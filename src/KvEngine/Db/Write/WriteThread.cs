@@ -87,6 +87,16 @@ internal sealed class WriteThread : IDisposable
         _insertFailed = true;
     }
 
+    /// <summary>Holds the mutex. The last sequence number reserved for a group (published or not).</summary>
+    public ulong LastAllocatedSequence
+    {
+        get
+        {
+            _mutex.AssertHeld();
+            return _lastAllocatedSequence;
+        }
+    }
+
     /// <summary>Called once recovery has set the last sequence number, before any write.</summary>
     public void InitializeSequences(ulong lastSequence)
     {
@@ -148,9 +158,9 @@ internal sealed class WriteThread : IDisposable
         long bytes = leader.Batch!.ApproximateSize;
         long limit = bytes <= 128 << 10 ? bytes + (128 << 10) : MaxGroupBytes;
         int count = leader.Batch.Count;
-        for (WriteRequest? w = leader.Next; w != null; w = w.Next)
+        for (WriteRequest? w = leader.Validator == null ? leader.Next : null; w != null; w = w.Next)
         {
-            if (w.Batch == null || (w.Sync && !leader.Sync) || w.DisableWal != leader.DisableWal)
+            if (w.Batch == null || w.Validator != null || (w.Sync && !leader.Sync) || w.DisableWal != leader.DisableWal)
             {
                 break;
             }
