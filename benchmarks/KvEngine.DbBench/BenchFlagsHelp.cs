@@ -27,7 +27,7 @@ internal static class BenchFlagsHelp
         ("merge_keys", "-1", "Number of distinct keys the merge benchmarks use; -1 means -num"),
         ("batch_size", "1", "multireadrandom: keys per MultiGet"),
         ("multiread_batched", "false", "multireadrandom: the batched MultiGet API when true, one Get per key when false (db_bench's vector MultiGet); -engine=rocksdb: rocksdb_batched_multi_get_cf or one rocksdb_get per key"),
-        ("async_io", "false", "Iterators read ahead asynchronously on the I/O engine (ReadOptions.AsyncIO; -engine=rocksdb: ReadOptions::async_io, which release RocksDB's librocksdb, built without liburing, serves synchronously)"),
+        ("async_io", "false", "Iterators read ahead asynchronously on the I/O engine (ReadOptions.AsyncIO) and multireadrandom -multiread_batched uses MultiGetAsync (KvEngine; -engine=rocksdb: ReadOptions::async_io, which release RocksDB's librocksdb, built without liburing, serves synchronously)"),
         ("inflight", "0", "readrandom: requests each thread keeps in flight through GetAsync (0: synchronous Gets); -engine=rocksdb, lmdb and zonetree refuse it (no asynchronous Get)"),
         ("duration", "0", "Seconds to run each benchmark for instead of -num/-reads (0: off)"),
         ("threads", "1", "Number of concurrent threads to run"),

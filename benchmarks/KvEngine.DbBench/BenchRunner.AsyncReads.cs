@@ -14,9 +14,8 @@ internal sealed partial class BenchRunner<TEngine, TIterator, TBatch>
 {
     /// <summary>
     /// The one place multireadrandom issues a batched lookup (-multiread_batched). With -async_io,
-    /// KvEngine's asynchronous MultiGet (MultiGetAsync, submitting the batch's block reads at once)
-    /// belongs here once the library has it; until then the batch goes through the synchronous
-    /// batched MultiGet, and -async_io changes only how iterators read.
+    /// KvEngine's engine takes its asynchronous MultiGet (MultiGetAsync: the batch's block reads
+    /// submitted at once) and waits for it on this thread.
     /// </summary>
     private void IssueMultiGet(ReadOnlyMemory<byte>[] keys, MultiGetResults results) => _engine.MultiGet(0, keys, results);
 

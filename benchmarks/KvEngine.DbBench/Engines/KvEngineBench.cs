@@ -163,25 +163,25 @@ internal struct KvEngineBench : IBenchEngine<KvEngineBenchIterator, KvEngineBenc
 
     public readonly bool TryGet(int family, ReadOnlySpan<byte> key, ArrayBufferWriter<byte> value) => _db!.TryGet(_families[family], key, value, _read);
 
-    public readonly void MultiGet(int family, ReadOnlyMemory<byte>[] keys, MultiGetResults results) => _db!.MultiGet(_families[family], keys, results, _read);
-
-    public readonly ValueTask<bool> TryGetAsync(ReadOnlyMemory<byte> key, ArrayBufferWriter<byte> value)
+    /// <summary>
+    /// The batched MultiGet; with -async_io the asynchronous one (every block read of a round
+    /// submitted at once to the block-read engine), waited for on this thread.
+    /// </summary>
+    public readonly void MultiGet(int family, ReadOnlyMemory<byte>[] keys, MultiGetResults results)
     {
-        ValueTask<byte[]?> get = _db!.GetAsync(key, _read);
-        return get.IsCompletedSuccessfully ? new ValueTask<bool>(Append(get.Result, value)) : AwaitGet(get, value);
-    }
-
-    private static async ValueTask<bool> AwaitGet(ValueTask<byte[]?> get, ArrayBufferWriter<byte> value) => Append(await get.ConfigureAwait(false), value);
-
-    private static bool Append(byte[]? found, ArrayBufferWriter<byte> value)
-    {
-        if (found == null)
+        if (!_read.AsyncIO)
         {
-            return false;
+            _db!.MultiGet(_families[family], keys, results, _read);
+            return;
         }
-        value.Write(found);
-        return true;
+        ValueTask pending = _db!.MultiGetAsync(_families[family], keys, results, _read);
+        if (!pending.IsCompletedSuccessfully)
+        {
+            pending.AsTask().GetAwaiter().GetResult();
+        }
     }
+
+    public readonly ValueTask<bool> TryGetAsync(ReadOnlyMemory<byte> key, ArrayBufferWriter<byte> value) => _db!.TryGetAsync(key, value, _read);
 
     public readonly KvEngineBenchIterator NewIterator() => new(_db!.NewIterator(_read));
 
