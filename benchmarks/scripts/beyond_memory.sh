@@ -101,7 +101,7 @@ run_one() { # setup bench engine
     /usr/bin/time -v "${cmd[@]}" >>"$log" 2>&1 || echo "### exit $?" >>"$log"
   fi
   local ops rss
-  ops=$(grep -m1 -E '^[a-z]+ +:' "$log" | sed -E 's/.* ([0-9.]+) ops\/sec.*/\1/' || true)
+  ops=$(tr '\r' '\n' <"$log" | grep -a -m1 'ops/sec' | sed -E 's/.* ([0-9.]+) ops\/sec.*/\1/' || true)
   rss=$(grep -m1 'Maximum resident set size' "$log" | awk '{print $NF}' || true)
   printf '%s\t%s\t%s\t%s\t%s\n' "$setup" "$bench" "$engine" "$ops" "$rss" | tee -a "$out/summary.tsv"
 }
