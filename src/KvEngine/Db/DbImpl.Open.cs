@@ -200,7 +200,8 @@ internal sealed partial class DbImpl
     /// then pay only for data blocks, instead of each table's metadata on the first Get that
     /// reaches it (on a database larger than memory, hundreds of megabytes of index and filter
     /// blocks read inside the first reads). A damaged table fails the open here, naming the file,
-    /// unless <see cref="KvOptions.ParanoidChecks"/> is off (then its reads report it).
+    /// unless <see cref="KvOptions.ParanoidChecks"/> is off; a table the options cannot read (its
+    /// merge operands without the operator) does not: in both cases its reads report it.
     /// Runs before the background threads start, with the mutex held, so no version changes under it.
     /// </summary>
     private void LoadTableReaders()
@@ -222,10 +223,12 @@ internal sealed partial class DbImpl
                         {
                             cfd.Tables.Get(file, level);
                         }
-                        catch (Exception e) when (!_options.ParanoidChecks && e is KvCorruptionException or IOException)
+                        catch (Exception e) when (e is KvException or IOException &&
+                            !(_options.ParanoidChecks && e is KvCorruptionException or IOException))
                         {
-                            // As RocksDB without paranoid_checks: the open goes on, and the reads
-                            // that reach the table open it and report the damage.
+                            // Without paranoid_checks, as RocksDB, a damaged table does not fail
+                            // the open; nor does one the options cannot read (a merge operator
+                            // missing for its operands): the reads that reach it report it.
                         }
                     }
                 }

@@ -251,6 +251,7 @@ public sealed class MultiGetTests
         var stats = new KvStatistics();
         using var cache = new KvBlockCache(8 << 20);
         KvOptions options = Options(fs, cache, stats, partitioned: false);
+        options.MaxOpenFiles = 100; // readers open on first use (with -1 the open loads them all)
         using KvDb db = KvDb.Open(DbTestUtil.DbPath, options);
         db.Put(Key(5), DbTestUtil.B("mem"));
         db.Delete(Key(6));
