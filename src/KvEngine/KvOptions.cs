@@ -212,6 +212,16 @@ public sealed class KvOptions : ColumnFamilyOptions
     public bool UseDirectIoForFlushAndCompaction { get; set; }
 
     /// <summary>
+    /// Tell the operating system that table files are read at random offsets when they are opened
+    /// for buffered reads (RocksDB: advise_random_on_open, true; POSIX_FADV_RANDOM on Linux), so a
+    /// Get that misses the page cache reads only its block's pages, not a readahead window around
+    /// them: on a database larger than memory that keeps the page cache for blocks that were asked
+    /// for. Iterators and compactions read ahead themselves and are not slowed. No effect with
+    /// <see cref="UseDirectReads"/> or on other operating systems.
+    /// </summary>
+    public bool AdviseRandomOnOpen { get; set; } = true;
+
+    /// <summary>
     /// Bytes a compaction reads ahead of its position in each input table, in one read (RocksDB:
     /// compaction_readahead_size, 2 MiB): with direct I/O the kernel reads nothing ahead, and with
     /// buffered I/O one large read replaces many block-sized ones. 0 reads each block alone.

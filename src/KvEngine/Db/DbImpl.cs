@@ -122,7 +122,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
         _stats = options.Statistics;
         _counters = new EngineCounters(options.Statistics);
         _versions = new VersionSet(dir, _fs);
-        _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles, options.UseDirectReads);
+        _limiter = TableCache.NewLimiter(_fs, options.MaxOpenFiles, options.UseDirectReads, options.AdviseRandomOnOpen);
         _families = new ColumnFamilySet(_mutex, NewFamilyData(_versions.Default, options));
         _pendingOutputs = new PendingOutputs(_mutex, _versions);
         _wals = new WalSet(_mutex, dir, _fs, _versions, options.MemoryMappedWal);
@@ -316,7 +316,7 @@ internal sealed partial class DbImpl : IDisposable, ITelemetrySource
 
     private ColumnFamilyData NewFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options) =>
         new(versions, options, _blockCache, _stats, _dir, _fs, _limiter, this, _mutex, _nativeLifetime,
-            (_options.UseDirectReads, _options.UseDirectIoForFlushAndCompaction, _options.CompactionReadaheadSize), _options.TimeProvider);
+            (_options.UseDirectReads, _options.UseDirectIoForFlushAndCompaction, _options.CompactionReadaheadSize, _options.AdviseRandomOnOpen), _options.TimeProvider);
 
     /// <summary>
     /// The <see cref="NativeLifetime"/>'s release: the families' table readers and the owned block

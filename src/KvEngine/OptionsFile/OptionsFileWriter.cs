@@ -128,6 +128,7 @@ internal static class OptionsFileWriter
         ["max_total_wal_size"] = OptionValues.Format(o.MaxTotalWalSize),
         ["delayed_write_rate"] = OptionValues.Format(o.DelayedWriteRate),
         ["use_direct_reads"] = OptionValues.Format(o.UseDirectReads),
+        ["advise_random_on_open"] = OptionValues.Format(o.AdviseRandomOnOpen),
         ["use_direct_io_for_flush_and_compaction"] = OptionValues.Format(o.UseDirectIoForFlushAndCompaction),
         ["compaction_readahead_size"] = OptionValues.Format((long)o.CompactionReadaheadSize),
     };

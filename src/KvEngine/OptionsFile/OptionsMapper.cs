@@ -31,6 +31,7 @@ internal static class OptionsMapper
             case "create_missing_column_families": o.CreateMissingColumnFamilies = OptionValues.ParseBool(value); break;
             case "atomic_flush": o.AtomicFlush = OptionValues.ParseBool(value); break;
             case "use_direct_reads": o.UseDirectReads = OptionValues.ParseBool(value); break;
+            case "advise_random_on_open": o.AdviseRandomOnOpen = OptionValues.ParseBool(value); break;
             case "use_direct_io_for_flush_and_compaction": o.UseDirectIoForFlushAndCompaction = OptionValues.ParseBool(value); break;
             case "compaction_readahead_size":
                 o.CompactionReadaheadSize = (int)Math.Min(OptionValues.ParseUInt64Saturating(value), int.MaxValue);

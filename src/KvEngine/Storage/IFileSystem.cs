@@ -30,6 +30,13 @@ internal interface IFileSystem
     IRandomAccessFile OpenRandomAccess(string path, bool useDirectIO) => OpenRandomAccess(path);
 
     /// <summary>
+    /// <see cref="OpenRandomAccess(string, bool)"/> for a table file the database reads at random:
+    /// with <paramref name="adviseRandom"/> (and buffered I/O) a file system that can tells the
+    /// operating system not to read ahead on it (RocksDB's advise_random_on_open).
+    /// </summary>
+    IRandomAccessFile OpenRandomAccess(string path, bool useDirectIO, bool adviseRandom) => OpenRandomAccess(path, useDirectIO);
+
+    /// <summary>
     /// <see cref="CreateWritable(string)"/>, writing around the page cache with
     /// <paramref name="useDirectIO"/> where the file system does direct I/O
     /// (<see cref="LocalDirectWritableFile"/>); others create the file as usual.

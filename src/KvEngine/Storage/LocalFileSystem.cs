@@ -27,6 +27,9 @@ internal sealed class LocalFileSystem : IFileSystem
     public IRandomAccessFile OpenRandomAccess(string path, bool useDirectIO) =>
         useDirectIO ? new LocalDirectRandomAccessFile(path) : new LocalRandomAccessFile(path);
 
+    public IRandomAccessFile OpenRandomAccess(string path, bool useDirectIO, bool adviseRandom) =>
+        useDirectIO ? new LocalDirectRandomAccessFile(path) : new LocalRandomAccessFile(path, adviseRandom: adviseRandom);
+
     public IWritableFile CreateWritable(string path, bool useDirectIO) =>
         useDirectIO ? new LocalDirectWritableFile(path) : new LocalWritableFile(path);
 

@@ -15,11 +15,23 @@ internal sealed class LocalRandomAccessFile : IAsyncRandomAccessFile
     private readonly SafeFileHandle _handle;
     private readonly IBlockReadEngine? _engine;
 
-    public LocalRandomAccessFile(string path, IBlockReadEngine? engine = null)
+    /// <summary>
+    /// Opens <paramref name="path"/> for positional reads. With <paramref name="adviseRandom"/>, on
+    /// Linux the kernel is told the file is read at random offsets (POSIX_FADV_RANDOM, RocksDB's
+    /// advise_random_on_open), so a small read brings in only its own pages: no readahead that
+    /// would fill a small page cache with neighbours no Get asks for. The engine's own readahead
+    /// (iterators, compaction inputs) reads what it needs explicitly and is unaffected. The advice
+    /// is advice: a file system that refuses it is read as it is.
+    /// </summary>
+    public LocalRandomAccessFile(string path, IBlockReadEngine? engine = null, bool adviseRandom = false)
     {
         _handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
         Length = RandomAccess.GetLength(_handle);
         _engine = engine;
+        if (adviseRandom && OperatingSystem.IsLinux())
+        {
+            _ = PosixNative.PosixFadvise((int)_handle.DangerousGetHandle(), 0, 0, PosixNative.FadvRandom);
+        }
     }
 
     public long Length { get; }

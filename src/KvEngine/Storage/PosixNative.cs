@@ -64,6 +64,13 @@ internal static partial class PosixNative
     [LibraryImport("libc", EntryPoint = "posix_fallocate")]
     public static partial int PosixFallocate(int fd, long offset, long length);
 
+    /// <summary>POSIX_FADV_RANDOM: the file is read at random offsets (the kernel stops reading ahead on it).</summary>
+    public const int FadvRandom = 1;
+
+    /// <summary>posix_fadvise(2): advice about how a file will be read; returns 0 or an errno value (it does not set errno).</summary>
+    [LibraryImport("libc", EntryPoint = "posix_fadvise")]
+    public static partial int PosixFadvise(int fd, long offset, long length, int advice);
+
     public const int FSetLk = 6;       // F_SETLK: a process-associated (POSIX) record lock
     public const int FOfdSetLk = 37;   // F_OFD_SETLK: a lock owned by the open file description
     public const short FRdLck = 0;

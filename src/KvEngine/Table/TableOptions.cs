@@ -131,6 +131,9 @@ internal sealed record TableOptions
     /// <summary>Table files are opened for reading with direct I/O (KvOptions.UseDirectReads).</summary>
     public bool UseDirectReads { get; init; }
 
+    /// <summary>Buffered table files are opened with POSIX_FADV_RANDOM (KvOptions.AdviseRandomOnOpen).</summary>
+    public bool AdviseRandomOnOpen { get; init; }
+
     /// <summary>Flushes and compactions write table files with direct I/O (KvOptions.UseDirectIoForFlushAndCompaction).</summary>
     public bool UseDirectWrites { get; init; }
 

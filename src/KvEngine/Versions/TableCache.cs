@@ -45,8 +45,8 @@ internal sealed class TableCache : IDisposable
     }
 
     /// <summary>RocksDB's max_open_files as a limiter: null for -1 (all open).</summary>
-    public static OpenFileLimiter? NewLimiter(IFileSystem fs, int maxOpenFiles, bool useDirectReads = false) =>
-        maxOpenFiles == -1 ? null : new OpenFileLimiter(Math.Max(maxOpenFiles, 20) - 10, path => fs.OpenRandomAccess(path, useDirectReads));
+    public static OpenFileLimiter? NewLimiter(IFileSystem fs, int maxOpenFiles, bool useDirectReads = false, bool adviseRandom = false) =>
+        maxOpenFiles == -1 ? null : new OpenFileLimiter(Math.Max(maxOpenFiles, 20) - 10, path => fs.OpenRandomAccess(path, useDirectReads, adviseRandom));
 
     /// <summary>Table files open now (without a limit: the readers' count; with one, every cache sharing the limiter).</summary>
     public int OpenFiles => _limiter?.OpenFiles ?? _readers.Count;
@@ -93,7 +93,7 @@ internal sealed class TableCache : IDisposable
             IRandomAccessFile f;
             try
             {
-                f = _fs.OpenRandomAccess(path, _options.UseDirectReads);
+                f = _fs.OpenRandomAccess(path, _options.UseDirectReads, _options.AdviseRandomOnOpen);
             }
             catch (FileNotFoundException e)
             {

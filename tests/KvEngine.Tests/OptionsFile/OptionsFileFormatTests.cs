@@ -41,6 +41,7 @@ public class OptionsFileFormatTests
         MaxTotalWalSize = 123 << 20,
         DelayedWriteRate = 8 << 20,
         UseDirectReads = true,
+        AdviseRandomOnOpen = false,
         UseDirectIoForFlushAndCompaction = true,
         CompactionReadaheadSize = 512 << 10,
         MaxOpenFiles = 321,

@@ -48,7 +48,7 @@ internal sealed class ColumnFamilyData
 
     public ColumnFamilyData(ColumnFamilyVersions versions, ColumnFamilyOptions options, KvBlockCache dbCache, KvStatistics? stats,
         string dir, IFileSystem fs, OpenFileLimiter? limiter, object owner, DbMutex mutex, NativeLifetime? lifetime = null,
-        (bool DirectReads, bool DirectWrites, int CompactionReadahead) io = default, TimeProvider? clock = null)
+        (bool DirectReads, bool DirectWrites, int CompactionReadahead, bool AdviseRandom) io = default, TimeProvider? clock = null)
     {
         Clock = clock ?? TimeProvider.System;
         _mutex = mutex;
@@ -61,6 +61,7 @@ internal sealed class ColumnFamilyData
             UseDirectReads = io.DirectReads,
             UseDirectWrites = io.DirectWrites,
             CompactionReadaheadSize = io.CompactionReadahead,
+            AdviseRandomOnOpen = io.AdviseRandom,
         };
         BottommostTableOptions = options.BottommostCompression is null && options.BottommostCompressionLevel is null
             ? TableOptions
